@@ -1,0 +1,117 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cowbench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cowbench: note: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+bool cli_parse_long(const char *text, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!text || !*text)
+		return false;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
+		      void (*usage)(void))
+{
+	struct option *lo = calloc((size_t)n + 2, sizeof(*lo));
+	int c, idx, ret = -1;
+
+	if (!lo) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		lo[i].name = table[i].name;
+		lo[i].has_arg = table[i].metavar ? required_argument : no_argument;
+		lo[i].val = 0x100 + i;
+	}
+	lo[n].name = "help";
+	lo[n].val = 'h';
+	optind = 1;
+	opterr = 0; /* we print our own one-line messages */
+	while ((c = getopt_long(argc, argv, "+h", lo, &idx)) != -1) {
+		if (c == 'h') {
+			usage();
+			exit(0);
+		}
+		if (c == '?' || c == ':') {
+			if (optopt >= 0x100 && optopt < 0x100 + n)
+				cli_error("option --%s needs a value", table[optopt - 0x100].name);
+			else if (optopt)
+				cli_error("unknown option -%c (see --help)", optopt);
+			else
+				cli_error("unknown option %s (see --help)", argv[optind - 1]);
+			goto out;
+		}
+		const struct cli_option *o = &table[c - 0x100];
+
+		if (!o->parse(opts, optarg))
+			goto out;
+	}
+	ret = optind;
+out:
+	free(lo);
+	return ret;
+}
+
+void cli_print_options(const struct cli_option *table, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s%s", table[i].name, table[i].metavar ? "=" : "",
+			 table[i].metavar ? table[i].metavar : "");
+		printf("  %-24s %s\n", left, table[i].help);
+	}
+	printf("  %-24s %s\n", "-h, --help", "show this help");
+}

@@ -1,0 +1,295 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cowbench/cowbench.h>
+
+#include "cli.h"
+
+struct run_opts {
+	const char *workload;
+	const char *size_text;
+	long reps, warmup, cpu;
+	enum cb_writer writer;
+	bool no_fork, thp;
+	uint64_t seed;
+	enum cb_clock_kind clock;
+	const char *output;
+	enum cb_format format;
+};
+
+#define OPTS(p) ((struct run_opts *)(p))
+
+static bool opt_workload(void *o, const char *v)
+{
+	if (!cb_workload_find(v)) {
+		cli_error("unknown workload '%s' (workloads: %s)", v, cb_workload_names());
+		return false;
+	}
+	OPTS(o)->workload = v;
+	return true;
+}
+
+static bool opt_size(void *o, const char *v)
+{
+	OPTS(o)->size_text = v; /* checked once the page size is known */
+	return true;
+}
+
+static bool opt_count(const char *name, const char *v, long min, long *out)
+{
+	if (!cli_parse_long(v, min, 1000000, out)) {
+		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_reps(void *o, const char *v) { return opt_count("reps", v, 1, &OPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return opt_count("warmup", v, 0, &OPTS(o)->warmup); }
+
+static bool opt_writer(void *o, const char *v)
+{
+	if (cb_writer_parse(v, &OPTS(o)->writer) < 0) {
+		cli_error("--writer must be child or parent, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_no_fork(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->no_fork = true;
+	return true;
+}
+
+static bool opt_thp(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->thp = true;
+	return true;
+}
+
+static bool opt_cpu(void *o, const char *v)
+{
+	long cpu;
+
+	if (!cli_parse_long(v, 0, 65535, &cpu) || cb_cpu_allowed((int)cpu) != 1) {
+		cli_error("--cpu=%s is not a CPU this process may run on", v);
+		return false;
+	}
+	OPTS(o)->cpu = cpu;
+	return true;
+}
+
+static bool opt_seed(void *o, const char *v)
+{
+	if (!cli_parse_u64(v, &OPTS(o)->seed)) {
+		cli_error("--seed must be a non-negative integer, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_clock(void *o, const char *v)
+{
+	if (cb_clock_parse(v, &OPTS(o)->clock) < 0) {
+		cli_error("--clock must be tsc, monotonic or auto, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_output(void *o, const char *v)
+{
+	if (!*v) {
+		cli_error("--output needs a file name");
+		return false;
+	}
+	OPTS(o)->output = v;
+	return true;
+}
+
+static bool opt_format(void *o, const char *v)
+{
+	if (cb_format_parse(v, &OPTS(o)->format) < 0) {
+		cli_error("--format must be csv, json or table, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static const struct cli_option run_options[] = {
+	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
+	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
+	{ "reps", "N", "measured repetitions, one row each; default 5", opt_reps },
+	{ "warmup", "N", "unrecorded repetitions before them; default 1", opt_warmup },
+	{ "writer", "child|parent", "which side writes after the fork; default child", opt_writer },
+	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
+	{ "thp", NULL, "allow transparent huge pages (default: MADV_NOHUGEPAGE)", opt_thp },
+	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
+	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
+	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
+	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
+	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
+};
+
+#define N_RUN_OPTIONS ((int)(sizeof(run_options) / sizeof(run_options[0])))
+
+static void run_usage(void)
+{
+	printf("usage: cowbench run [OPTIONS]\n\n"
+	       "Map a region, populate it, fork, and time every first write of one side.\n\n");
+	cli_print_options(run_options, N_RUN_OPTIONS);
+}
+
+/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable. */
+static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *size)
+{
+	uint64_t bytes, avail, need;
+	int err = cb_size_parse(o->size_text, &bytes);
+
+	if (err == -ERANGE) {
+		cli_error("--size=%s is too large", o->size_text);
+		return -1;
+	}
+	if (err == -EDOM) {
+		cli_error("--size must be larger than zero");
+		return -1;
+	}
+	if (err < 0) {
+		cli_error("--size=%s is not a size (bytes, or a number with K, M, G or T)", o->size_text);
+		return -1;
+	}
+	if (cb_size_round_pages(bytes, page_size, size) < 0) {
+		cli_error("--size=%s is too large", o->size_text);
+		return -1;
+	}
+	if (*size != bytes)
+		cli_note("--size=%s rounded up to %" PRIu64 " bytes (%" PRIu64 " pages of %zu)",
+			 o->size_text, *size, *size / page_size, page_size);
+	if (cb_mem_available(&avail) < 0)
+		return 0; /* no meminfo (unusual container): let mmap decide */
+	/* With a fork every written page gets a copy: the run needs the region twice. */
+	need = o->no_fork ? *size : (*size > UINT64_MAX / 2 ? UINT64_MAX : *size * 2);
+	if (need > avail) {
+		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",
+			  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
+			  avail >> 20);
+		return -1;
+	}
+	return 0;
+}
+
+/* Open the output only after every check passed, so bad input leaves no file behind. */
+static FILE *open_output(const char *path)
+{
+	int fd;
+	FILE *fp;
+
+	if (!path)
+		return stdout;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	fp = fdopen(fd, "w");
+	if (!fp) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+	}
+	return fp;
+}
+
+/* Test aid (documented in README): COWBENCH_INJECT=child-kill@REP kills the child of that rep. */
+static int injected_signal(long rep)
+{
+	const char *v = getenv("COWBENCH_INJECT");
+	long at;
+
+	if (!v || strncmp(v, "child-kill@", 11) != 0 || !cli_parse_long(v + 11, 1, 1000000, &at))
+		return 0;
+	return at == rep ? SIGKILL : 0;
+}
+
+static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep)
+{
+	int failed = 0;
+
+	for (long i = 1 - o->warmup; i <= o->reps; i++) {
+		struct cb_row row;
+		int err;
+
+		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
+		err = cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
+		if (i < 1)
+			continue; /* warm-up: measured, not recorded */
+		if (err)
+			failed = 1;
+		if (cb_report_row(rep, &row) < 0) {
+			cli_error("cannot write results: %s", strerror(errno));
+			return EXIT_RUN_FAILED;
+		}
+	}
+	return failed ? EXIT_RUN_FAILED : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {
+		.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
+		.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
+	};
+	struct cb_clock clk;
+	struct cb_report report;
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t size;
+	FILE *out;
+	int argi = cli_parse_options(argc, argv, run_options, N_RUN_OPTIONS, &o, run_usage), status;
+
+	if (argi < 0)
+		return EXIT_USAGE;
+	if (argi < argc) {
+		cli_error("unexpected argument '%s' (see cowbench run --help)", argv[argi]);
+		return EXIT_USAGE;
+	}
+	if (resolve_size(&o, page_size, &size) < 0)
+		return EXIT_USAGE;
+	if (cb_clock_init(&clk, o.clock) < 0) {
+		cli_error("--clock=%s is not usable here (no TSC with rdtscp); use --clock=monotonic",
+			  cb_clock_name(o.clock));
+		return EXIT_USAGE;
+	}
+	if (o.clock == CB_CLOCK_TSC && !clk.tsc_invariant)
+		cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
+	out = open_output(o.output);
+	if (!out)
+		return EXIT_USAGE;
+
+	struct cb_run_spec spec = {
+		.workload = cb_workload_find(o.workload), .size = size, .page_size = page_size,
+		.writer = o.writer, .fork = !o.no_fork, .thp = o.thp, .cpu = (int)o.cpu,
+		.seed = o.seed, .clock = &clk,
+	};
+
+	cb_report_init(&report, out, o.format, o.output != NULL);
+	status = run_reps(&o, &spec, &report);
+	if (cb_report_finish(&report) < 0 && status == 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		status = EXIT_RUN_FAILED;
+	}
+	if (out != stdout && fclose(out) != 0 && status == 0) {
+		cli_error("cannot write %s: %s", o.output, strerror(errno));
+		status = EXIT_RUN_FAILED;
+	}
+	return status;
+}

@@ -1,0 +1,53 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <cowbench/cowbench.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "run", cmd_run, "measure one workload, one CSV/JSON/table row per repetition" },
+	{ "list", cmd_list, "list the workloads" },
+	{ "info", cmd_info, "describe this machine: kernel, CPU, clock, THP, COW interfaces" },
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: cowbench COMMAND [OPTIONS]\n\n"
+		    "Measure what copy-on-write really costs after fork().\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options.\n"
+		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input.\n");
+}
+
+int main(int argc, char **argv)
+{
+	char why[256];
+
+	if (cb_registry_check(why, sizeof(why)) < 0) {
+		cli_error("%s", why);
+		return EXIT_INTERNAL;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("cowbench %s (%s)\n", cb_version(), cb_git_revision());
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (commands: run, list, info; see --help)", argv[1]);
+	return EXIT_USAGE;
+}

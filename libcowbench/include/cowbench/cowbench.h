@@ -1,0 +1,17 @@
+/* libcowbench: measure what copy-on-write costs after fork(). */
+#ifndef COWBENCH_COWBENCH_H
+#define COWBENCH_COWBENCH_H
+
+#include <cowbench/version.h>
+#include <cowbench/error.h>
+#include <cowbench/clock.h>
+#include <cowbench/size.h>
+#include <cowbench/stats.h>
+#include <cowbench/cowstats.h>
+#include <cowbench/sysinfo.h>
+#include <cowbench/touch.h>
+#include <cowbench/workload.h>
+#include <cowbench/report.h>
+#include <cowbench/run.h>
+
+#endif

@@ -1,0 +1,48 @@
+#ifndef COWBENCH_COWSTATS_H
+#define COWBENCH_COWSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Reader for /proc/cow_stats, the file of cowbench's kernel patch (and of
+ * the study it reproduces). The text is a sequence of "key: value" pairs,
+ * one or several per line; unknown keys are kept, never rejected.
+ */
+
+#define CB_COWSTATS_PATH   "/proc/cow_stats"
+#define CB_PRECOPY_SYSCTL  "/proc/sys/vm/cow_precopy"
+#define CB_COWSTATS_MAX_KEYS 128
+#define CB_COWSTATS_KEY_LEN  48
+
+struct cb_cowstats_entry {
+	char key[CB_COWSTATS_KEY_LEN];
+	uint64_t value;
+};
+
+struct cb_cowstats {
+	size_t count;
+	struct cb_cowstats_entry entry[CB_COWSTATS_MAX_KEYS];
+};
+
+/** Parse the text of /proc/cow_stats. -CB_EFORMAT-style error on malformed text. */
+int cb_cowstats_parse(const char *text, struct cb_cowstats *out);
+
+/** Read and parse a file (default CB_COWSTATS_PATH when path is NULL); -ENOENT when absent. */
+int cb_cowstats_read(const char *path, struct cb_cowstats *out);
+
+/**
+ * Look a key up, accepting the study's older spelling as an alias
+ * (total_ns for copy_ns_total, max_ns for copy_ns_max). false when absent.
+ */
+bool cb_cowstats_get(const struct cb_cowstats *s, const char *key, uint64_t *value);
+
+/** after - before for one key; false when either lacks it or the counter went backwards (reset). */
+bool cb_cowstats_delta(const struct cb_cowstats *before, const struct cb_cowstats *after,
+		       const char *key, uint64_t *delta);
+
+/** Read an integer from a sysctl file such as CB_PRECOPY_SYSCTL; -ENOENT when absent. */
+int cb_sysctl_read_long(const char *path, long *value);
+
+#endif

@@ -1,0 +1,96 @@
+#ifndef COWBENCH_REPORT_H
+#define COWBENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Result rows and their writers. The CSV schema is versioned: a change
+ * that removes, renames or re-means a column bumps CB_SCHEMA_VERSION;
+ * columns are only ever added at the end within one version.
+ */
+#define CB_SCHEMA_VERSION 1
+
+/** Integer cell that was not measured (written as an empty cell). */
+#define CB_NA INT64_MIN
+
+struct cb_row {
+	int64_t schema;
+	char workload[32];
+	int64_t size_bytes;
+	int64_t pages;
+	int64_t touched;
+	char writer[8];
+	int64_t fork;
+	int64_t rep;
+	char status[48];
+	int64_t elapsed_ns;
+	double ns_per_page;
+	int64_t faults;
+	double lat_min_ns, lat_mean_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
+	double memcpy_ns;
+	int64_t cow_faults;
+	int64_t cow_copy_ns;
+	int64_t precopy;
+	char thp[8];
+	int64_t cpu;
+	int64_t seed;
+	char clock[12];
+	char kernel[65];
+};
+
+enum cb_col_type { CB_COL_INT, CB_COL_FLOAT, CB_COL_STR };
+
+/** One column: the table drives the CSV, JSON and table writers and the docs test. */
+struct cb_column {
+	const char *name;
+	enum cb_col_type type;
+	size_t offset;   /* offsetof(struct cb_row, ...) */
+	int decimals;    /* for CB_COL_FLOAT */
+	const char *help;
+};
+
+/** The column table (CSV order). */
+const struct cb_column *cb_columns(size_t *count);
+
+enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE };
+int cb_format_parse(const char *s, enum cb_format *out);
+
+struct cb_report {
+	FILE *fp;
+	enum cb_format format;
+	bool sync;         /* fsync after every row (files) */
+	bool started;
+	size_t rows;
+};
+
+/** Start a report on fp (headers are written with the first row or at close). */
+void cb_report_init(struct cb_report *r, FILE *fp, enum cb_format format, bool sync);
+/** Append one row and flush it (and fsync when r->sync). */
+int cb_report_row(struct cb_report *r, const struct cb_row *row);
+/** Finish (writes the CSV header if no row came, so the file is still valid). */
+int cb_report_finish(struct cb_report *r);
+
+/** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
+int cb_csv_write_field(FILE *fp, const char *field);
+
+/** One parsed CSV record. */
+struct cb_csv_record {
+	size_t nfields;
+	char **field;
+	bool terminated; /* false: the last line had no line end (a torn write) */
+	char *buf;      /* storage behind field[] */
+	size_t cap;
+};
+
+/**
+ * Read one RFC 4180 record (quoted fields may hold commas, quotes and
+ * newlines). Returns 1 on a record, 0 at end of file, CB_EFORMAT on a
+ * malformed record (e.g. an unterminated quote at end of file).
+ */
+int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec);
+void cb_csv_record_free(struct cb_csv_record *rec);
+
+#endif

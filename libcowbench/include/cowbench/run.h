@@ -1,0 +1,42 @@
+#ifndef COWBENCH_RUN_H
+#define COWBENCH_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cowbench/clock.h>
+#include <cowbench/report.h>
+#include <cowbench/touch.h>
+#include <cowbench/workload.h>
+
+/*
+ * One measurement cell: a workload at one size and configuration. The
+ * runner turns a spec into rows (one per repetition) and never prints:
+ * output is the report writers' job.
+ */
+struct cb_run_spec {
+	const struct cb_workload *workload;
+	uint64_t size;             /* bytes, whole pages */
+	size_t page_size;
+	enum cb_writer writer;
+	bool fork;
+	bool thp;
+	int cpu;                   /* -1: no pinning */
+	uint64_t seed;
+	const struct cb_clock *clock;
+	int inject_child_signal;   /* test aid, see cb_touch_params */
+};
+
+/** Fill the identity columns of a row from a spec (measurements left empty). */
+void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep);
+
+/**
+ * Measure one repetition into row. Returns 0 when the row is good,
+ * CB_ECHILD when a child failed (row->status says how; the row is still
+ * to be recorded) or another negative code for a failure before anything
+ * was measured (row->status says that too).
+ */
+int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
+
+#endif

@@ -1,0 +1,24 @@
+#ifndef COWBENCH_STATS_H
+#define COWBENCH_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Exact summary of a latency sample (nanoseconds). */
+struct cb_lat_stats {
+	size_t n;
+	double min, mean, p50, p90, p99, p999, max;
+};
+
+/**
+ * Summarise values[0..n) exactly. Percentiles use the nearest-rank
+ * definition: the p-th percentile is the smallest value such that at
+ * least p % of the sample is <= it (rank ceil(p/100 * n), 1-based).
+ * The array is sorted in place. Returns -EINVAL when n == 0.
+ */
+int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out);
+
+/** Nearest-rank percentile of an already sorted array (n > 0, 0 < p <= 100). */
+double cb_percentile_sorted(const double *sorted, size_t n, double p);
+
+#endif

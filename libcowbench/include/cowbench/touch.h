@@ -1,0 +1,66 @@
+#ifndef COWBENCH_TOUCH_H
+#define COWBENCH_TOUCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cowbench/clock.h>
+
+/*
+ * The fork-and-touch primitive: map an anonymous private region, populate
+ * every page, fork, and let one side write one word per page in a given
+ * order while the other side keeps the snapshot; every first write is
+ * timed on its own.
+ */
+
+enum cb_writer {
+	CB_WRITER_CHILD = 0, /* the child writes, the parent keeps the snapshot */
+	CB_WRITER_PARENT,    /* the parent writes, the child keeps the snapshot */
+};
+
+const char *cb_writer_name(enum cb_writer w);
+int cb_writer_parse(const char *s, enum cb_writer *out);
+
+struct cb_touch_params {
+	uint64_t size;              /* bytes, a whole number of pages */
+	size_t page_size;
+	enum cb_writer writer;
+	bool fork;                  /* false: the --no-fork baseline (pages already private) */
+	bool thp;                   /* allow transparent huge pages (default: MADV_NOHUGEPAGE) */
+	int cpu;                    /* pin the writer to this CPU; -1: no pinning */
+	const struct cb_clock *clock;
+	const size_t *order;        /* page indices in write order */
+	size_t count;               /* entries in order[] */
+	/* Test aid: when > 0, the child kills itself with this signal before writing. */
+	int inject_child_signal;
+};
+
+#define CB_STATUS_LEN 48
+
+struct cb_touch_result {
+	int err;                    /* 0 or a negative code */
+	char status[CB_STATUS_LEN]; /* "ok", "child-killed:SIGKILL", "child-exit:3", "error:..." */
+	uint64_t elapsed_ns;        /* wall time of the whole touch loop */
+	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
+	double *lat_ns;             /* count per-write latencies (malloc'd; cb_touch_result_free) */
+	size_t count;
+};
+
+/**
+ * Run the primitive once. Every child it makes is reaped before it returns,
+ * on every path. A child that dies is reported in res->status with
+ * res->err == CB_ECHILD; other failures return their negative errno.
+ */
+int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res);
+void cb_touch_result_free(struct cb_touch_result *res);
+
+/**
+ * Median time (ns) to memcpy one page between two private, populated
+ * buffers: what the copy inside a COW fault costs at best. Uses `pages`
+ * distinct source/destination pages (at least 1).
+ */
+double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pages);
+
+#endif

@@ -1,0 +1,257 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cowbench/report.h>
+
+#define INT(name, help) { #name, CB_COL_INT, offsetof(struct cb_row, name), 0, help }
+#define FLT(name, dec, help) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help }
+#define STR(name, help) { #name, CB_COL_STR, offsetof(struct cb_row, name), 0, help }
+
+static const struct cb_column columns[] = {
+	INT(schema, "CSV schema version of this row"),
+	STR(workload, "workload name (cowbench list)"),
+	INT(size_bytes, "region size in bytes, rounded up to whole pages"),
+	INT(pages, "pages in the region"),
+	INT(touched, "pages the writer wrote (one word each)"),
+	STR(writer, "which side writes after the fork: child or parent"),
+	INT(fork, "1: pages shared by fork (COW); 0: the --no-fork baseline on private pages"),
+	INT(rep, "repetition number, 1-based (warm-up repetitions are not written)"),
+	STR(status, "ok, child-killed:SIGNAL, child-exit:N or error:WHAT"),
+	INT(elapsed_ns, "wall time of the whole touch loop (ns)"),
+	FLT(ns_per_page, 1, "elapsed_ns / touched"),
+	INT(faults, "writer's minor faults during the touch loop (getrusage delta)"),
+	FLT(lat_min_ns, 1, "fastest single first write (ns)"),
+	FLT(lat_mean_ns, 1, "mean first-write latency (ns)"),
+	FLT(lat_p50_ns, 1, "median first-write latency (ns, nearest rank)"),
+	FLT(lat_p90_ns, 1, "90th percentile first-write latency (ns)"),
+	FLT(lat_p99_ns, 1, "99th percentile first-write latency (ns)"),
+	FLT(lat_p999_ns, 1, "99.9th percentile first-write latency (ns)"),
+	FLT(lat_max_ns, 1, "slowest single first write (ns)"),
+	FLT(memcpy_ns, 1, "median user-space memcpy of one page, same run (ns)"),
+	INT(cow_faults, "COW faults counted by /proc/cow_stats during the rep (patched kernel only)"),
+	INT(cow_copy_ns, "kernel page-copy time from /proc/cow_stats during the rep (ns, patched kernel only)"),
+	INT(precopy, "value of /proc/sys/vm/cow_precopy during the rep (patched kernel only)"),
+	STR(thp, "transparent huge pages allowed on the region: on or off"),
+	INT(cpu, "CPU the writer was pinned to (empty: not pinned)"),
+	INT(seed, "seed of the page order (workloads that randomise)"),
+	STR(clock, "time source: tsc or monotonic"),
+	STR(kernel, "kernel release (uname -r)"),
+};
+
+const struct cb_column *cb_columns(size_t *count)
+{
+	*count = sizeof(columns) / sizeof(columns[0]);
+	return columns;
+}
+
+int cb_format_parse(const char *s, enum cb_format *out)
+{
+	static const char *const names[] = { "csv", "json", "table" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = (enum cb_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Format one cell; an empty string means "not measured here". */
+static void format_cell(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
+{
+	const char *base = (const char *)row + c->offset;
+
+	buf[0] = '\0';
+	switch (c->type) {
+	case CB_COL_INT: {
+		int64_t v;
+
+		memcpy(&v, base, sizeof(v));
+		if (v != CB_NA)
+			snprintf(buf, len, "%" PRId64, v);
+		break;
+	}
+	case CB_COL_FLOAT: {
+		double v;
+
+		memcpy(&v, base, sizeof(v));
+		if (!isnan(v))
+			snprintf(buf, len, "%.*f", c->decimals, v);
+		break;
+	}
+	case CB_COL_STR:
+		snprintf(buf, len, "%s", base);
+		break;
+	}
+}
+
+int cb_csv_write_field(FILE *fp, const char *field)
+{
+	if (strpbrk(field, ",\"\r\n") == NULL)
+		return fputs(field, fp) < 0 ? -EIO : 0;
+	if (fputc('"', fp) == EOF)
+		return -EIO;
+	for (const char *p = field; *p; p++) {
+		if (*p == '"' && fputc('"', fp) == EOF)
+			return -EIO;
+		if (fputc(*p, fp) == EOF)
+			return -EIO;
+	}
+	return fputc('"', fp) == EOF ? -EIO : 0;
+}
+
+static void json_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+static void write_csv_header(FILE *fp)
+{
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+		if (i)
+			fputc(',', fp);
+		cb_csv_write_field(fp, columns[i].name);
+	}
+	fputs("\r\n", fp);
+}
+
+static void write_csv_row(FILE *fp, const struct cb_row *row)
+{
+	char cell[128];
+
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+		if (i)
+			fputc(',', fp);
+		format_cell(row, &columns[i], cell, sizeof(cell));
+		cb_csv_write_field(fp, cell);
+	}
+	fputs("\r\n", fp);
+}
+
+/* JSON Lines: one object per row; unmeasured cells are null. */
+static void write_json_row(FILE *fp, const struct cb_row *row)
+{
+	char cell[128];
+
+	fputc('{', fp);
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+		const struct cb_column *c = &columns[i];
+
+		format_cell(row, c, cell, sizeof(cell));
+		if (i)
+			fputc(',', fp);
+		json_string(fp, c->name);
+		fputc(':', fp);
+		if (c->type == CB_COL_STR)
+			json_string(fp, cell);
+		else
+			fputs(cell[0] ? cell : "null", fp);
+	}
+	fputs("}\n", fp);
+}
+
+/* The human table shows the columns a reader compares; CSV/JSON have them all. */
+static const struct { const char *name; int width; } table_cols[] = {
+	{ "workload", 8 }, { "size_bytes", 11 }, { "writer", 6 }, { "fork", 4 }, { "rep", 3 },
+	{ "status", 8 }, { "elapsed_ns", 12 }, { "faults", 7 }, { "lat_p50_ns", 10 },
+	{ "lat_p99_ns", 10 }, { "lat_max_ns", 10 }, { "memcpy_ns", 9 }, { "cow_faults", 10 },
+};
+
+static const struct cb_column *column_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		if (strcmp(columns[i].name, name) == 0)
+			return &columns[i];
+	return NULL;
+}
+
+static void write_table_header(FILE *fp)
+{
+	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++)
+		fprintf(fp, "%s%*s", i ? "  " : "", i ? table_cols[i].width : -table_cols[i].width,
+			table_cols[i].name);
+	fputc('\n', fp);
+}
+
+static void write_table_row(FILE *fp, const struct cb_row *row)
+{
+	char cell[128];
+
+	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++) {
+		format_cell(row, column_named(table_cols[i].name), cell, sizeof(cell));
+		fprintf(fp, "%s%*s", i ? "  " : "", i ? table_cols[i].width : -table_cols[i].width,
+			cell[0] ? cell : "-");
+	}
+	fputc('\n', fp);
+}
+
+void cb_report_init(struct cb_report *r, FILE *fp, enum cb_format format, bool sync)
+{
+	memset(r, 0, sizeof(*r));
+	r->fp = fp;
+	r->format = format;
+	r->sync = sync;
+}
+
+static int flush_report(struct cb_report *r)
+{
+	if (fflush(r->fp) == EOF || ferror(r->fp))
+		return -EIO;
+	/* fsync fails with EINVAL on pipes and terminals: that is fine, there is nothing to sync. */
+	if (r->sync && fsync(fileno(r->fp)) < 0 && errno != EINVAL && errno != EROFS)
+		return -errno;
+	return 0;
+}
+
+static void write_header(struct cb_report *r)
+{
+	if (r->started)
+		return;
+	r->started = true;
+	if (r->format == CB_FORMAT_CSV)
+		write_csv_header(r->fp);
+	else if (r->format == CB_FORMAT_TABLE)
+		write_table_header(r->fp);
+}
+
+int cb_report_row(struct cb_report *r, const struct cb_row *row)
+{
+	write_header(r);
+	switch (r->format) {
+	case CB_FORMAT_CSV:
+		write_csv_row(r->fp, row);
+		break;
+	case CB_FORMAT_JSON:
+		write_json_row(r->fp, row);
+		break;
+	case CB_FORMAT_TABLE:
+		write_table_row(r->fp, row);
+		break;
+	}
+	r->rows++;
+	return flush_report(r);
+}
+
+int cb_report_finish(struct cb_report *r)
+{
+	write_header(r);
+	return flush_report(r);
+}

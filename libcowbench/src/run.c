@@ -1,0 +1,148 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/cowstats.h>
+#include <cowbench/error.h>
+#include <cowbench/run.h>
+#include <cowbench/stats.h>
+#include <cowbench/sysinfo.h>
+
+/* Pages whose copy time makes the memcpy baseline: enough to leave the caches, bounded in cost. */
+#define MEMCPY_SAMPLE_PAGES 4096
+
+static void set_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
+{
+	memset(row, 0, sizeof(*row));
+	row->schema = CB_SCHEMA_VERSION;
+	set_str(row->workload, sizeof(row->workload), spec->workload->name);
+	row->size_bytes = (int64_t)spec->size;
+	row->pages = (int64_t)(spec->size / spec->page_size);
+	row->touched = CB_NA;
+	set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
+	row->fork = spec->fork;
+	row->rep = rep;
+	set_str(row->status, sizeof(row->status), "not-run");
+	row->elapsed_ns = CB_NA;
+	row->ns_per_page = NAN;
+	row->faults = CB_NA;
+	row->lat_min_ns = row->lat_mean_ns = row->lat_p50_ns = row->lat_p90_ns = NAN;
+	row->lat_p99_ns = row->lat_p999_ns = row->lat_max_ns = NAN;
+	row->memcpy_ns = NAN;
+	row->cow_faults = CB_NA;
+	row->cow_copy_ns = CB_NA;
+	row->precopy = CB_NA;
+	set_str(row->thp, sizeof(row->thp), spec->thp ? "on" : "off");
+	row->cpu = spec->cpu >= 0 ? spec->cpu : CB_NA;
+	row->seed = (spec->workload->flags & CB_WL_USES_SEED) ? (int64_t)spec->seed : CB_NA;
+	set_str(row->clock, sizeof(row->clock), cb_clock_name(spec->clock->kind));
+	if (cb_kernel_release(row->kernel, sizeof(row->kernel)) < 0)
+		row->kernel[0] = '\0';
+}
+
+static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
+{
+	struct cb_lat_stats st;
+
+	row->touched = (int64_t)res->count;
+	row->elapsed_ns = (int64_t)res->elapsed_ns;
+	row->ns_per_page = (double)res->elapsed_ns / (double)res->count;
+	row->faults = res->minflt;
+	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) < 0)
+		return;
+	row->lat_min_ns = st.min;
+	row->lat_mean_ns = st.mean;
+	row->lat_p50_ns = st.p50;
+	row->lat_p90_ns = st.p90;
+	row->lat_p99_ns = st.p99;
+	row->lat_p999_ns = st.p999;
+	row->lat_max_ns = st.max;
+}
+
+/* Kernel-side counters of cowbench's patch: deltas only where the file exists before and after. */
+static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, const struct cb_cowstats *after)
+{
+	uint64_t d;
+
+	if (cb_cowstats_delta(before, after, "faults", &d))
+		row->cow_faults = (int64_t)d;
+	if (cb_cowstats_delta(before, after, "copy_ns_total", &d))
+		row->cow_copy_ns = (int64_t)d;
+}
+
+static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
+{
+	struct cb_order_ctx ctx = { .npages = spec->size / spec->page_size, .seed = spec->seed };
+	struct cb_cowstats before, after;
+	struct cb_touch_result res;
+	bool have_stats;
+	long count;
+	size_t *order = malloc(ctx.npages * sizeof(*order));
+	int err;
+
+	if (!order) {
+		set_str(row->status, sizeof(row->status), "error:out-of-memory");
+		return -ENOMEM;
+	}
+	count = spec->workload->page_order(&ctx, order);
+	if (count <= 0 || (size_t)count > ctx.npages) {
+		snprintf(row->status, sizeof(row->status), "error:page-order:%ld", count);
+		free(order);
+		return count < 0 ? (int)count : -EINVAL;
+	}
+	struct cb_touch_params tp = {
+		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
+		.fork = spec->fork, .thp = spec->thp, .cpu = spec->cpu, .clock = spec->clock,
+		.order = order, .count = (size_t)count,
+		.inject_child_signal = spec->inject_child_signal,
+	};
+	long precopy;
+
+	if (cb_sysctl_read_long(CB_PRECOPY_SYSCTL, &precopy) == 0)
+		row->precopy = precopy;
+	have_stats = cb_cowstats_read(NULL, &before) == 0;
+	err = cb_touch_run(&tp, &res);
+	if (have_stats && cb_cowstats_read(NULL, &after) == 0)
+		fill_cowstats(row, &before, &after);
+	set_str(row->status, sizeof(row->status), res.status);
+	if (res.lat_ns)
+		fill_latency(row, &res);
+	cb_touch_result_free(&res);
+	free(order);
+	if (err == 0 || err == CB_ECHILD)
+		row->memcpy_ns = cb_memcpy_page_ns(spec->clock, spec->page_size,
+						   ctx.npages < MEMCPY_SAMPLE_PAGES ? ctx.npages : MEMCPY_SAMPLE_PAGES);
+	return err;
+}
+
+static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
+{
+	const struct cb_workload *w = spec->workload;
+	void *state = NULL;
+	int err = w->setup ? w->setup(spec, &state) : 0;
+
+	if (err == 0) {
+		err = w->run(state, spec, row);
+		if (w->teardown)
+			w->teardown(state);
+	} else {
+		snprintf(row->status, sizeof(row->status), "error:setup:%s", cb_strerror(err));
+	}
+	return err;
+}
+
+int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
+{
+	cb_row_init(row, spec, rep);
+	if (spec->workload->page_order)
+		return run_page_order(spec, row);
+	return run_self_driven(spec, row);
+}

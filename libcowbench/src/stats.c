@@ -1,0 +1,46 @@
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <cowbench/stats.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double cb_percentile_sorted(const double *sorted, size_t n, double p)
+{
+	/* The epsilon keeps 99.9 % of 1000 at rank 999 despite binary fractions. */
+	double rank = ceil(p * (double)n / 100.0 - 1e-9);
+	size_t idx;
+
+	if (rank < 1)
+		rank = 1;
+	idx = (size_t)rank - 1;
+	if (idx >= n)
+		idx = n - 1;
+	return sorted[idx];
+}
+
+int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out)
+{
+	double sum = 0;
+
+	if (n == 0)
+		return -EINVAL;
+	qsort(values, n, sizeof(*values), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	out->n = n;
+	out->min = values[0];
+	out->max = values[n - 1];
+	out->mean = sum / (double)n;
+	out->p50 = cb_percentile_sorted(values, n, 50);
+	out->p90 = cb_percentile_sorted(values, n, 90);
+	out->p99 = cb_percentile_sorted(values, n, 99);
+	out->p999 = cb_percentile_sorted(values, n, 99.9);
+	return 0;
+}

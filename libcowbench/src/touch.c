@@ -1,0 +1,409 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cowbench/error.h>
+#include <cowbench/touch.h>
+
+#define HUGE_ALIGN (2ul << 20)
+
+const char *cb_writer_name(enum cb_writer w)
+{
+	return w == CB_WRITER_PARENT ? "parent" : "child";
+}
+
+int cb_writer_parse(const char *s, enum cb_writer *out)
+{
+	if (strcmp(s, "child") == 0)
+		*out = CB_WRITER_CHILD;
+	else if (strcmp(s, "parent") == 0)
+		*out = CB_WRITER_PARENT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* What the writer hands back to the caller across the fork (lives in a MAP_SHARED page). */
+struct shared_result {
+	int err;
+	long minflt, majflt;
+	uint64_t elapsed_ticks;
+	uint64_t lat[]; /* per-write ticks */
+};
+
+/*
+ * The region under test: anonymous, private, every page written before
+ * the fork so each is a real anonymous page shared after it. With THP
+ * allowed it is 2 MiB aligned so huge pages can back it.
+ */
+static void *map_region(const struct cb_touch_params *p)
+{
+	size_t len = p->size + (p->thp ? HUGE_ALIGN : 0);
+	char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *base = raw;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	if (p->thp) {
+		base = (char *)(((uintptr_t)raw + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1));
+		if (base > raw)
+			munmap(raw, (size_t)(base - raw));
+		if (raw + len > base + p->size)
+			munmap(base + p->size, (size_t)(raw + len - (base + p->size)));
+	}
+	/* Failure to advise is not fatal: a kernel without THP has nothing to turn off. */
+	(void)madvise(base, p->size, p->thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	for (size_t off = 0; off < p->size; off += p->page_size)
+		*(volatile uint64_t *)(base + off) = off | 1; /* non-zero: never the zero page */
+	return base;
+}
+
+/* A buffer the writer owns outright: mapped and populated after the fork, so writing it never faults. */
+static uint64_t *map_private_populated(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int pin_to_cpu(int cpu, cpu_set_t *old)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	if (old && sched_getaffinity(0, sizeof(*old), old) < 0)
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static void touch_loop_tsc(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
+{
+	for (size_t i = 0; i < count; i++) {
+		volatile uint64_t *word = (volatile uint64_t *)(base + order[i] * ps);
+		uint64_t t0 = cb_tsc_begin();
+
+		*word = i;
+		lat[i] = cb_tsc_end() - t0;
+	}
+}
+#endif
+
+static void touch_loop_monotonic(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
+{
+	for (size_t i = 0; i < count; i++) {
+		volatile uint64_t *word = (volatile uint64_t *)(base + order[i] * ps);
+		uint64_t t0 = cb_monotonic_ns();
+
+		*word = i;
+		lat[i] = cb_monotonic_ns() - t0;
+	}
+}
+
+/* The measured part, run by whichever process writes; results go to out. */
+static void write_pages(const struct cb_touch_params *p, char *base, struct shared_result *out)
+{
+	struct rusage r0, r1;
+	uint64_t *lat = map_private_populated(p->count * sizeof(uint64_t));
+	uint64_t t0, t1;
+
+	if (!lat) {
+		out->err = -ENOMEM;
+		return;
+	}
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = cb_clock_read(p->clock);
+#if defined(__x86_64__) || defined(__i386__)
+	if (p->clock->kind == CB_CLOCK_TSC)
+		touch_loop_tsc(base, p->order, p->count, p->page_size, lat);
+	else
+#endif
+		touch_loop_monotonic(base, p->order, p->count, p->page_size, lat);
+	t1 = cb_clock_read(p->clock);
+	getrusage(RUSAGE_SELF, &r1);
+
+	out->elapsed_ticks = t1 - t0;
+	out->minflt = r1.ru_minflt - r0.ru_minflt;
+	out->majflt = r1.ru_majflt - r0.ru_majflt;
+	memcpy(out->lat, lat, p->count * sizeof(uint64_t));
+	munmap(lat, p->count * sizeof(uint64_t));
+	out->err = 0;
+}
+
+static void read_byte(int fd)
+{
+	char c;
+
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+static int write_byte(int fd)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, "x", 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -errno;
+}
+
+/* Reap pid; describe how it ended. 0 when it exited with status 0. */
+static int reap(pid_t pid, char *status, size_t len)
+{
+	int ws;
+
+	while (waitpid(pid, &ws, 0) < 0) {
+		if (errno != EINTR) {
+			snprintf(status, len, "error:waitpid:%s", strerror(errno));
+			return -errno;
+		}
+	}
+	if (WIFSIGNALED(ws)) {
+		snprintf(status, len, "child-killed:SIG%s", sigabbrev_np(WTERMSIG(ws)) ?
+			 sigabbrev_np(WTERMSIG(ws)) : "UNKNOWN");
+		return CB_ECHILD;
+	}
+	if (WEXITSTATUS(ws) != 0) {
+		snprintf(status, len, "child-exit:%d", WEXITSTATUS(ws));
+		return CB_ECHILD;
+	}
+	return 0;
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	char ignored[CB_STATUS_LEN];
+
+	kill(pid, SIGKILL);
+	reap(pid, ignored, sizeof(ignored));
+}
+
+/* Child writes (fork: the parent keeps the snapshot; no-fork: the child maps its own private pages). */
+static int run_child_writer(const struct cb_touch_params *p, char *base, struct shared_result *out,
+			    char *status)
+{
+	int go[2];
+	pid_t pid;
+	int err;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		if (pin_to_cpu(p->cpu, NULL) < 0)
+			_exit(3);
+		read_byte(go[0]);
+		if (p->inject_child_signal > 0)
+			raise(p->inject_child_signal);
+		if (!p->fork && !(base = map_region(p)))
+			_exit(4);
+		write_pages(p, base, out);
+		_exit(out->err ? 5 : 0);
+	}
+	close(go[0]);
+	err = write_byte(go[1]);
+	close(go[1]);
+	if (err < 0) {
+		kill_and_reap(pid);
+		return err;
+	}
+	return reap(pid, status, CB_STATUS_LEN);
+}
+
+/* Parent writes while the child holds the snapshot open until released. */
+static int run_parent_writer(const struct cb_touch_params *p, char *base, struct shared_result *out,
+			     char *status)
+{
+	int ready[2], release[2];
+	cpu_set_t old;
+	pid_t pid;
+	int err;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(release, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		close(release[0]);
+		close(release[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		close(release[1]);
+		if (p->inject_child_signal > 0)
+			raise(p->inject_child_signal);
+		write_byte(ready[1]);
+		read_byte(release[0]); /* returns at EOF: the parent is done writing */
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	read_byte(ready[0]); /* EOF too if the child died: we still measure, the status tells */
+	close(ready[0]);
+	err = pin_to_cpu(p->cpu, &old);
+	if (err == 0) {
+		write_pages(p, base, out);
+		if (p->cpu >= 0)
+			sched_setaffinity(0, sizeof(old), &old);
+	}
+	close(release[1]);
+	if (err < 0) {
+		kill_and_reap(pid);
+		return err;
+	}
+	return reap(pid, status, CB_STATUS_LEN);
+}
+
+/* --no-fork with the parent as writer: this process, already-private pages. */
+static int run_in_process(const struct cb_touch_params *p, char *base, struct shared_result *out)
+{
+	cpu_set_t old;
+	int err = pin_to_cpu(p->cpu, &old);
+
+	if (err < 0)
+		return err;
+	write_pages(p, base, out);
+	if (p->cpu >= 0)
+		sched_setaffinity(0, sizeof(old), &old);
+	return out->err;
+}
+
+static int convert_result(const struct cb_touch_params *p, const struct shared_result *sr,
+			  struct cb_touch_result *res)
+{
+	res->lat_ns = malloc((p->count ? p->count : 1) * sizeof(double));
+	if (!res->lat_ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->count; i++)
+		res->lat_ns[i] = cb_clock_ns(p->clock, sr->lat[i]);
+	res->count = p->count;
+	res->elapsed_ns = (uint64_t)(cb_clock_ns(p->clock, sr->elapsed_ticks) + 0.5);
+	res->minflt = sr->minflt;
+	res->majflt = sr->majflt;
+	return 0;
+}
+
+int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
+{
+	size_t shared_len = sizeof(struct shared_result) + p->count * sizeof(uint64_t);
+	struct shared_result *sr;
+	char *base = NULL;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->status, sizeof(res->status), "ok");
+	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
+	    p->count == 0 || !p->clock) {
+		res->err = -EINVAL;
+		snprintf(res->status, sizeof(res->status), "error:invalid-parameters");
+		return res->err;
+	}
+	/* Created before the fork and populated, so it is shared, never copied. */
+	sr = mmap(NULL, shared_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (sr == MAP_FAILED) {
+		res->err = -errno;
+		snprintf(res->status, sizeof(res->status), "error:mmap:%s", strerror(errno));
+		return res->err;
+	}
+	sr->err = -ECANCELED; /* stays so unless the writer finishes */
+	if (p->fork || p->writer == CB_WRITER_PARENT) {
+		base = map_region(p);
+		if (!base) {
+			err = -ENOMEM;
+			snprintf(res->status, sizeof(res->status), "error:mmap-region");
+			goto out;
+		}
+	}
+	if (!p->fork && p->writer == CB_WRITER_PARENT)
+		err = run_in_process(p, base, sr);
+	else if (p->writer == CB_WRITER_PARENT)
+		err = run_parent_writer(p, base, sr, res->status);
+	else
+		err = run_child_writer(p, base, sr, res->status);
+
+	if (err == 0 && sr->err)
+		err = sr->err;
+	if (err == 0 || (err == CB_ECHILD && sr->err == 0))
+		err = convert_result(p, sr, res) ?: err;
+	if (err && err != CB_ECHILD)
+		snprintf(res->status, sizeof(res->status), "error:%s", strerror(-err));
+out:
+	if (base)
+		munmap(base, p->size);
+	munmap(sr, shared_len);
+	res->err = err;
+	return err;
+}
+
+void cb_touch_result_free(struct cb_touch_result *res)
+{
+	free(res->lat_ns);
+	res->lat_ns = NULL;
+	res->count = 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pages)
+{
+	size_t len = page_size * (pages ? pages : 1);
+	char *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	double *d = malloc((pages ? pages : 1) * sizeof(double));
+	double median = -1;
+
+	if (src != MAP_FAILED && dst != MAP_FAILED && d) {
+		pages = pages ? pages : 1;
+		memset(src, 0x5a, len);
+		for (size_t i = 0; i < pages; i++) {
+			uint64_t t0 = cb_clock_read(clk);
+
+			memcpy(dst + i * page_size, src + i * page_size, page_size);
+			__asm__ __volatile__("" ::: "memory"); /* the copy must happen here */
+			d[i] = cb_clock_ns(clk, cb_clock_read(clk) - t0);
+		}
+		qsort(d, pages, sizeof(d[0]), cmp_double);
+		median = d[pages / 2]; /* raw, like the fault latencies it is compared with */
+	}
+	if (src != MAP_FAILED)
+		munmap(src, len);
+	if (dst != MAP_FAILED)
+		munmap(dst, len);
+	free(d);
+	return median;
+}

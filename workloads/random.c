@@ -1,0 +1,46 @@
+#include <cowbench/workload.h>
+
+/* splitmix64: tiny, good enough for a permutation, identical on every platform. */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Unbiased draw in [0, bound) by rejection. */
+static uint64_t below(uint64_t *state, uint64_t bound)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % bound, r;
+
+	do
+		r = splitmix64(state);
+	while (r >= limit);
+	return r % bound;
+}
+
+/* Every page once, in a seeded Fisher-Yates permutation: same seed, same order. */
+static long random_order(const struct cb_order_ctx *ctx, size_t *order)
+{
+	uint64_t state = ctx->seed;
+
+	for (size_t i = 0; i < ctx->npages; i++)
+		order[i] = i;
+	for (size_t i = ctx->npages; i > 1; i--) {
+		size_t j = (size_t)below(&state, i), tmp = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = tmp;
+	}
+	return (long)ctx->npages;
+}
+
+const struct cb_workload cb_workload_random = {
+	.abi = CB_WORKLOAD_ABI,
+	.name = "random",
+	.help = "write one word per page, every page once in a seeded random order",
+	.flags = CB_WL_USES_SEED,
+	.page_order = random_order,
+};
