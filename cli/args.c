@@ -1,10 +1,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cowbench/sysctl.h>
 
 #include "cli.h"
 
@@ -114,4 +117,40 @@ void cli_print_options(const struct cli_option *table, int n)
 		printf("  %-24s %s\n", left, table[i].help);
 	}
 	printf("  %-24s %s\n", "-h, --help", "show this help");
+}
+
+static void restore_and_reraise(int sig)
+{
+	cb_sysctl_restore_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void restore_at_exit(void)
+{
+	cb_sysctl_restore_all();
+}
+
+int cli_apply_sysctl(const char *option, const char *path, long value)
+{
+	static bool hooked;
+	int err;
+
+	if (value < 0)
+		return 0;
+	if (!hooked) {
+		atexit(restore_at_exit);
+		signal(SIGINT, restore_and_reraise);
+		signal(SIGTERM, restore_and_reraise);
+		signal(SIGHUP, restore_and_reraise);
+		hooked = true;
+	}
+	err = cb_sysctl_override(path, value);
+	if (err == -ENOENT)
+		cli_error("%s needs the cowbench kernel: %s is absent (see kernel/README.md)", option, path);
+	else if (err == -EACCES || err == -EPERM)
+		cli_error("%s needs root to write %s", option, path);
+	else if (err < 0)
+		cli_error("%s: cannot set %s: %s", option, path, strerror(-err));
+	return err < 0 ? -1 : 0;
 }

@@ -34,6 +34,12 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 		      void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
 
+/*
+ * Set a kernel knob for this run (value < 0: leave it). The old value
+ * is put back at exit and on SIGINT/SIGTERM/SIGHUP. -1 after printing why.
+ */
+int cli_apply_sysctl(const char *option, const char *path, long value);
+
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -22,6 +22,7 @@ struct run_opts {
 	enum cb_clock_kind clock;
 	const char *output;
 	enum cb_format format;
+	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 };
 
 #define OPTS(p) ((struct run_opts *)(p))
@@ -126,6 +127,24 @@ static bool opt_format(void *o, const char *v)
 	return true;
 }
 
+static bool opt_precopy(void *o, const char *v)
+{
+	if (!cli_parse_long(v, 0, 2, &OPTS(o)->precopy)) {
+		cli_error("--precopy must be 0 (off), 1 (fixed depth) or 2 (adaptive), not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_precopy_depth(void *o, const char *v)
+{
+	if (!cli_parse_long(v, 1, 512, &OPTS(o)->precopy_depth)) {
+		cli_error("--precopy-depth must be an integer from 1 to 512, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
 static const struct cli_option run_options[] = {
 	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
 	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
@@ -139,6 +158,9 @@ static const struct cli_option run_options[] = {
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
 	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
+	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
+	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
+	  opt_precopy_depth },
 };
 
 #define N_RUN_OPTIONS ((int)(sizeof(run_options) / sizeof(run_options[0])))
@@ -248,6 +270,7 @@ int cmd_run(int argc, char **argv)
 	struct run_opts o = {
 		.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
 		.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
+		.precopy = -1, .precopy_depth = -1,
 	};
 	struct cb_clock clk;
 	struct cb_report report;
@@ -271,6 +294,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.clock == CB_CLOCK_TSC && !clk.tsc_invariant)
 		cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
+	if (cli_apply_sysctl("--precopy", CB_PRECOPY_SYSCTL, o.precopy) < 0 ||
+	    cli_apply_sysctl("--precopy-depth", CB_PRECOPY_DEPTH_SYSCTL, o.precopy_depth) < 0)
+		return EXIT_USAGE;
 	out = open_output(o.output);
 	if (!out)
 		return EXIT_USAGE;

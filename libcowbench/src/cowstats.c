@@ -121,23 +121,3 @@ bool cb_cowstats_delta(const struct cb_cowstats *before, const struct cb_cowstat
 	*delta = a - b;
 	return true;
 }
-
-int cb_sysctl_read_long(const char *path, long *value)
-{
-	char buf[64], *end;
-	long v;
-	int err = cb_read_text_file(path, buf, sizeof(buf));
-
-	if (err < 0)
-		return err;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (errno || end == buf)
-		return CB_EFORMAT;
-	while (isspace((unsigned char)*end))
-		end++;
-	if (*end)
-		return CB_EFORMAT;
-	*value = v;
-	return 0;
-}

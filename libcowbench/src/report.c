@@ -42,6 +42,14 @@ static const struct cb_column columns[] = {
 	INT(seed, "seed of the page order (workloads that randomise)"),
 	STR(clock, "time source: tsc or monotonic"),
 	STR(kernel, "kernel release (uname -r)"),
+	INT(precopy_depth, "value of /proc/sys/vm/cow_precopy_depth during the rep (patched kernel only)"),
+	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)"),
+	STR(host, "host name"),
+	STR(cpu_model, "CPU model name"),
+	STR(version, "cowbench version"),
+	STR(git_revision, "git revision cowbench was built from"),
+	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
+	/* New columns go above this line, at the end within one schema version. */
 };
 
 const struct cb_column *cb_columns(size_t *count)

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cowbench/version.h>
 
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
@@ -17,6 +20,40 @@
 static void set_str(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
+}
+
+/* Facts that do not change during a process's life, read once. */
+static struct {
+	bool done;
+	char kernel[65], host[64], cpu_model[64];
+} machine;
+
+static void load_machine(void)
+{
+	if (machine.done)
+		return;
+	if (cb_kernel_release(machine.kernel, sizeof(machine.kernel)) < 0)
+		machine.kernel[0] = '\0';
+	if (gethostname(machine.host, sizeof(machine.host)) < 0)
+		machine.host[0] = '\0';
+	machine.host[sizeof(machine.host) - 1] = '\0';
+	if (cb_cpu_model(machine.cpu_model, sizeof(machine.cpu_model)) < 0)
+		machine.cpu_model[0] = '\0';
+	machine.done = true;
+}
+
+static void stamp_row(struct cb_row *row)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	long v;
+
+	gmtime_r(&now, &tm);
+	strftime(row->timestamp, sizeof(row->timestamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (cb_thp_mode(row->thp_mode, sizeof(row->thp_mode)) < 0)
+		row->thp_mode[0] = '\0';
+	row->precopy = cb_sysctl_read_long(CB_PRECOPY_SYSCTL, &v) == 0 ? v : CB_NA;
+	row->precopy_depth = cb_sysctl_read_long(CB_PRECOPY_DEPTH_SYSCTL, &v) == 0 ? v : CB_NA;
 }
 
 void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
@@ -44,8 +81,14 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->cpu = spec->cpu >= 0 ? spec->cpu : CB_NA;
 	row->seed = (spec->workload->flags & CB_WL_USES_SEED) ? (int64_t)spec->seed : CB_NA;
 	set_str(row->clock, sizeof(row->clock), cb_clock_name(spec->clock->kind));
-	if (cb_kernel_release(row->kernel, sizeof(row->kernel)) < 0)
-		row->kernel[0] = '\0';
+	load_machine();
+	set_str(row->kernel, sizeof(row->kernel), machine.kernel);
+	set_str(row->host, sizeof(row->host), machine.host);
+	set_str(row->cpu_model, sizeof(row->cpu_model), machine.cpu_model);
+	set_str(row->version, sizeof(row->version), cb_version());
+	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
+	row->precopy_depth = CB_NA;
+	stamp_row(row);
 }
 
 static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
@@ -104,10 +147,6 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
 	};
-	long precopy;
-
-	if (cb_sysctl_read_long(CB_PRECOPY_SYSCTL, &precopy) == 0)
-		row->precopy = precopy;
 	have_stats = cb_cowstats_read(NULL, &before) == 0;
 	err = cb_touch_run(&tp, &res);
 	if (have_stats && cb_cowstats_read(NULL, &after) == 0)
@@ -141,8 +180,13 @@ static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
 
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 {
+	int err;
+
 	cb_row_init(row, spec, rep);
 	if (spec->workload->page_order)
-		return run_page_order(spec, row);
-	return run_self_driven(spec, row);
+		err = run_page_order(spec, row);
+	else
+		err = run_self_driven(spec, row);
+	stamp_row(row);
+	return err;
 }

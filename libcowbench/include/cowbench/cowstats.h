@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cowbench/sysctl.h>
+
 /*
  * Reader for /proc/cow_stats, the file of cowbench's kernel patch (and of
  * the study it reproduces). The text is a sequence of "key: value" pairs,
@@ -13,6 +15,7 @@
 
 #define CB_COWSTATS_PATH   "/proc/cow_stats"
 #define CB_PRECOPY_SYSCTL  "/proc/sys/vm/cow_precopy"
+#define CB_PRECOPY_DEPTH_SYSCTL "/proc/sys/vm/cow_precopy_depth"
 #define CB_COWSTATS_MAX_KEYS 128
 #define CB_COWSTATS_KEY_LEN  48
 
@@ -41,8 +44,5 @@ bool cb_cowstats_get(const struct cb_cowstats *s, const char *key, uint64_t *val
 /** after - before for one key; false when either lacks it or the counter went backwards (reset). */
 bool cb_cowstats_delta(const struct cb_cowstats *before, const struct cb_cowstats *after,
 		       const char *key, uint64_t *delta);
-
-/** Read an integer from a sysctl file such as CB_PRECOPY_SYSCTL; -ENOENT when absent. */
-int cb_sysctl_read_long(const char *path, long *value);
 
 #endif

@@ -39,6 +39,15 @@ struct cb_row {
 	int64_t seed;
 	char clock[12];
 	char kernel[65];
+	/* Provenance: where and when the row was measured. */
+	int64_t precopy_depth;
+	char thp_mode[12];
+	char host[64];
+	char cpu_model[64];
+	char version[16];
+	char git_revision[24];
+	char timestamp[24];
+	/* New columns go above this line, in the column table's order. */
 };
 
 enum cb_col_type { CB_COL_INT, CB_COL_FLOAT, CB_COL_STR };
