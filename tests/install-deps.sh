@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what cowbench needs to build, test and plot on Debian 12 (apt).
+# Packages already present are not reinstalled, so reruns are quick and work offline.
+set -euo pipefail
+
+packages=(
+	build-essential cmake pkg-config git
+	check libsubunit-dev   # unit tests (Check links libsubunit on Debian)
+	libnuma-dev            # NUMA nodes and placement
+	gnuplot-nox            # plots (analysis/)
+)
+# Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "cowbench: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
