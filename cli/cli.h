@@ -40,6 +40,23 @@ void cli_print_options(const struct cli_option *table, int n);
  */
 int cli_apply_sysctl(const char *option, const char *path, long value);
 
+/*
+ * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
+ * matrix cell is a list of NAME=VALUE pairs applied through the same
+ * table, so a workload's new option is a matrix axis with no other code.
+ */
+#define CLI_NCLOCKS 3 /* enum cb_clock_kind values: index of the clock cache */
+struct run_opts;
+struct cb_clock;
+struct cb_run_spec;
+const struct cli_option *cli_run_options(int *n);
+struct run_opts *cli_run_opts_new(void); /* the defaults of cowbench run */
+void cli_run_opts_free(struct run_opts *o);
+/* Check the options and build the spec (clocks[]: zeroed cache); -1 after printing why. */
+int cli_run_make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec);
+/* Set the sysctls the options ask for (restored at exit); -1 after printing why. */
+int cli_run_apply_sysctls(const struct run_opts *o);
+
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -265,47 +265,72 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 	return failed ? EXIT_RUN_FAILED : 0;
 }
 
+static const struct run_opts run_defaults = {
+	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
+	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
+	.precopy = -1, .precopy_depth = -1,
+};
+
+/*
+ * Checked options -> spec. clocks[] is indexed by the requested clock kind
+ * and caches calibrated clocks (ticks_per_ns 0: not yet), so a matrix
+ * calibrates once. -1 after printing why.
+ */
+static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec)
+{
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+	struct cb_clock *clk = &clocks[o->clock];
+	uint64_t size;
+
+	if (resolve_size(o, page_size, &size) < 0)
+		return -1;
+	if (clk->ticks_per_ns == 0) {
+		if (cb_clock_init(clk, o->clock) < 0) {
+			clk->ticks_per_ns = 0;
+			cli_error("--clock=%s is not usable here (no TSC with rdtscp); use --clock=monotonic",
+				  cb_clock_name(o->clock));
+			return -1;
+		}
+		if (o->clock == CB_CLOCK_TSC && !clk->tsc_invariant)
+			cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
+	}
+	*spec = (struct cb_run_spec){
+		.workload = cb_workload_find(o->workload), .size = size, .page_size = page_size,
+		.writer = o->writer, .fork = !o->no_fork, .thp = o->thp, .cpu = (int)o->cpu,
+		.seed = o->seed, .clock = clk,
+	};
+	return 0;
+}
+
+static int apply_sysctls(const struct run_opts *o)
+{
+	if (cli_apply_sysctl("--precopy", CB_PRECOPY_SYSCTL, o->precopy) < 0 ||
+	    cli_apply_sysctl("--precopy-depth", CB_PRECOPY_DEPTH_SYSCTL, o->precopy_depth) < 0)
+		return -1;
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = {
-		.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
-		.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
-		.precopy = -1, .precopy_depth = -1,
-	};
-	struct cb_clock clk;
+	struct run_opts o = run_defaults;
+	struct cb_clock clocks[CLI_NCLOCKS];
+	struct cb_run_spec spec;
 	struct cb_report report;
-	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t size;
 	FILE *out;
 	int argi = cli_parse_options(argc, argv, run_options, N_RUN_OPTIONS, &o, run_usage), status;
 
+	memset(clocks, 0, sizeof(clocks));
 	if (argi < 0)
 		return EXIT_USAGE;
 	if (argi < argc) {
 		cli_error("unexpected argument '%s' (see cowbench run --help)", argv[argi]);
 		return EXIT_USAGE;
 	}
-	if (resolve_size(&o, page_size, &size) < 0)
-		return EXIT_USAGE;
-	if (cb_clock_init(&clk, o.clock) < 0) {
-		cli_error("--clock=%s is not usable here (no TSC with rdtscp); use --clock=monotonic",
-			  cb_clock_name(o.clock));
-		return EXIT_USAGE;
-	}
-	if (o.clock == CB_CLOCK_TSC && !clk.tsc_invariant)
-		cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
-	if (cli_apply_sysctl("--precopy", CB_PRECOPY_SYSCTL, o.precopy) < 0 ||
-	    cli_apply_sysctl("--precopy-depth", CB_PRECOPY_DEPTH_SYSCTL, o.precopy_depth) < 0)
+	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
 	out = open_output(o.output);
 	if (!out)
 		return EXIT_USAGE;
-
-	struct cb_run_spec spec = {
-		.workload = cb_workload_find(o.workload), .size = size, .page_size = page_size,
-		.writer = o.writer, .fork = !o.no_fork, .thp = o.thp, .cpu = (int)o.cpu,
-		.seed = o.seed, .clock = &clk,
-	};
 
 	cb_report_init(&report, out, o.format, o.output != NULL);
 	status = run_reps(&o, &spec, &report);
@@ -318,4 +343,35 @@ int cmd_run(int argc, char **argv)
 		status = EXIT_RUN_FAILED;
 	}
 	return status;
+}
+
+/* cowbench matrix drives the same options, one NAME=VALUE at a time (cli.h). */
+const struct cli_option *cli_run_options(int *n)
+{
+	*n = N_RUN_OPTIONS;
+	return run_options;
+}
+
+struct run_opts *cli_run_opts_new(void)
+{
+	struct run_opts *o = malloc(sizeof(*o));
+
+	if (o)
+		*o = run_defaults;
+	return o;
+}
+
+void cli_run_opts_free(struct run_opts *o)
+{
+	free(o);
+}
+
+int cli_run_make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec)
+{
+	return make_spec(o, clocks, spec);
+}
+
+int cli_run_apply_sysctls(const struct run_opts *o)
+{
+	return apply_sysctls(o);
 }
