@@ -1,0 +1,350 @@
+/* Integration: the cowbench program end to end, asserting what always holds. */
+#include <cowbench/report.h>
+#include <cowbench/workload.h>
+
+#include "testutil.h"
+
+struct table {
+	struct cb_csv_record header;
+	struct cb_csv_record row[64];
+	int nrows;
+};
+
+/* Parse CSV text strictly: a header equal to the column table, then rows of the same width. */
+static void parse_csv(const char *text, struct table *t)
+{
+	size_t ncol;
+	const struct cb_column *cols = cb_columns(&ncol);
+	FILE *fp = fmemopen((void *)text, strlen(text), "r");
+
+	memset(t, 0, sizeof(*t));
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(cb_csv_read_record(fp, &t->header), 1);
+	ck_assert_uint_eq(t->header.nfields, ncol);
+	for (size_t i = 0; i < ncol; i++)
+		ck_assert_str_eq(t->header.field[i], cols[i].name);
+	for (;;) {
+		int rc;
+
+		ck_assert_int_lt(t->nrows, 64);
+		rc = cb_csv_read_record(fp, &t->row[t->nrows]);
+		ck_assert_int_ge(rc, 0);
+		if (rc == 0)
+			break;
+		ck_assert(t->row[t->nrows].terminated);
+		ck_assert_uint_eq(t->row[t->nrows].nfields, ncol);
+		t->nrows++;
+	}
+	fclose(fp);
+}
+
+static void free_table(struct table *t)
+{
+	cb_csv_record_free(&t->header);
+	for (int i = 0; i <= t->nrows && i < 64; i++)
+		cb_csv_record_free(&t->row[i]);
+}
+
+static const char *cell(const struct table *t, int row, const char *col)
+{
+	for (size_t i = 0; i < t->header.nfields; i++)
+		if (strcmp(t->header.field[i], col) == 0)
+			return t->row[row].field[i];
+	ck_abort_msg("no column %s", col);
+	return NULL;
+}
+
+static double num(const struct table *t, int row, const char *col)
+{
+	const char *c = cell(t, row, col);
+
+	ck_assert_msg(*c, "column %s is empty", col);
+	return strtod(c, NULL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_of(const struct table *t, const char *col)
+{
+	double v[64];
+
+	for (int i = 0; i < t->nrows; i++)
+		v[i] = num(t, i, col);
+	qsort(v, (size_t)t->nrows, sizeof(v[0]), cmp_double);
+	return v[t->nrows / 2];
+}
+
+/* Loop test over the table: every workload, small size, one valid row per repetition. */
+START_TEST(test_every_workload_one_row_per_rep)
+{
+	const struct cb_workload *w = cb_workload_at((size_t)_i);
+	char wl[64];
+	const char *argv[] = { "cowbench", "run", wl, "--size=2M", "--reps=3", "--warmup=0", NULL };
+	struct cli_result r;
+	struct table t;
+
+	snprintf(wl, sizeof(wl), "--workload=%s", w->name);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s: exit %d: %s", w->name, r.status, r.err);
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(t.nrows, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_str_eq(cell(&t, i, "workload"), w->name);
+		ck_assert_str_eq(cell(&t, i, "status"), "ok");
+		ck_assert_int_eq((int)num(&t, i, "rep"), i + 1);
+		ck_assert_int_eq((int)num(&t, i, "schema"), CB_SCHEMA_VERSION);
+		ck_assert_str_eq(cell(&t, i, "size_bytes"), "2097152");
+	}
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_child_faults_cover_every_page)
+{
+	const char *wl = _i ? "--workload=random" : "--workload=seq";
+	const char *argv[] = { "cowbench", "run", wl, "--size=4M", "--reps=2", "--warmup=0", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	struct table t;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	parse_csv(r.out, &t);
+	for (int i = 0; i < t.nrows; i++) {
+		ck_assert_int_eq((int)num(&t, i, "pages"), 1024);
+		ck_assert_int_eq((int)num(&t, i, "touched"), 1024);
+		ck_assert_double_ge(num(&t, i, "faults"), 1024);
+		ck_assert_double_le(num(&t, i, "lat_min_ns"), num(&t, i, "lat_p50_ns"));
+		ck_assert_double_le(num(&t, i, "lat_p50_ns"), num(&t, i, "lat_p90_ns"));
+		ck_assert_double_le(num(&t, i, "lat_p90_ns"), num(&t, i, "lat_p99_ns"));
+		ck_assert_double_le(num(&t, i, "lat_p99_ns"), num(&t, i, "lat_p999_ns"));
+		ck_assert_double_le(num(&t, i, "lat_p999_ns"), num(&t, i, "lat_max_ns"));
+		ck_assert_str_eq(cell(&t, i, "fork"), "1");
+		ck_assert_str_eq(cell(&t, i, "writer"), "child");
+	}
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
+/* A COW fault is a trap plus a copy; a write to a private page is neither. */
+START_TEST(test_fork_slower_than_no_fork)
+{
+	const char *fork_argv[] = { "cowbench", "run", "--size=4M", "--reps=3", NULL };
+	const char *nofork_argv[] = { "cowbench", "run", "--size=4M", "--reps=3", "--no-fork", NULL };
+	struct cli_result a = tu_run_cli(fork_argv), b = tu_run_cli(nofork_argv);
+	struct table ta, tb;
+
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_eq(b.status, 0);
+	parse_csv(a.out, &ta);
+	parse_csv(b.out, &tb);
+	ck_assert_double_gt(median_of(&ta, "lat_p50_ns"), median_of(&tb, "lat_p50_ns"));
+	ck_assert_str_eq(cell(&tb, 0, "fork"), "0");
+	free_table(&ta);
+	free_table(&tb);
+	tu_free(&a);
+	tu_free(&b);
+}
+END_TEST
+
+START_TEST(test_failed_child_is_recorded)
+{
+	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=3", "--warmup=1", NULL };
+	struct cli_result r = tu_run_cli_env(argv, "COWBENCH_INJECT=child-kill@2");
+	struct table t;
+
+	ck_assert_int_eq(r.status, 1);
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(t.nrows, 3);
+	ck_assert_str_eq(cell(&t, 0, "status"), "ok");
+	ck_assert_str_eq(cell(&t, 1, "status"), "child-killed:SIGKILL");
+	ck_assert_str_eq(cell(&t, 1, "elapsed_ns"), ""); /* not measured: empty, not zero */
+	ck_assert_str_eq(cell(&t, 2, "status"), "ok");
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
+static const char *const bad_inputs[][6] = {
+	{ "cowbench", "run", "--workload=nope", NULL },
+	{ "cowbench", "run", "--size=0", NULL },
+	{ "cowbench", "run", "--size=-1M", NULL },
+	{ "cowbench", "run", "--size=12Q", NULL },
+	{ "cowbench", "run", "--size=99999999999999999999", NULL },
+	{ "cowbench", "run", "--size=16777216T", NULL },
+	{ "cowbench", "run", "--size=", NULL },
+	{ "cowbench", "run", "--reps=0", NULL },
+	{ "cowbench", "run", "--reps=abc", NULL },
+	{ "cowbench", "run", "--warmup=-1", NULL },
+	{ "cowbench", "run", "--writer=both", NULL },
+	{ "cowbench", "run", "--clock=sundial", NULL },
+	{ "cowbench", "run", "--format=xml", NULL },
+	{ "cowbench", "run", "--cpu=99999", NULL },
+	{ "cowbench", "run", "--seed=-4", NULL },
+	{ "cowbench", "run", "--bogus", NULL },
+	{ "cowbench", "run", "--size", NULL },
+	{ "cowbench", "run", "extra", NULL },
+	{ "cowbench", "run", "--precopy=7", NULL },
+	{ "cowbench", "frobnicate", NULL },
+	{ "cowbench", NULL },
+};
+
+START_TEST(test_bad_input)
+{
+	tu_assert_usage_error((const char *const *)bad_inputs[_i], NULL);
+}
+END_TEST
+
+START_TEST(test_unknown_workload_lists_names)
+{
+	const char *argv[] = { "cowbench", "run", "--workload=nope", NULL };
+
+	tu_assert_usage_error(argv, "seq, random, single");
+}
+END_TEST
+
+START_TEST(test_size_over_memavailable)
+{
+	const char *argv[] = { "cowbench", "run", "--size=1M", NULL };
+	struct cli_result r = tu_run_cli_env(argv, "COWBENCH_MEMINFO=" CB_FIXTURE_DIR "/meminfo_small.txt");
+
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "MemAvailable"));
+	ck_assert_uint_eq(r.out_len, 0);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_output_file)
+{
+	char dir[] = "/tmp/cbtest-outdirXXXXXX", path[128], bad[160];
+	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=2", path, NULL };
+	const char *bad_argv[] = { "cowbench", "run", "--size=1M", bad, NULL };
+	const char *bad_size[] = { "cowbench", "run", "--size=zero", path, NULL };
+	struct cli_result r;
+	struct table t;
+	char *text;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "--output=%s/r.csv", dir);
+	r = tu_run_cli(argv);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.out_len, 0);
+	text = tu_slurp(path + 9, NULL);
+	ck_assert_ptr_nonnull(text);
+	parse_csv(text, &t);
+	ck_assert_int_eq(t.nrows, 2);
+	free_table(&t);
+	free(text);
+	tu_free(&r);
+	unlink(path + 9);
+
+	/* Bad input leaves no file behind. */
+	r = tu_run_cli(bad_size);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_int_ne(access(path + 9, F_OK), 0);
+	tu_free(&r);
+
+	snprintf(bad, sizeof(bad), "--output=%s/missing-dir/r.csv", dir);
+	tu_assert_usage_error(bad_argv, "cannot write");
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_size_rounding_is_announced)
+{
+	const char *argv[] = { "cowbench", "run", "--size=1000", "--reps=1", "--warmup=0", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	struct table t;
+
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "rounded up to 4096 bytes"));
+	parse_csv(r.out, &t);
+	ck_assert_str_eq(cell(&t, 0, "size_bytes"), "4096");
+	ck_assert_str_eq(cell(&t, 0, "pages"), "1");
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_formats)
+{
+	const char *json[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=json", NULL };
+	const char *table[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=table", NULL };
+	struct cli_result r = tu_run_cli(json);
+	int lines = 0;
+
+	ck_assert_int_eq(r.status, 0);
+	for (char *l = strtok(r.out, "\n"); l; l = strtok(NULL, "\n"), lines++) {
+		ck_assert_int_eq(l[0], '{');
+		ck_assert_int_eq(l[strlen(l) - 1], '}');
+		ck_assert_ptr_nonnull(strstr(l, "\"workload\":\"seq\""));
+	}
+	ck_assert_int_eq(lines, 2);
+	tu_free(&r);
+	r = tu_run_cli(table);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(tu_count_lines(r.out), 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "lat_p50_ns"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_list_version_help)
+{
+	const char *info[] = { "cowbench", "info", NULL };
+	const char *list[] = { "cowbench", "list", NULL };
+	const char *version[] = { "cowbench", "--version", NULL };
+	const char *help[] = { "cowbench", "run", "--help", NULL };
+	struct cli_result r = tu_run_cli(info);
+
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "kernel:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "page size:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "/proc/cow_stats:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "numa:"));
+	tu_free(&r);
+	r = tu_run_cli(list);
+	ck_assert_int_eq(r.status, 0);
+	for (size_t i = 0; i < cb_workload_count(); i++)
+		ck_assert_ptr_nonnull(strstr(r.out, cb_workload_at(i)->name));
+	tu_free(&r);
+	r = tu_run_cli(version);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "cowbench "));
+	tu_free(&r);
+	r = tu_run_cli(help);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "--workload"));
+	tu_free(&r);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("cli");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_every_workload_one_row_per_rep, 0, (int)cb_workload_count());
+	tcase_add_loop_test(tc, test_child_faults_cover_every_page, 0, 2);
+	tcase_add_test(tc, test_fork_slower_than_no_fork);
+	tcase_add_test(tc, test_failed_child_is_recorded);
+	tcase_add_loop_test(tc, test_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
+	tcase_add_test(tc, test_unknown_workload_lists_names);
+	tcase_add_test(tc, test_size_over_memavailable);
+	tcase_add_test(tc, test_output_file);
+	tcase_add_test(tc, test_size_rounding_is_announced);
+	tcase_add_test(tc, test_formats);
+	tcase_add_test(tc, test_info_list_version_help);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(cli_suite)

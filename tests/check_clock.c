@@ -1,0 +1,73 @@
+#include <cowbench/clock.h>
+
+#include "testutil.h"
+
+START_TEST(test_monotonic)
+{
+	struct cb_clock c;
+	uint64_t a, b;
+
+	ck_assert_int_eq(cb_clock_init(&c, CB_CLOCK_MONOTONIC), 0);
+	ck_assert_int_eq(c.kind, CB_CLOCK_MONOTONIC);
+	ck_assert_double_eq(c.ticks_per_ns, 1.0);
+	a = cb_clock_read(&c);
+	usleep(2000);
+	b = cb_clock_read(&c);
+	ck_assert_double_ge(cb_clock_ns(&c, b - a), 2000000.0);
+	ck_assert_double_ge(c.overhead_ns, 0.0);
+	ck_assert_double_le(c.overhead_min_ns, c.overhead_ns);
+}
+END_TEST
+
+START_TEST(test_tsc_agrees_with_monotonic)
+{
+	struct cb_clock c;
+	uint64_t t0, c0, t1, c1;
+
+	if (cb_clock_init(&c, CB_CLOCK_TSC) != 0)
+		return; /* no usable TSC on this machine: nothing to compare */
+	ck_assert_int_eq(c.kind, CB_CLOCK_TSC);
+	ck_assert_double_gt(c.ticks_per_ns, 0.1); /* > 100 MHz */
+	t0 = cb_monotonic_ns();
+	c0 = cb_clock_read(&c);
+	usleep(50000);
+	c1 = cb_clock_read(&c);
+	t1 = cb_monotonic_ns();
+	/* The calibrated TSC never runs ahead of the wall clock that encloses it by more than 1 %. */
+	ck_assert_double_le(cb_clock_ns(&c, c1 - c0), (double)(t1 - t0) * 1.01);
+	ck_assert_double_ge(cb_clock_ns(&c, c1 - c0), 50000000.0 * 0.99);
+}
+END_TEST
+
+START_TEST(test_auto_and_parse)
+{
+	struct cb_clock c;
+	enum cb_clock_kind k;
+
+	ck_assert_int_eq(cb_clock_init(&c, CB_CLOCK_AUTO), 0);
+	ck_assert(c.kind == CB_CLOCK_TSC || c.kind == CB_CLOCK_MONOTONIC);
+	if (c.kind == CB_CLOCK_TSC)
+		ck_assert(c.tsc_invariant);
+	ck_assert_int_eq(cb_clock_parse("tsc", &k), 0);
+	ck_assert_int_eq(k, CB_CLOCK_TSC);
+	ck_assert_int_eq(cb_clock_parse("monotonic", &k), 0);
+	ck_assert_int_eq(k, CB_CLOCK_MONOTONIC);
+	ck_assert_int_lt(cb_clock_parse("TSC ", &k), 0);
+	ck_assert_str_eq(cb_clock_name(CB_CLOCK_TSC), "tsc");
+}
+END_TEST
+
+static Suite *clock_suite(void)
+{
+	Suite *s = suite_create("clock");
+	TCase *tc = tcase_create("clock");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_monotonic);
+	tcase_add_test(tc, test_tsc_agrees_with_monotonic);
+	tcase_add_test(tc, test_auto_and_parse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(clock_suite)

@@ -1,0 +1,135 @@
+/* Helpers shared by the Check suites: run the cowbench program and capture what it says. */
+#ifndef COWBENCH_TESTUTIL_H
+#define COWBENCH_TESTUTIL_H
+
+#define _GNU_SOURCE
+#include <check.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct cli_result {
+	int status;     /* exit status, or 128 + signal */
+	char *out;      /* standard output, NUL-terminated */
+	char *err;      /* standard error */
+	size_t out_len, err_len;
+};
+
+static inline char *tu_slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = '\0';
+	if (len)
+		*len = buf ? (size_t)n : 0;
+	fclose(fp);
+	return buf;
+}
+
+/* Run CB_CLI_PATH with argv (NULL-terminated, argv[0] included), optional extra env "K=V". */
+static inline struct cli_result tu_run_cli_env(const char *const *argv, const char *extra_env)
+{
+	struct cli_result r = { 0 };
+	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
+	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	size_t nenv = 0;
+	char **env;
+
+	ck_assert_int_ge(ofd, 0);
+	ck_assert_int_ge(efd, 0);
+	while (environ[nenv])
+		nenv++;
+	env = calloc(nenv + 2, sizeof(*env));
+	memcpy(env, environ, nenv * sizeof(*env));
+	if (extra_env)
+		env[nenv++] = (char *)extra_env;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
+	posix_spawn_file_actions_adddup2(&fa, efd, 2);
+	ck_assert_int_eq(posix_spawn(&pid, CB_CLI_PATH, &fa, NULL, (char *const *)argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	close(ofd);
+	close(efd);
+	r.out = tu_slurp(outp, &r.out_len);
+	r.err = tu_slurp(errp, &r.err_len);
+	unlink(outp);
+	unlink(errp);
+	ck_assert_ptr_nonnull(r.out);
+	ck_assert_ptr_nonnull(r.err);
+	return r;
+}
+
+static inline struct cli_result tu_run_cli(const char *const *argv)
+{
+	return tu_run_cli_env(argv, NULL);
+}
+
+static inline void tu_free(struct cli_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Lines in a string (a trailing text without newline counts as one). */
+static inline int tu_count_lines(const char *s)
+{
+	size_t len = strlen(s);
+	int n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\n')
+			n++;
+	return n + (len && s[len - 1] != '\n');
+}
+
+/* Bad input contract: exit 2, exactly one line on stderr, nothing on stdout. */
+static inline void tu_assert_usage_error(const char *const *argv, const char *needle)
+{
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 2, "%s %s: exit %d, stderr: %s", argv[1], argv[2] ? argv[2] : "",
+		      r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "want one stderr line, got: %s", r.err);
+	ck_assert_msg(r.out_len == 0, "stdout not empty: %s", r.out);
+	if (needle)
+		ck_assert_msg(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+	tu_free(&r);
+}
+
+#define TU_MAIN(suite_fn)                                                   \
+	int main(void)                                                      \
+	{                                                                   \
+		SRunner *sr = srunner_create(suite_fn());                   \
+		int failed;                                                 \
+		srunner_run_all(sr, CK_NORMAL);                             \
+		failed = srunner_ntests_failed(sr);                         \
+		srunner_free(sr);                                           \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                \
+	}
+
+#endif
