@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 	if (argc < 2) {
-		usage(stderr);
+		cli_error("no command given (see cowbench --help)");
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

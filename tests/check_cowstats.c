@@ -1,3 +1,5 @@
+#include <errno.h>
+
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 
