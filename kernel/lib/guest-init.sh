@@ -1,0 +1,28 @@
+#!/bin/busybox sh
+# /init of the cowbench guest initramfs (see kernel/vm-run.sh).
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin
+mkdir -p /proc /sys /dev /tmp /out /run
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /out
+mount -t tmpfs tmpfs /run
+[ -e /dev/console ] || mknod /dev/console c 5 1
+hostname cowbench-guest
+cd /
+echo "@@COWBENCH-CMD-START@@"
+/bin/sh /cmd
+rc=$?
+sync
+cd /out && find . -type f | while read -r f; do
+	echo "@@COWBENCH-FILE-BEGIN@@ $f"
+	base64 "$f"
+	echo "@@COWBENCH-FILE-END@@"
+done
+echo "@@COWBENCH-EXIT@@ $rc"
+poweroff -f
+sleep 5
+reboot -f

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cow_stats_check: functional checks of /proc/cow_stats and the vm.cow_*
+ * sysctls.  Run as root in an otherwise idle guest.  Prints one
+ * "PASS name" / "FAIL name: why" line per check; exits 1 if any failed.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "cowtest.h"
+
+static int failures;
+
+#define CHECK(cond, name, ...) do {					\
+	if (cond) {							\
+		printf("PASS %s\n", name);				\
+	} else {							\
+		printf("FAIL %s: ", name);				\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		failures++;						\
+	}								\
+	fflush(stdout);							\
+} while (0)
+
+struct delta {
+	unsigned long long faults, hist, copy_ns, path_ns, success, attempts, skips;
+	int ok;
+};
+
+static unsigned long long hist_sum(const struct cow_stats *s)
+{
+	unsigned long long sum = 0;
+
+	for (int i = 0; i < s->n; i++)
+		if (!strncmp(s->key[i], "copy_hist_", 10))
+			sum += s->val[i];
+	return sum;
+}
+
+static unsigned long long skip_sum(const struct cow_stats *s)
+{
+	unsigned long long sum = 0;
+
+	for (int i = 0; i < s->n; i++)
+		if (!strncmp(s->key[i], "precopy_skip_", 13))
+			sum += s->val[i];
+	return sum;
+}
+
+/*
+ * Map @n pages, fill them, fork; the child writes one byte in each page in
+ * order and reports the /proc/cow_stats deltas over its write loop.
+ */
+static struct delta child_writes(long n, int stride)
+{
+	char *mem = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct delta d = { 0 };
+	int go[2], res[2], status;
+	char c = 'g';
+	pid_t pid;
+
+	if (mem == MAP_FAILED || pipe(go) || pipe(res))
+		return d;
+	madvise(mem, n * 4096, MADV_NOHUGEPAGE);
+	for (long i = 0; i < n; i++)
+		memset(mem + i * 4096, 0x5a, 4096);
+	pid = fork();
+	if (pid == 0) {
+		struct cow_stats a, b;
+
+		cow_stats_read(&a);
+		cow_stats_read(&b);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		cow_stats_read(&a);
+		for (long i = 0; i < n; i += stride)
+			mem[i * 4096 + 7] = 1;
+		cow_stats_read(&b);
+		d.faults = cow_stat(&b, "faults") - cow_stat(&a, "faults");
+		d.hist = hist_sum(&b) - hist_sum(&a);
+		d.copy_ns = cow_stat(&b, "copy_ns_total") - cow_stat(&a, "copy_ns_total");
+		d.path_ns = cow_stat(&b, "path_ns_total") - cow_stat(&a, "path_ns_total");
+		if (cow_has_stat(&b, "precopy_success")) {
+			d.success = cow_stat(&b, "precopy_success") - cow_stat(&a, "precopy_success");
+			d.attempts = cow_stat(&b, "precopy_attempts") - cow_stat(&a, "precopy_attempts");
+			d.skips = skip_sum(&b) - skip_sum(&a);
+		}
+		d.ok = 1;
+		if (write(res[1], &d, sizeof(d)) != sizeof(d))
+			_exit(3);
+		_exit(0);
+	}
+	memset(&d, 0, sizeof(d));
+	status = 0;
+	if (pid < 0 || write(go[1], &c, 1) != 1 || read(res[0], &d, sizeof(d)) != sizeof(d))
+		d.ok = 0;
+	waitpid(pid, &status, 0);
+	close(go[0]); close(go[1]); close(res[0]); close(res[1]);
+	munmap(mem, n * 4096);
+	return d;
+}
+
+static void check_format(void)
+{
+	static const char * const required[] = {
+		"faults", "copy_ns_total", "copy_ns_max", "path_ns_total", "copy_hist_128",
+		"copy_hist_256", "copy_hist_inf", "precopy_attempts", "precopy_success",
+		"precopy_skip_exclusive", "precopy_skip_pinned", "precopy_skip_ksm",
+		"precopy_skip_zero", "precopy_skip_large", "precopy_skip_raced",
+	};
+	char raw[8192];
+	int bad = 0, lines = 0;
+	struct cow_stats s;
+
+	CHECK(!read_file(COW_STATS_PATH, raw, sizeof(raw)), "stats-readable", "%s", strerror(errno));
+	for (char *l = raw, *e; *l; l = e + 1) {
+		char *p = l;
+
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		lines++;
+		while (*p && (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+			p++;
+		if (p == l || p[0] != ':' || p[1] != ' ' || !isdigit((unsigned char)p[2])) {
+			bad++;
+		} else {
+			for (p += 2; isdigit((unsigned char)*p); p++)
+				;
+			if (*p)
+				bad++;
+		}
+		if (bad == 1)
+			printf("  bad line: '%s'\n", l), bad++;
+	}
+	CHECK(!bad && lines > 10, "stats-format", "%d malformed of %d lines", bad, lines);
+	cow_stats_read(&s);
+	for (unsigned int i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		CHECK(cow_has_stat(&s, required[i]), required[i], "key missing");
+	CHECK(cow_stat(&s, "precopy_attempts") == cow_stat(&s, "precopy_success") + skip_sum(&s),
+	      "precopy-attempts-sum", "attempts %llu != success %llu + skips %llu",
+	      cow_stat(&s, "precopy_attempts"), cow_stat(&s, "precopy_success"), skip_sum(&s));
+}
+
+static void check_exact(long n)
+{
+	struct delta d;
+	char name[64];
+
+	set_precopy(0, 1);
+	d = child_writes(n, 1);
+	snprintf(name, sizeof(name), "exact-faults-%ld", n);
+	CHECK(d.ok && d.faults == (unsigned long long)n, name, "child wrote %ld pages, faults +%llu", n, d.faults);
+	CHECK(d.ok && d.hist == (unsigned long long)n, "exact-histogram", "histogram +%llu", d.hist);
+	CHECK(d.ok && d.copy_ns > 0 && d.path_ns >= d.copy_ns, "copy-and-path-time",
+	      "copy_ns +%llu path_ns +%llu", d.copy_ns, d.path_ns);
+	CHECK(d.ok && d.attempts == 0, "no-precopy-when-off", "precopy_attempts +%llu", d.attempts);
+	d = child_writes(n, 2);
+	CHECK(d.ok && d.faults == (unsigned long long)(n + 1) / 2, "exact-faults-stride2",
+	      "child wrote %ld pages, faults +%llu", (n + 1) / 2, d.faults);
+}
+
+static void check_reset(void)
+{
+	struct cow_stats s;
+	int fd, status, nonzero = 0;
+	pid_t pid;
+
+	child_writes(64, 1);
+	cow_stats_read(&s);
+	CHECK(cow_stat(&s, "faults") > 0, "nonzero-before-reset", "faults %llu", cow_stat(&s, "faults"));
+
+	/* Unprivileged: cannot open for writing, and cannot write a root fd. */
+	fd = open(COW_STATS_PATH, O_WRONLY);
+	pid = fork();
+	if (pid == 0) {
+		int r, e1, e2;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		r = open(COW_STATS_PATH, O_WRONLY);
+		e1 = errno;
+		if (r >= 0)
+			_exit(11);
+		r = write(fd, "1\n", 2);
+		e2 = errno;
+		if (r >= 0)
+			_exit(12);
+		_exit(e1 == EACCES && e2 == EPERM ? 0 : 13);
+	}
+	waitpid(pid, &status, 0);
+	close(fd);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nonroot-cannot-reset",
+	      "child status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	cow_stats_read(&s);
+	CHECK(cow_stat(&s, "faults") > 0, "nonroot-write-did-not-reset", "faults %llu", cow_stat(&s, "faults"));
+
+	CHECK(!write_file(COW_STATS_PATH, "1\n"), "root-reset-write", "%s", strerror(errno));
+	cow_stats_read(&s);
+	for (int i = 0; i < s.n; i++)
+		if (s.val[i])
+			printf("  after reset: %s = %llu\n", s.key[i], s.val[i]), nonzero++;
+	CHECK(nonzero == 0, "reset-zeroes-all", "%d keys nonzero", nonzero);
+}
+
+static void check_sysctls(void)
+{
+	char b[64];
+
+	CHECK(set_sysctl_int("cow_precopy", 3) && errno == EINVAL, "precopy-rejects-3", "accepted");
+	CHECK(set_sysctl_int("cow_precopy", -1) && errno == EINVAL, "precopy-rejects-neg", "accepted");
+	CHECK(set_sysctl_int("cow_precopy_depth", 0) && errno == EINVAL, "depth-rejects-0", "accepted");
+	CHECK(set_sysctl_int("cow_precopy_depth", 65) && errno == EINVAL, "depth-rejects-65", "accepted");
+	CHECK(!set_sysctl_int("cow_precopy_depth", 64), "depth-accepts-64", "%s", strerror(errno));
+	for (int m = 0; m <= 2; m++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "precopy-accepts-%d", m);
+		CHECK(!set_sysctl_int("cow_precopy", m) && !read_file("/proc/sys/vm/cow_precopy", b, sizeof(b)) &&
+		      atoi(b) == m, name, "read back '%s'", b);
+	}
+	set_precopy(0, 1);
+	CHECK(!read_file("/proc/sys/vm/cow_sample_interval", b, sizeof(b)) && atoi(b) == 0,
+	      "sample-interval-default-0", "'%s'", b);
+	/* Sampling logs through printk. */
+	klogctl(5, NULL, 0);	/* SYSLOG_ACTION_CLEAR */
+	set_sysctl_int("cow_sample_interval", 1);
+	child_writes(8, 1);
+	set_sysctl_int("cow_sample_interval", 0);
+	{
+		static char log[65536];
+		int len = klogctl(3, log, sizeof(log) - 1);	/* SYSLOG_ACTION_READ_ALL */
+
+		log[len > 0 ? len : 0] = 0;
+		CHECK(strstr(log, "cow_stats: ") != NULL, "sample-printk", "no cow_stats line in the log");
+	}
+}
+
+static void check_precopy(long n)
+{
+	struct delta d;
+
+	set_precopy(1, 1);
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.attempts == d.success + d.skips, "precopy1-attempts-sum",
+	      "attempts %llu success %llu skips %llu", d.attempts, d.success, d.skips);
+	CHECK(d.ok && d.faults + d.success == (unsigned long long)n, "precopy1-faults-plus-success",
+	      "faults %llu + success %llu != %ld", d.faults, d.success, n);
+	CHECK(d.ok && d.faults >= (unsigned long long)n / 2 && d.faults <= (unsigned long long)n / 2 + 16,
+	      "precopy1-halves-faults", "faults %llu for %ld pages", d.faults, n);
+	set_precopy(1, 4);
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.faults + d.success == (unsigned long long)n && d.faults <= (unsigned long long)n / 5 + 16,
+	      "precopy-depth4", "faults %llu success %llu for %ld pages", d.faults, d.success, n);
+	set_precopy(2, 1);
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.faults + d.success == (unsigned long long)n && d.faults * 5 <= (unsigned long long)n,
+	      "precopy2-adaptive", "faults %llu success %llu for %ld pages", d.faults, d.success, n);
+	/* Strided writers: the adaptive window must stay closed. */
+	d = child_writes(n, 2);
+	CHECK(d.ok && d.success <= 8 && d.faults == (unsigned long long)(n + 1) / 2, "precopy2-stride2-no-waste",
+	      "faults %llu success %llu", d.faults, d.success);
+	set_precopy(0, 1);
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000;
+	struct cow_stats s;
+
+	if (cow_stats_read(&s)) {
+		printf("FAIL stats-present: %s: %s\n", COW_STATS_PATH, strerror(errno));
+		return 1;
+	}
+	check_format();
+	check_exact(n);
+	check_reset();
+	if (!access("/proc/sys/vm/cow_precopy", F_OK)) {
+		check_sysctls();
+		check_precopy(n);
+	}
+	printf("cow_stats_check: %d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

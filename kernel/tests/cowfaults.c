@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cowfaults: count and time the COW faults of a child writing memory it
+ * shares with its parent after fork(), as seen by /proc/cow_stats.
+ *
+ *   cowfaults [--pattern seq|random|single] [--size-mb N | --pages N]
+ *             [--precopy 0|1|2] [--depth N] [--reps N] [--thp]
+ *
+ * One line per repetition, then a summary line, all "key=value" pairs.
+ * "faults" is the /proc/cow_stats fault delta over the child's write loop
+ * (everything else in the guest is idle), "ns" the loop's wall time.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "cowtest.h"
+
+struct result {
+	unsigned long long faults, success, attempts, ns;
+	int ok;
+};
+
+static const char *pattern = "seq";
+static long pages = 4096;
+static int precopy = -1, depth = 0, reps = 5, thp;
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void child(char *mem, long *order, long n, int go_fd, int res_fd)
+{
+	struct cow_stats before, after;
+	struct result r = { 0 };
+	uint64_t t0, t1;
+	char c;
+
+	/* Warm up: fault in our stack, the stats buffers and the code. */
+	cow_stats_read(&before);
+	cow_stats_read(&after);
+	t0 = now_ns();
+	if (read(go_fd, &c, 1) != 1)
+		_exit(2);
+	cow_stats_read(&before);
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		mem[order[i] * 4096 + (i & 63)] = (char)(i | 1);
+	t1 = now_ns();
+	cow_stats_read(&after);
+	r.faults = cow_stat(&after, "faults") - cow_stat(&before, "faults");
+	if (cow_has_stat(&after, "precopy_success")) {
+		r.success = cow_stat(&after, "precopy_success") - cow_stat(&before, "precopy_success");
+		r.attempts = cow_stat(&after, "precopy_attempts") - cow_stat(&before, "precopy_attempts");
+	}
+	r.ns = t1 - t0;
+	r.ok = 1;
+	if (write(res_fd, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long *f, *ns;
+	double sum_f = 0, sum_s = 0, sum_a = 0, sum_ns = 0;
+	struct cow_stats st;
+	long n, *order;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--pattern") && i + 1 < argc)
+			pattern = argv[++i];
+		else if (!strcmp(argv[i], "--size-mb") && i + 1 < argc)
+			pages = atol(argv[++i]) * 256;
+		else if (!strcmp(argv[i], "--pages") && i + 1 < argc)
+			pages = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--precopy") && i + 1 < argc)
+			precopy = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+			depth = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--thp"))
+			thp = 1;
+		else {
+			fprintf(stderr, "usage: %s [--pattern seq|random|single] [--size-mb N|--pages N] "
+				"[--precopy M] [--depth N] [--reps N] [--thp]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (cow_stats_read(&st)) {
+		perror(COW_STATS_PATH);
+		return 2;
+	}
+	if (precopy >= 0 && set_precopy(precopy, depth)) {
+		fprintf(stderr, "cannot set vm.cow_precopy=%d depth=%d\n", precopy, depth);
+		return 2;
+	}
+	if (precopy < 0) {
+		char b[32] = "0";
+
+		read_file("/proc/sys/vm/cow_precopy", b, sizeof(b));
+		precopy = atoi(b);
+	}
+	if (depth <= 0) {
+		char b[32] = "0";
+
+		read_file("/proc/sys/vm/cow_precopy_depth", b, sizeof(b));
+		depth = atoi(b);
+	}
+
+	n = !strcmp(pattern, "single") ? 1 : pages;
+	order = malloc(sizeof(long) * pages);
+	f = calloc(reps, sizeof(*f));
+	ns = calloc(reps, sizeof(*ns));
+	if (!order || !f || !ns)
+		return 2;
+	for (long k = 0; k < pages; k++)
+		order[k] = k;
+	if (!strcmp(pattern, "single")) {
+		order[0] = pages / 2;
+	} else if (!strcmp(pattern, "random")) {
+		srandom(12345);
+		for (long k = pages - 1; k > 0; k--) {
+			long j = random() % (k + 1), t = order[k];
+
+			order[k] = order[j];
+			order[j] = t;
+		}
+	} else if (strcmp(pattern, "seq")) {
+		fprintf(stderr, "unknown pattern %s\n", pattern);
+		return 2;
+	}
+
+	for (int rep = 0; rep < reps; rep++) {
+		char *mem = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int go[2], res[2], status;
+		struct result r = { 0 };
+		char c = 'g';
+		pid_t pid;
+
+		if (mem == MAP_FAILED || pipe(go) || pipe(res))
+			return 2;
+		madvise(mem, pages * 4096, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		for (long k = 0; k < pages; k++)
+			memset(mem + k * 4096, (int)(k & 0xff) | 1, 4096);
+		pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			child(mem, order, n, go[0], res[1]);
+		/* Break COW on our own stack before the child starts measuring. */
+		memset(&r, 0, sizeof(r));
+		status = 0;
+		if (write(go[1], &c, 1) != 1)
+			return 2;
+		if (read(res[0], &r, sizeof(r)) != sizeof(r) || !r.ok) {
+			fprintf(stderr, "child failed\n");
+			return 1;
+		}
+		waitpid(pid, &status, 0);
+		close(go[0]); close(go[1]); close(res[0]); close(res[1]);
+		munmap(mem, pages * 4096);
+		f[rep] = r.faults;
+		ns[rep] = r.ns;
+		sum_f += r.faults;
+		sum_s += r.success;
+		sum_a += r.attempts;
+		sum_ns += r.ns;
+		printf("cowfaults pattern=%s pages=%ld written=%ld precopy=%d depth=%d rep=%d faults=%llu "
+		       "precopy_success=%llu precopy_attempts=%llu ns=%llu\n",
+		       pattern, pages, n, precopy, depth, rep, r.faults, r.success, r.attempts, r.ns);
+		fflush(stdout);
+	}
+	qsort(f, reps, sizeof(*f), cmp_ull);
+	qsort(ns, reps, sizeof(*ns), cmp_ull);
+	{
+		double faults = sum_f / reps, success = sum_s / reps;
+		/* A pre-copied page is a hit when the child wrote it later. */
+		double hits = n - faults > 0 ? n - faults : 0;
+
+		printf("cowfaults-summary pattern=%s pages=%ld written=%ld precopy=%d depth=%d reps=%d "
+		       "faults_avg=%.1f faults_median=%llu precopy_success_avg=%.1f precopy_attempts_avg=%.1f "
+		       "hit_rate=%.3f ns_avg=%.0f ns_median=%llu ns_per_page=%.1f\n",
+		       pattern, pages, n, precopy, depth, reps, faults, f[reps / 2], success, sum_a / reps,
+		       success > 0 ? (hits > success ? 1.0 : hits / success) : 0.0,
+		       sum_ns / reps, ns[reps / 2], sum_ns / reps / n);
+	}
+	return 0;
+}
