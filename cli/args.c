@@ -75,7 +75,9 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 	}
 	for (int i = 0; i < n; i++) {
 		lo[i].name = table[i].name;
-		lo[i].has_arg = table[i].metavar ? required_argument : no_argument;
+		lo[i].has_arg = !table[i].metavar		  ? no_argument
+				: CLI_OPTIONAL_VALUE(&table[i]) ? optional_argument
+								: required_argument;
 		lo[i].val = 0x100 + i;
 	}
 	lo[n].name = "help";
@@ -112,8 +114,11 @@ void cli_print_options(const struct cli_option *table, int n)
 	for (int i = 0; i < n; i++) {
 		char left[64];
 
-		snprintf(left, sizeof(left), "--%s%s%s", table[i].name, table[i].metavar ? "=" : "",
-			 table[i].metavar ? table[i].metavar : "");
+		if (CLI_OPTIONAL_VALUE(&table[i]))
+			snprintf(left, sizeof(left), "--%s[=%s", table[i].name, table[i].metavar + 1);
+		else
+			snprintf(left, sizeof(left), "--%s%s%s", table[i].name, table[i].metavar ? "=" : "",
+				 table[i].metavar ? table[i].metavar : "");
 		printf("  %-24s %s\n", left, table[i].help);
 	}
 	printf("  %-24s %s\n", "-h, --help", "show this help");
@@ -131,20 +136,26 @@ static void restore_at_exit(void)
 	cb_sysctl_restore_all();
 }
 
-int cli_apply_sysctl(const char *option, const char *path, long value)
+void cli_restore_sysctls_at_exit(void)
 {
 	static bool hooked;
+
+	if (hooked)
+		return;
+	atexit(restore_at_exit);
+	signal(SIGINT, restore_and_reraise);
+	signal(SIGTERM, restore_and_reraise);
+	signal(SIGHUP, restore_and_reraise);
+	hooked = true;
+}
+
+int cli_apply_sysctl(const char *option, const char *path, long value)
+{
 	int err;
 
 	if (value < 0)
 		return 0;
-	if (!hooked) {
-		atexit(restore_at_exit);
-		signal(SIGINT, restore_and_reraise);
-		signal(SIGTERM, restore_and_reraise);
-		signal(SIGHUP, restore_and_reraise);
-		hooked = true;
-	}
+	cli_restore_sysctls_at_exit();
 	err = cb_sysctl_override(path, value);
 	if (err == -ENOENT)
 		cli_error("%s needs the cowbench kernel: %s is absent (see kernel/README.md)", option, path);

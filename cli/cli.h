@@ -29,6 +29,9 @@ struct cli_option {
 	bool (*parse)(void *opts, const char *value);
 };
 
+/* A metavar in brackets ("[A|B]") makes the value optional: "--name" alone passes NULL. */
+#define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
+
 /* Parse argv against the table; returns the index of the first operand, or -1 (error printed). */
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void));
@@ -39,6 +42,8 @@ void cli_print_options(const struct cli_option *table, int n);
  * is put back at exit and on SIGINT/SIGTERM/SIGHUP. -1 after printing why.
  */
 int cli_apply_sysctl(const char *option, const char *path, long value);
+/* Put back, at exit and on those signals, what the library changed with cb_sysctl_override. */
+void cli_restore_sysctls_at_exit(void);
 
 /*
  * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
@@ -60,5 +65,6 @@ int cli_run_apply_sysctls(const struct run_opts *o);
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
 
 #endif

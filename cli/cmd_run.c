@@ -23,6 +23,7 @@ struct run_opts {
 	const char *output;
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
+	struct cb_wl_params params;  /* self-driven workloads and region options */
 };
 
 #define OPTS(p) ((struct run_opts *)(p))
@@ -71,11 +72,120 @@ static bool opt_no_fork(void *o, const char *v)
 	return true;
 }
 
+/* "--thp" alone keeps its old meaning, "allowed": MADV_HUGEPAGE. */
 static bool opt_thp(void *o, const char *v)
 {
-	(void)v;
-	OPTS(o)->thp = true;
+	if (!v) {
+		OPTS(o)->params.thp = CB_THP_MADVISE;
+	} else if (cb_thp_advice_parse(v, &OPTS(o)->params.thp) < 0) {
+		cli_error("--thp must be never, madvise or always, not '%s'", v);
+		return false;
+	}
+	OPTS(o)->thp = OPTS(o)->params.thp != CB_THP_NEVER;
 	return true;
+}
+
+static bool opt_hugetlb(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->params.hugetlb = true;
+	return true;
+}
+
+static bool opt_unsigned(const char *name, const char *v, long max, unsigned *out)
+{
+	long n;
+
+	if (!cli_parse_long(v, 1, max, &n)) {
+		cli_error("--%s must be an integer from 1 to %ld, not '%s'", name, max, v);
+		return false;
+	}
+	*out = (unsigned)n;
+	return true;
+}
+
+static bool opt_threads(void *o, const char *v)
+{
+	return opt_unsigned("threads", v, 1024, &OPTS(o)->params.threads);
+}
+
+static bool opt_checkpointers(void *o, const char *v)
+{
+	return opt_unsigned("checkpointers", v, 1024, &OPTS(o)->params.checkpointers);
+}
+
+static bool opt_children(void *o, const char *v)
+{
+	return opt_unsigned("children", v, 1024, &OPTS(o)->params.children);
+}
+
+static bool opt_bytes(const char *name, const char *v, uint64_t *out)
+{
+	if (cb_size_parse(v, out) < 0) {
+		cli_error("--%s=%s is not a size above zero (bytes, or a number with K, M, G or T)", name, v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_batch(void *o, const char *v) { return opt_bytes("batch", v, &OPTS(o)->params.batch); }
+static bool opt_dontfork(void *o, const char *v) { return opt_bytes("dontfork", v, &OPTS(o)->params.dontfork); }
+
+static bool opt_wipeonfork(void *o, const char *v)
+{
+	return opt_bytes("wipeonfork", v, &OPTS(o)->params.wipeonfork);
+}
+
+static bool opt_snapshot(void *o, const char *v)
+{
+	if (cb_snapshot_method_parse(v, &OPTS(o)->params.snapshot) < 0) {
+		cli_error("--snapshot must be fork, uffd-wp, memcpy or none, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_method(void *o, const char *v)
+{
+	if (cb_fork_method_parse(v, &OPTS(o)->params.fork_method) < 0) {
+		cli_error("--method must be fork, vfork, posix_spawn or clone-vm, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_share(void *o, const char *v)
+{
+	if (cb_multi_share_parse(v, &OPTS(o)->params.share) < 0) {
+		cli_error("--share must be split or all, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_nodes(const char *name, const char *v, uint64_t *out)
+{
+	int n = cb_numa_node_count(), err = cb_nodes_parse(v, out);
+
+	if (err == -ERANGE && n == 1)
+		cli_error("--%s=%s: node out of range (this machine has 1 node: 0)", name, v);
+	else if (err == -ERANGE)
+		cli_error("--%s=%s: node out of range (this machine has %d nodes: 0-%d)", name, v, n, n - 1);
+	else if (err)
+		cli_error("--%s must be a node list such as 0, 0,1 or 0-3, not '%s'", name, v);
+	return err == 0;
+}
+
+static bool opt_membind(void *o, const char *v) { return opt_nodes("membind", v, &OPTS(o)->params.membind); }
+
+static bool opt_interleave(void *o, const char *v)
+{
+	return opt_nodes("interleave", v, &OPTS(o)->params.interleave);
+}
+
+static bool opt_cpunodebind(void *o, const char *v)
+{
+	return opt_nodes("cpunodebind", v, &OPTS(o)->params.cpunodebind);
 }
 
 static bool opt_cpu(void *o, const char *v)
@@ -152,7 +262,28 @@ static const struct cli_option run_options[] = {
 	{ "warmup", "N", "unrecorded repetitions before them; default 1", opt_warmup },
 	{ "writer", "child|parent", "which side writes after the fork; default child", opt_writer },
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
-	{ "thp", NULL, "allow transparent huge pages (default: MADV_NOHUGEPAGE)", opt_thp },
+	{ "thp", "[never|madvise|always]", "THP advice on the region: never (MADV_NOHUGEPAGE, default), "
+	  "madvise (MADV_HUGEPAGE, also --thp alone) or always (no advice: the system mode decides)",
+	  opt_thp },
+	{ "hugetlb", NULL, "snapshot/fork/multi: back the region with 2 MiB hugetlb pages", opt_hugetlb },
+	{ "threads", "W", "snapshot: writer threads; default 28", opt_threads },
+	{ "checkpointers", "C", "snapshot: copier threads; default 4", opt_checkpointers },
+	{ "batch", "SIZE", "snapshot: bytes per copy batch, a multiple of the page size; default 2M",
+	  opt_batch },
+	{ "snapshot", "fork|uffd-wp|memcpy|none", "snapshot: how the checkpoint is taken; default fork",
+	  opt_snapshot },
+	{ "method", "fork|vfork|posix_spawn|clone-vm", "fork: how the child is made; default fork",
+	  opt_method },
+	{ "children", "N", "multi: children forked from the parent; default 2", opt_children },
+	{ "share", "split|all", "multi: each child writes its share of the pages, or all; default split",
+	  opt_share },
+	{ "dontfork", "SIZE", "fork: mark the region's first SIZE bytes MADV_DONTFORK", opt_dontfork },
+	{ "wipeonfork", "SIZE", "fork: mark the next SIZE bytes MADV_WIPEONFORK", opt_wipeonfork },
+	{ "membind", "NODES", "snapshot/fork/multi: allocate the region on these NUMA nodes", opt_membind },
+	{ "interleave", "NODES", "snapshot/fork/multi: interleave the region over these nodes",
+	  opt_interleave },
+	{ "cpunodebind", "NODES", "snapshot/fork/multi: run parent, children and threads on these nodes",
+	  opt_cpunodebind },
 	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
@@ -205,6 +336,25 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",
 			  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
 			  avail >> 20);
+		return -1;
+	}
+	return 0;
+}
+
+/* The self-driven workloads' parameters, checked against the size before anything runs. */
+static int check_workload(const struct run_opts *o, uint64_t size, size_t page_size)
+{
+	const struct cb_workload *w = cb_workload_find(o->workload);
+	struct cb_run_spec spec = {
+		.workload = w, .size = size, .page_size = page_size, .params = o->params,
+	};
+	char why[160];
+
+	if (!w->run)
+		return 0;
+	if (cb_wl_params_check(&o->params, size, page_size, why, sizeof(why)) < 0 ||
+	    (w->check && w->check(&spec, why, sizeof(why)) < 0)) {
+		cli_error("%s", why);
 		return -1;
 	}
 	return 0;
@@ -269,6 +419,8 @@ static const struct run_opts run_defaults = {
 	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
 	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
 	.precopy = -1, .precopy_depth = -1,
+	/* The seed's snapshot (cb_wl_params_default); the enums' zero values are the defaults. */
+	.params = { .threads = 28, .checkpointers = 4, .batch = 2u << 20, .children = 2 },
 };
 
 /*
@@ -282,7 +434,7 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	struct cb_clock *clk = &clocks[o->clock];
 	uint64_t size;
 
-	if (resolve_size(o, page_size, &size) < 0)
+	if (resolve_size(o, page_size, &size) < 0 || check_workload(o, size, page_size) < 0)
 		return -1;
 	if (clk->ticks_per_ns == 0) {
 		if (cb_clock_init(clk, o->clock) < 0) {
@@ -297,13 +449,15 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	*spec = (struct cb_run_spec){
 		.workload = cb_workload_find(o->workload), .size = size, .page_size = page_size,
 		.writer = o->writer, .fork = !o->no_fork, .thp = o->thp, .cpu = (int)o->cpu,
-		.seed = o->seed, .clock = clk,
+		.seed = o->seed, .clock = clk, .params = o->params,
 	};
 	return 0;
 }
 
 static int apply_sysctls(const struct run_opts *o)
 {
+	if (o->params.hugetlb)
+		cli_restore_sysctls_at_exit(); /* the workloads may raise vm.nr_hugepages */
 	if (cli_apply_sysctl("--precopy", CB_PRECOPY_SYSCTL, o->precopy) < 0 ||
 	    cli_apply_sysctl("--precopy-depth", CB_PRECOPY_DEPTH_SYSCTL, o->precopy_depth) < 0)
 		return -1;

@@ -49,6 +49,57 @@ static const struct cb_column columns[] = {
 	STR(version, "cowbench version"),
 	STR(git_revision, "git revision cowbench was built from"),
 	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
+	STR(cell, "matrix cell: its axis settings as NAME=VALUE pairs separated by spaces (empty for cowbench run)"),
+	STR(method, "snapshot: fork, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all"),
+	INT(threads, "snapshot: writer threads in the parent (--threads)"),
+	INT(checkpointers, "snapshot: copier threads (--checkpointers)"),
+	INT(batch_bytes, "snapshot: bytes each copier copies (and, with fork, unmaps) at a time (--batch)"),
+	INT(children, "multi: children forked from the same parent (--children)"),
+	STR(thp_advice, "self-driven workloads: THP advice on the region: never, madvise or always (--thp)"),
+	INT(hugetlb, "1: the region is 2 MiB hugetlb pages (--hugetlb)"),
+	INT(huge_bytes, "bytes of the region backed by huge pages after populating (smaps AnonHugePages or *_Hugetlb)"),
+	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)"),
+	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)"),
+	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
+	STR(numa_policy, "placement asked for: bind:NODES, interleave:NODES, cpu:NODES (empty: none)"),
+	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)"),
+	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)"),
+	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns"),
+	INT(copy_ns, "snapshot: time to complete the checkpoint copy (ns; fork: the child's copy loop)"),
+	INT(reunite_ns, "snapshot: writers' start to the parent reaping the child (ns, fork only)"),
+	INT(user_ns, "snapshot: parent's user CPU time during the snapshot run, all threads (ns)"),
+	INT(sys_ns, "snapshot: parent's system CPU time during the snapshot run, all threads (ns)"),
+	INT(cow_copies, "pages whose page frame changed after the writes: copied (pagemap PFNs, root; snapshot: the parent's side)"),
+	INT(cow_reuses, "pages written in place, same frame as before (pagemap PFNs, root)"),
+	INT(wp_faults, "snapshot uffd-wp: write-protect faults the copiers handled"),
+	INT(saved_pages, "snapshot: pages saved into the checkpoint (uffd-wp: each exactly once)"),
+	INT(verified, "1: checkpoint equals the data at snapshot time and every write landed (multi: every child saw the original data); 0: not"),
+	INT(fork_ns, "fork: call to return in the parent (ns)"),
+	INT(child_start_ns, "fork: call to the child's first instruction (ns; empty for posix_spawn)"),
+	INT(child_exit_ns, "fork: child's _exit call to the parent's waitpid return (ns; empty for posix_spawn)"),
+	INT(wait_ns, "fork: time the parent spent in waitpid (ns)"),
+	FLT(ms_per_gib, 3, "fork: fork_ns in ms per GiB of populated memory"),
+	INT(vm_pte_kb, "VmPTE of the parent with the region populated (KiB of page tables)"),
+	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)"),
+	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes"),
+	INT(cow_shared, "region pages still shared by writer and snapshot after the touch (pagemap, root)"),
+	INT(wpcopy_count, "writer's COW copies counted by the kernel (taskstats wpcopy_count delta, root)"),
+	INT(wpcopy_ns, "writer's time in the kernel COW copy path (taskstats wpcopy_delay_total delta, ns)"),
+	FLT(kernel_copy_ns_mean, 1, "kernel copy-path time per COW copy (ns): wpcopy_ns/wpcopy_count or /proc/cow_stats"),
+	STR(kernel_copy_source, "where kernel_copy_ns_mean comes from: taskstats or cow_stats"),
+	INT(private_dirty_kb_before, "writer's Private_Dirty before the touch (smaps_rollup, kB)"),
+	INT(private_dirty_kb, "writer's Private_Dirty after the touch (smaps_rollup, kB)"),
+	INT(shared_dirty_kb_before, "writer's Shared_Dirty before the touch (smaps_rollup, kB)"),
+	INT(shared_dirty_kb, "writer's Shared_Dirty after the touch (smaps_rollup, kB)"),
+	INT(snap_private_dirty_kb_before, "snapshot side's Private_Dirty before the touch (smaps_rollup, kB)"),
+	INT(snap_private_dirty_kb, "snapshot side's Private_Dirty after the touch (smaps_rollup, kB)"),
+	INT(snap_shared_dirty_kb_before, "snapshot side's Shared_Dirty before the touch (smaps_rollup, kB)"),
+	INT(snap_shared_dirty_kb, "snapshot side's Shared_Dirty after the touch (smaps_rollup, kB)"),
+	INT(perf_minflt, "writer's minor faults from release to end of the loop (perf software counter)"),
+	INT(perf_majflt, "writer's major faults, same window (perf software counter)"),
+	INT(perf_cs, "writer's context switches, same window (perf software counter)"),
+	INT(perf_migrations, "writer's CPU migrations, same window (perf software counter)"),
+	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 
@@ -143,7 +194,7 @@ static void write_csv_header(FILE *fp)
 
 static void write_csv_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[128];
+	char cell[256]; /* fits the longest column (cell) */
 
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
 		if (i)
@@ -157,7 +208,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 /* JSON Lines: one object per row; unmeasured cells are null. */
 static void write_json_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[128];
+	char cell[256]; /* fits the longest column (cell) */
 
 	fputc('{', fp);
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
@@ -201,7 +252,7 @@ static void write_table_header(FILE *fp)
 
 static void write_table_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[128];
+	char cell[256]; /* fits the longest column (cell) */
 
 	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++) {
 		format_cell(row, column_named(table_cols[i].name), cell, sizeof(cell));

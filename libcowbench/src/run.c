@@ -10,6 +10,7 @@
 
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
+#include <cowbench/evidence.h>
 #include <cowbench/run.h>
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
@@ -88,6 +89,8 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->version, sizeof(row->version), cb_version());
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;
+	cb_row_init_workload(row, spec);
+	cb_evidence_row_init(row);
 	stamp_row(row);
 }
 
@@ -126,6 +129,8 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	struct cb_order_ctx ctx = { .npages = spec->size / spec->page_size, .seed = spec->seed };
 	struct cb_cowstats before, after;
 	struct cb_touch_result res;
+	struct cb_evidence ev;
+	struct cb_touch_hooks hooks;
 	bool have_stats;
 	long count;
 	size_t *order = malloc(ctx.npages * sizeof(*order));
@@ -146,11 +151,17 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		.fork = spec->fork, .thp = spec->thp, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
+		.hooks = &hooks,
 	};
+	/* Stock-kernel probes read around the loop, never inside it (cowbench/evidence.h). */
+	cb_evidence_init(&ev, spec->page_size, order, (size_t)count);
+	cb_evidence_hooks(&ev, &hooks);
 	have_stats = cb_cowstats_read(NULL, &before) == 0;
 	err = cb_touch_run(&tp, &res);
 	if (have_stats && cb_cowstats_read(NULL, &after) == 0)
 		fill_cowstats(row, &before, &after);
+	cb_evidence_fill_row(&ev, row);
+	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
 	if (res.lat_ns)
 		fill_latency(row, &res);

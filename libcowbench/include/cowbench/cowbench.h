@@ -14,5 +14,8 @@
 #include <cowbench/workload.h>
 #include <cowbench/report.h>
 #include <cowbench/run.h>
+#include <cowbench/params.h>
+#include <cowbench/numa.h>
+#include <cowbench/hugepage.h>
 
 #endif

@@ -47,6 +47,50 @@ struct cb_row {
 	char version[16];
 	char git_revision[24];
 	char timestamp[24];
+	char cell[192]; /* matrix cell key (matrix.h); empty for cowbench run */
+	/* Self-driven workloads (snapshot, fork, multi): parameters, then measurements. */
+	char method[16];
+	int64_t threads;
+	int64_t checkpointers;
+	int64_t batch_bytes;
+	int64_t children;
+	char thp_advice[8];
+	int64_t hugetlb;
+	int64_t huge_bytes;
+	int64_t dontfork_bytes;
+	int64_t wipeonfork_bytes;
+	int64_t numa_nodes;
+	char numa_policy[48];
+	int64_t writer_ns;
+	int64_t baseline_ns;
+	double slowdown;
+	int64_t copy_ns;
+	int64_t reunite_ns;
+	int64_t user_ns;
+	int64_t sys_ns;
+	int64_t cow_copies;
+	int64_t cow_reuses;
+	int64_t wp_faults;
+	int64_t saved_pages;
+	int64_t verified;
+	int64_t fork_ns;
+	int64_t child_start_ns;
+	int64_t child_exit_ns;
+	int64_t wait_ns;
+	double ms_per_gib;
+	int64_t vm_pte_kb;
+	char pages_nodes[64];
+	char copy_nodes[64];
+	/* Stock-kernel evidence (cowbench/evidence.h); empty where a probe could not run. */
+	int64_t cow_shared; /* with cow_copies/cow_reuses above, which cowbench run fills from pagemap */
+	int64_t wpcopy_count, wpcopy_ns;
+	double kernel_copy_ns_mean;
+	char kernel_copy_source[12];
+	int64_t private_dirty_kb_before, private_dirty_kb, shared_dirty_kb_before, shared_dirty_kb;
+	int64_t snap_private_dirty_kb_before, snap_private_dirty_kb;
+	int64_t snap_shared_dirty_kb_before, snap_shared_dirty_kb;
+	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
+	char evidence_notes[96];
 	/* New columns go above this line, in the column table's order. */
 };
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cowbench/clock.h>
+#include <cowbench/params.h>
 #include <cowbench/report.h>
 #include <cowbench/touch.h>
 #include <cowbench/workload.h>
@@ -26,10 +27,17 @@ struct cb_run_spec {
 	uint64_t seed;
 	const struct cb_clock *clock;
 	int inject_child_signal;   /* test aid, see cb_touch_params */
+	struct cb_wl_params params; /* self-driven workloads and region options */
 };
 
 /** Fill the identity columns of a row from a spec (measurements left empty). */
 void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep);
+
+/**
+ * The self-driven workloads' columns: measurements empty, and for those
+ * workloads the region's parameters (THP advice, hugetlb, NUMA) filled in.
+ */
+void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec);
 
 /**
  * Measure one repetition into row. Returns 0 when the row is good,

@@ -42,6 +42,11 @@ struct cb_workload {
 	void (*teardown)(void *state);
 	/** NULL when the workload can run here, else a one-line reason. */
 	const char *(*unsupported)(void);
+	/**
+	 * Optional: check the spec's parameters before anything runs; return 0,
+	 * or a negative errno with a one-line reason in why[] (the CLI exits 2).
+	 */
+	int (*check)(const struct cb_run_spec *spec, char *why, size_t len);
 };
 
 /** Number of registered workloads. */

@@ -1,0 +1,238 @@
+/*
+ * multi: N children forked from the same parent write at once, each its
+ * 1/N share of the pages (--share=split) or every page (--share=all):
+ * COW with more than two sharers. Each child checks that it sees the
+ * data of fork time before its first write to a page, and times that
+ * write; afterwards the parent checks its own copy is untouched. With
+ * --thp or --hugetlb the fault counts and latencies show the trade-off:
+ * fewer faults, bigger copies.
+ */
+#include "wlutil.h"
+
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cowbench/stats.h>
+#include <cowbench/sysinfo.h>
+
+struct child_result {
+	uint64_t count, elapsed_ns;
+	int64_t minflt;
+	int ok;                 /* every page showed the fork-time data */
+	char nodes[64];         /* where the child's copies landed (child 0) */
+};
+
+/* MAP_SHARED between parent and children. */
+struct multi_shared {
+	volatile int go;
+	struct child_result res[]; /* children entries, then the latencies */
+};
+
+static void page_range(const struct cb_run_spec *spec, unsigned k, size_t *first, size_t *end)
+{
+	size_t np = spec->size / spec->page_size, n = spec->params.children;
+
+	if (spec->params.share == CB_SHARE_ALL) {
+		*first = 0;
+		*end = np;
+	} else {
+		*first = np * k / n;
+		*end = np * (k + 1) / n;
+	}
+}
+
+static __attribute__((noreturn)) void child(const struct cb_run_spec *spec, char *base, unsigned k,
+					    struct multi_shared *sh, double *lat)
+{
+	struct child_result *res = &sh->res[k];
+	const struct cb_clock *clk = spec->clock;
+	struct rusage ru0, ru1;
+	size_t first, end;
+	uint64_t t0;
+	int ok = 1;
+
+	page_range(spec, k, &first, &end);
+	while (!sh->go)
+		sched_yield();
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = wl_now();
+	for (size_t p = first; p < end; p++) {
+		volatile uint64_t *w = (uint64_t *)(base + p * spec->page_size);
+		uint64_t a, b;
+
+		ok &= *w == wl_pattern(p);
+		a = cb_clock_read(clk);
+		*w = ~wl_pattern(p);
+		b = cb_clock_read(clk);
+		lat[p - first] = cb_clock_ns(clk, b - a);
+	}
+	res->elapsed_ns = wl_now() - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	res->minflt = ru1.ru_minflt - ru0.ru_minflt;
+	res->count = end - first;
+	res->ok = ok;
+	if (k == 0 && cb_numa_where(base + first * spec->page_size, (end - first) * spec->page_size,
+				    spec->page_size, res->nodes, sizeof(res->nodes)) < 0)
+		res->nodes[0] = '\0';
+	_exit(0);
+}
+
+static bool parent_intact(const struct cb_run_spec *spec, const char *base)
+{
+	for (size_t p = 0; p < spec->size / spec->page_size; p++)
+		if (*(const uint64_t *)(base + p * spec->page_size) != wl_pattern(p))
+			return false;
+	return true;
+}
+
+/* Fork every child, start them together, reap them all; the status names the first failure. */
+static int run_children(const struct cb_run_spec *spec, char *base, struct multi_shared *sh, double *lat,
+			size_t per_child, struct cb_row *row)
+{
+	unsigned n = spec->params.children, made = 0;
+	pid_t *pid = calloc(n, sizeof(*pid));
+	int err = 0;
+
+	if (!pid)
+		return -ENOMEM;
+	for (; made < n; made++) {
+		pid[made] = fork();
+		if (pid[made] == 0)
+			child(spec, base, made, sh, lat + made * per_child);
+		if (pid[made] < 0) {
+			err = -errno;
+			wl_status(row, "error:fork:%s", cb_strerror(err));
+			break;
+		}
+	}
+	sh->go = 1;
+	for (unsigned i = 0; i < made; i++) {
+		int ws = 0;
+
+		if (err)
+			kill(pid[i], SIGKILL);
+		while (waitpid(pid[i], &ws, 0) < 0 && errno == EINTR)
+			;
+		if (!err && WIFSIGNALED(ws)) {
+			wl_status(row, "child-killed:%s", sigabbrev_np(WTERMSIG(ws)));
+			err = CB_ECHILD;
+		} else if (!err && WEXITSTATUS(ws)) {
+			wl_status(row, "child-exit:%d", WEXITSTATUS(ws));
+			err = CB_ECHILD;
+		}
+	}
+	free(pid);
+	return err;
+}
+
+static void fill_row(const struct cb_run_spec *spec, const struct multi_shared *sh, double *lat,
+		     size_t per_child, struct cb_row *row)
+{
+	struct cb_lat_stats st;
+	uint64_t touched = 0, elapsed = 0;
+	int64_t faults = 0;
+	int ok = 1;
+
+	for (unsigned k = 0; k < spec->params.children; k++) {
+		const struct child_result *r = &sh->res[k];
+
+		/* Pack the latencies so one summary covers every child. */
+		memmove(lat + touched, lat + k * per_child, r->count * sizeof(*lat));
+		touched += r->count;
+		elapsed = r->elapsed_ns > elapsed ? r->elapsed_ns : elapsed;
+		faults += r->minflt;
+		ok &= r->ok;
+	}
+	row->touched = (int64_t)touched;
+	row->elapsed_ns = (int64_t)elapsed;
+	row->faults = faults;
+	row->verified = ok;
+	snprintf(row->copy_nodes, sizeof(row->copy_nodes), "%s", sh->res[0].nodes);
+	if (touched && cb_lat_stats_compute(lat, touched, &st) == 0) {
+		row->ns_per_page = st.mean;
+		row->lat_min_ns = st.min;
+		row->lat_mean_ns = st.mean;
+		row->lat_p50_ns = st.p50;
+		row->lat_p90_ns = st.p90;
+		row->lat_p99_ns = st.p99;
+		row->lat_p999_ns = st.p999;
+		row->lat_max_ns = st.max;
+	}
+}
+
+static int multi_run(void *state, const struct cb_run_spec *spec, struct cb_row *row)
+{
+	const struct cb_wl_params *p = &spec->params;
+	size_t np = spec->size / spec->page_size;
+	size_t per_child = p->share == CB_SHARE_ALL ? np : (np + p->children - 1) / p->children;
+	size_t head = sizeof(struct multi_shared) + p->children * sizeof(struct child_result);
+	size_t len = head + p->children * per_child * sizeof(double);
+	struct multi_shared *sh;
+	struct cb_region r;
+	int err;
+
+	(void)state;
+	snprintf(row->method, sizeof(row->method), "%s", cb_multi_share_name(p->share));
+	row->children = p->children;
+	err = cb_numa_run_on(p->cpunodebind);
+	if (err) {
+		wl_status(row, "error:cpunodebind:%s", cb_strerror(err));
+		return err;
+	}
+	err = wl_region_prepare(spec, row, &r, p->share == CB_SHARE_ALL ? p->children : 1);
+	if (err)
+		return err;
+	head = (head + 7) & ~(size_t)7;
+	sh = wl_shared_map(head + p->children * per_child * sizeof(double));
+	if (!sh) {
+		err = -errno;
+		wl_status(row, "error:mmap:%s", cb_strerror(err));
+		cb_region_unmap(&r);
+		return err;
+	}
+	len = head + p->children * per_child * sizeof(double);
+	err = run_children(spec, r.addr, sh, (double *)((char *)sh + head), per_child, row);
+	if (!err) {
+		fill_row(spec, sh, (double *)((char *)sh + head), per_child, row);
+		if (!parent_intact(spec, r.addr))
+			row->verified = 0;
+		if (row->verified == 1)
+			wl_status(row, "ok");
+		else
+			wl_status(row, "error:verify:a child or the parent saw changed data");
+		err = row->verified == 1 ? 0 : CB_ECHILD;
+	}
+	munmap(sh, len);
+	cb_region_unmap(&r);
+	return err;
+}
+
+static int multi_check(const struct cb_run_spec *spec, char *why, size_t len)
+{
+	uint64_t pages = spec->size / spec->page_size, avail, need;
+
+	if (spec->params.share == CB_SHARE_SPLIT && spec->params.children > pages) {
+		snprintf(why, len, "--children=%u is more than the %llu pages of --size (with --share=split)",
+			 spec->params.children, (unsigned long long)pages);
+		return -EINVAL;
+	}
+	/* The region, and a copy of every page each child writes. */
+	need = spec->size * (spec->params.share == CB_SHARE_ALL ? spec->params.children + 1 : 2);
+	if (cb_mem_available(&avail) == 0 && need > avail) {
+		snprintf(why, len, "multi needs %llu MiB (region plus the children's copies) but MemAvailable is %llu MiB",
+			 (unsigned long long)(need >> 20), (unsigned long long)(avail >> 20));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct cb_workload cb_workload_multi = {
+	.abi = CB_WORKLOAD_ABI,
+	.name = "multi",
+	.help = "N children forked from one parent write their share or all pages (--children, --share)",
+	.run = multi_run,
+	.check = multi_check,
+};
