@@ -13,6 +13,7 @@ static const struct {
 	{ "run", cmd_run, "measure one workload, one CSV/JSON/table row per repetition" },
 	{ "list", cmd_list, "list the workloads" },
 	{ "info", cmd_info, "describe this machine: kernel, CPU, clock, THP, COW interfaces" },
+	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 };
 
 static void usage(FILE *fp)
@@ -48,6 +49,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: run, list, info; see --help)", argv[1]);
+	cli_error("unknown command '%s' (commands: run, list, info, matrix; see --help)", argv[1]);
 	return EXIT_USAGE;
 }

@@ -7,6 +7,7 @@ packages=(
 	build-essential cmake pkg-config git
 	check libsubunit-dev   # unit tests (Check links libsubunit on Debian)
 	libnuma-dev            # NUMA nodes and placement
+	libnl-genl-3-dev       # taskstats (COW copies counted by the kernel) over generic netlink
 	gnuplot-nox            # plots (analysis/)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static

@@ -35,6 +35,7 @@ int cb_writer_parse(const char *s, enum cb_writer *out)
 /* What the writer hands back to the caller across the fork (lives in a MAP_SHARED page). */
 struct shared_result {
 	int err;
+	uintptr_t region; /* where the writer's region is (a --no-fork child maps its own) */
 	long minflt, majflt;
 	uint64_t elapsed_ticks;
 	uint64_t lat[]; /* per-write ticks */
@@ -143,12 +144,15 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	out->err = 0;
 }
 
-static void read_byte(int fd)
+/* true when a byte came, false at EOF (the other side is gone). */
+static bool read_byte(int fd)
 {
+	ssize_t n;
 	char c;
 
-	while (read(fd, &c, 1) < 0 && errno == EINTR)
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
 		;
+	return n == 1;
 }
 
 static int write_byte(int fd)
@@ -192,38 +196,80 @@ static void kill_and_reap(pid_t pid)
 	reap(pid, ignored, sizeof(ignored));
 }
 
-/* Child writes (fork: the parent keeps the snapshot; no-fork: the child maps its own private pages). */
+static void call_hook(const struct cb_touch_params *p, bool after, pid_t writer, pid_t writer_tid,
+		      pid_t snapshot, void *region)
+{
+	struct cb_touch_sides s = {
+		.writer = writer, .writer_tid = writer_tid, .snapshot = snapshot, .region = region,
+		.pages = p->size / p->page_size,
+	};
+	void (*fn)(void *, const struct cb_touch_sides *);
+
+	if (!p->hooks)
+		return;
+	fn = after ? p->hooks->after : p->hooks->before;
+	if (fn)
+		fn(p->hooks->arg, &s);
+}
+
+/*
+ * Child writes (fork: the parent keeps the snapshot; no-fork: the child maps
+ * its own private pages). The child says "ready" before waiting for go and
+ * "done" after its loop, then stays until the parent closes go, so the
+ * hooks see it alive on both sides of the loop.
+ */
 static int run_child_writer(const struct cb_touch_params *p, char *base, struct shared_result *out,
 			    char *status)
 {
-	int go[2];
+	int go[2], done[2];
 	pid_t pid;
-	int err;
+	int err = 0;
 
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(done, O_CLOEXEC) < 0) {
 		err = -errno;
 		close(go[0]);
 		close(go[1]);
 		return err;
 	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(done[0]);
+		close(done[1]);
+		return err;
+	}
 	if (pid == 0) {
 		close(go[1]);
+		close(done[0]);
 		if (pin_to_cpu(p->cpu, NULL) < 0)
 			_exit(3);
+		write_byte(done[1]);
 		read_byte(go[0]);
 		if (p->inject_child_signal > 0)
 			raise(p->inject_child_signal);
 		if (!p->fork && !(base = map_region(p)))
 			_exit(4);
+		out->region = (uintptr_t)base;
 		write_pages(p, base, out);
+		write_byte(done[1]);
+		read_byte(go[0]); /* EOF: the parent has looked */
 		_exit(out->err ? 5 : 0);
 	}
 	close(go[0]);
-	err = write_byte(go[1]);
+	close(done[1]);
+	/* No "ready": the child died before the loop; writing go would raise SIGPIPE here. */
+	if (read_byte(done[0])) {
+		call_hook(p, false, pid, pid, p->fork ? getpid() : 0, p->fork ? base : NULL);
+		err = write_byte(go[1]);
+		if (err == 0 && read_byte(done[0]))
+			call_hook(p, true, pid, pid, p->fork ? getpid() : 0, (void *)out->region);
+	}
 	close(go[1]);
+	close(done[0]);
 	if (err < 0) {
 		kill_and_reap(pid);
 		return err;
@@ -272,7 +318,9 @@ static int run_parent_writer(const struct cb_touch_params *p, char *base, struct
 	close(ready[0]);
 	err = pin_to_cpu(p->cpu, &old);
 	if (err == 0) {
+		call_hook(p, false, getpid(), gettid(), pid, base);
 		write_pages(p, base, out);
+		call_hook(p, true, getpid(), gettid(), pid, base);
 		if (p->cpu >= 0)
 			sched_setaffinity(0, sizeof(old), &old);
 	}
@@ -292,7 +340,9 @@ static int run_in_process(const struct cb_touch_params *p, char *base, struct sh
 
 	if (err < 0)
 		return err;
+	call_hook(p, false, getpid(), gettid(), 0, base);
 	write_pages(p, base, out);
+	call_hook(p, true, getpid(), gettid(), 0, base);
 	if (p->cpu >= 0)
 		sched_setaffinity(0, sizeof(old), &old);
 	return out->err;

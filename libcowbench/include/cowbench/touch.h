@@ -23,6 +23,27 @@ enum cb_writer {
 const char *cb_writer_name(enum cb_writer w);
 int cb_writer_parse(const char *s, enum cb_writer *out);
 
+/* Who is who during one touch, as the hooks see it. */
+struct cb_touch_sides {
+	pid_t writer;      /* the writing process */
+	pid_t writer_tid;  /* the thread that writes */
+	pid_t snapshot;    /* the side keeping the snapshot; 0 when there is none (no fork) */
+	void *region;      /* the region's address in the writer; NULL while not mapped yet */
+	size_t pages;
+};
+
+/*
+ * Optional probes around the loop. before() runs once the writer is ready
+ * and not yet released; after() once it finished writing, while both sides
+ * are still alive (a child writer is held until after() returns). Neither
+ * runs inside the timed loop.
+ */
+struct cb_touch_hooks {
+	void (*before)(void *arg, const struct cb_touch_sides *s);
+	void (*after)(void *arg, const struct cb_touch_sides *s);
+	void *arg;
+};
+
 struct cb_touch_params {
 	uint64_t size;              /* bytes, a whole number of pages */
 	size_t page_size;
@@ -35,6 +56,7 @@ struct cb_touch_params {
 	size_t count;               /* entries in order[] */
 	/* Test aid: when > 0, the child kills itself with this signal before writing. */
 	int inject_child_signal;
+	const struct cb_touch_hooks *hooks; /* NULL: no probes */
 };
 
 #define CB_STATUS_LEN 48

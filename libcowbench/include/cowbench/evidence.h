@@ -1,0 +1,76 @@
+#ifndef COWBENCH_EVIDENCE_H
+#define COWBENCH_EVIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cowbench/pagemap.h>
+#include <cowbench/perfcount.h>
+#include <cowbench/report.h>
+#include <cowbench/smaps.h>
+#include <cowbench/taskstats.h>
+#include <cowbench/touch.h>
+
+/*
+ * Evidence of what a touch did, from a stock kernel: taskstats (COW
+ * copies and time in the kernel copy path), pagemap (copied vs reused
+ * frames), smaps_rollup (private/shared dirty) and perf software
+ * counters. It plugs into cb_touch_run as hooks: everything is read
+ * before the writer is released and after it finished, never inside
+ * the timed loop. Each probe that cannot run leaves its cells empty
+ * and says why in a short note.
+ */
+
+enum cb_probe { CB_PROBE_TASKSTATS = 0, CB_PROBE_PAGEMAP, CB_PROBE_SMAPS, CB_PROBE_PERF, CB_NPROBES };
+
+struct cb_evidence {
+	/* Set by the caller before the touch. */
+	size_t page_size;
+	const size_t *touched;  /* page indices the writer writes (NULL: all) */
+	size_t ntouched;
+	bool disabled[CB_NPROBES];
+
+	/* Results: err[p] is 0 when probe p measured, else why not. */
+	int err[CB_NPROBES];
+	struct cb_taskstats ts_before, ts_after;
+	struct cb_pagemap_diff pm;
+	struct cb_smaps w_before, w_after, s_before, s_after;
+	bool have_snapshot_smaps;
+	int64_t perf[CB_PERF_NCOUNTERS];
+
+	/* Private state between the hooks. */
+	struct cb_taskstats_sock *ts_sock;
+	uint64_t *pm_before;
+	size_t pm_pages;
+	struct cb_perfcount perfc;
+	bool perf_open;
+	int self_accounted;     /* cb_taskstats_self_accounted() of the caller, found before the region exists */
+};
+
+/** Prepare ev (all probes on); fill page_size/touched afterwards. */
+void cb_evidence_init(struct cb_evidence *ev, size_t page_size, const size_t *touched, size_t ntouched);
+/** The hooks to put in cb_touch_params.hooks (arg = ev). */
+void cb_evidence_hooks(struct cb_evidence *ev, struct cb_touch_hooks *hooks);
+/** Write the measured cells and the notes into row (cells of failed probes stay empty). */
+void cb_evidence_fill_row(const struct cb_evidence *ev, struct cb_row *row);
+void cb_evidence_free(struct cb_evidence *ev);
+/** Mark the evidence cells of a fresh row "not measured". */
+void cb_evidence_row_init(struct cb_row *row);
+/**
+ * kernel_copy_ns_mean from taskstats (wpcopy_ns/wpcopy_count), else from
+ * /proc/cow_stats (cow_copy_ns/cow_faults), naming the source.
+ */
+void cb_evidence_fill_copy_mean(struct cb_row *row);
+
+const char *cb_probe_name(enum cb_probe p);
+/** Short reason a probe did not measure: "needs-root", "delayacct-off", "not-supported", ... */
+const char *cb_probe_reason(enum cb_probe p, int err);
+
+/* Not-measured markers beyond errno: delay accounting is off; pagemap shows no PFNs. */
+#define CB_EDELAYACCT (-(10000 + 50))
+#define CB_ENOPFN     (-(10000 + 51))
+/* The writer was born before delay accounting was switched on: its copies are never counted. */
+#define CB_EPREDATES  (-(10000 + 52))
+
+#endif

@@ -1,0 +1,54 @@
+#ifndef COWBENCH_TASKSTATS_H
+#define COWBENCH_TASKSTATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The kernel's own count of COW copies on a stock kernel: taskstats delay
+ * accounting over generic netlink (Linux >= 5.19 reports wpcopy_count and
+ * wpcopy_delay_total, the number of times a task went through the COW copy
+ * path and the time spent there). Needs CAP_NET_ADMIN to query and
+ * kernel.task_delayacct=1 for the counts to move.
+ */
+
+#define CB_DELAYACCT_SYSCTL "/proc/sys/kernel/task_delayacct"
+
+struct cb_taskstats {
+	unsigned version;          /* TASKSTATS_VERSION of the reply */
+	uint64_t wpcopy_count;     /* COW copies (wp_page_copy) so far */
+	uint64_t wpcopy_delay_ns;  /* time spent in them (ns) */
+	uint64_t minflt, majflt;   /* the task's fault counts (BSD accounting part) */
+	uint64_t cpu_run_real_ns;  /* CPU time the task ran (ns) */
+};
+
+struct cb_taskstats_sock;
+
+/** Connect to the TASKSTATS family; -ENOENT when the kernel has none. */
+int cb_taskstats_open(struct cb_taskstats_sock **out);
+void cb_taskstats_close(struct cb_taskstats_sock *s);
+
+/**
+ * Stats of one task (tgid false: pid is a thread id) or of a whole thread
+ * group, dead threads included (tgid true). -EPERM without CAP_NET_ADMIN,
+ * -ESRCH when there is no such task, -ENOTSUP when the kernel predates
+ * wpcopy accounting (version < 13).
+ */
+int cb_taskstats_query(struct cb_taskstats_sock *s, pid_t pid, bool tgid, struct cb_taskstats *out);
+
+/**
+ * 1 when the calling thread's COW copies are counted, 0 when they are not:
+ * the kernel gives a task its delay-accounting record at fork only while
+ * kernel.task_delayacct is 1, so a task born before it was switched on
+ * reads 0 copies forever. Found out by making one COW copy (a short-lived
+ * child holds the page); cached per thread. -errno when it cannot tell.
+ */
+int cb_taskstats_self_accounted(struct cb_taskstats_sock *s);
+
+/** 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable. */
+int cb_delayacct_enabled(void);
+/** Turn delay accounting on for this process's life (restored by cb_sysctl_restore_all). */
+int cb_delayacct_enable(void);
+
+#endif

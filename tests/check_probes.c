@@ -1,0 +1,408 @@
+/* The stock-kernel COW probes: taskstats, pagemap, smaps_rollup, perf, each against a real fork. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/evidence.h>
+
+#define NPAGES 1024
+#define SLACK 32 /* stack and libc pages the writer dirties besides the region */
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static bool skip_unless_root(const char *what)
+{
+	if (geteuid() == 0)
+		return false;
+	printf("SKIP: %s needs root\n", what);
+	return true;
+}
+
+/* The runner puts kernel.task_delayacct back after the tests, however a forked test ended. */
+static long saved_delayacct = -1;
+
+static void save_delayacct(void)
+{
+	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
+		saved_delayacct = -1;
+}
+
+static void restore_delayacct(void)
+{
+	if (saved_delayacct >= 0 && geteuid() == 0)
+		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, saved_delayacct);
+}
+
+/* Root tests turn delay accounting on; the forked test process puts it back however it ends. */
+static void delayacct_on(void)
+{
+	atexit(cb_sysctl_restore_all);
+	ck_assert_int_eq(cb_delayacct_enable(), 0);
+	ck_assert_int_eq(cb_delayacct_enabled(), 1);
+}
+
+START_TEST(test_smaps_fixture)
+{
+	struct cb_smaps s;
+
+	ck_assert_int_eq(cb_smaps_read_path(CB_FIXTURE_DIR "/smaps_rollup_sample.txt", &s), 0);
+	ck_assert_int_eq(s.rss_kb, 67300);
+	ck_assert_int_eq(s.shared_dirty_kb, 32768);
+	ck_assert_int_eq(s.private_dirty_kb, 33000);
+	ck_assert_int_eq(s.private_clean_kb, 332);
+	ck_assert_int_eq(s.swap_kb, 12);
+	ck_assert_int_eq(cb_smaps_parse("nothing: here\n", &s), CB_EFORMAT);
+	ck_assert_int_eq(s.private_dirty_kb, -1);
+	ck_assert_int_eq(cb_smaps_read_path(CB_FIXTURE_DIR "/no-such-file", &s), -ENOENT);
+	/* smaps (per mapping) sums the same fields */
+	ck_assert_int_eq(cb_smaps_parse("Private_Dirty: 4 kB\nRss: 8 kB\nPrivate_Dirty:  8 kB\n", &s), 0);
+	ck_assert_int_eq(s.private_dirty_kb, 12);
+	ck_assert_int_eq(s.shared_dirty_kb, -1);
+}
+END_TEST
+
+START_TEST(test_smaps_self)
+{
+	struct cb_smaps s;
+
+	ck_assert_int_eq(cb_smaps_read(0, &s), 0);
+	ck_assert_int_gt(s.rss_kb, 0);
+	ck_assert_int_ge(s.private_dirty_kb, 0);
+}
+END_TEST
+
+#define PFN(x) (CB_PM_PRESENT | (x))
+
+START_TEST(test_pagemap_classify)
+{
+	/* pages 0-1 copied, 2 reused, 3 not present after, 4-5 untouched and shared with the other side */
+	uint64_t before[6] = { PFN(10), PFN(11), PFN(12), PFN(13), PFN(14), PFN(15) };
+	uint64_t after[6] = { PFN(20), PFN(21), PFN(12), 0, PFN(14), PFN(15) };
+	uint64_t other[6] = { PFN(10), PFN(11), 0, PFN(13), PFN(14), PFN(15) };
+	size_t touched[] = { 0, 1, 1, 2, 3, 0 }; /* duplicates count once */
+	struct cb_pagemap_diff d;
+
+	ck_assert_int_eq(cb_pagemap_classify(before, after, other, 6, touched, 6, &d), 0);
+	ck_assert_int_eq(d.copied, 2);
+	ck_assert_int_eq(d.reused, 1);
+	ck_assert_int_eq(d.not_present, 1);
+	ck_assert_int_eq(d.shared, 2);
+	ck_assert_int_eq(cb_pagemap_classify(before, after, NULL, 6, NULL, 0, &d), 0);
+	ck_assert_int_eq(d.copied, 2);
+	ck_assert_int_eq(d.reused, 3);
+	ck_assert_int_eq(d.shared, -1);
+}
+END_TEST
+
+/* What an unprivileged reader sees (PFNs zeroed): no numbers, -EPERM; with PFNs: all reused. */
+START_TEST(test_pagemap_fixtures)
+{
+	uint64_t a[16], b[16];
+	struct cb_pagemap_diff d;
+
+	ck_assert_int_eq(cb_pagemap_read_path(CB_FIXTURE_DIR "/pagemap_nopfn.bin", 0, 16, page_size(), a), 0);
+	ck_assert_int_eq(cb_pagemap_classify(a, a, a, 16, NULL, 0, &d), -EPERM);
+	ck_assert_int_eq(cb_pagemap_read_path(CB_FIXTURE_DIR "/pagemap_pfn.bin", 0, 16, page_size(), b), 0);
+	ck_assert_int_eq(cb_pagemap_classify(b, b, NULL, 16, NULL, 0, &d), 0);
+	ck_assert_int_eq(d.reused, 16);
+	ck_assert_int_eq(d.copied, 0);
+	ck_assert_int_eq(cb_pagemap_read_path(CB_FIXTURE_DIR "/pagemap_pfn.bin", 8 * page_size(), 16, page_size(), b),
+			 -ENODATA);
+}
+END_TEST
+
+/* Run seq, child writes, with the evidence hooks; the row says what the probes saw. */
+static int touch_with_evidence(enum cb_writer writer, bool fork, struct cb_row *row)
+{
+	static size_t order[NPAGES];
+	struct cb_clock clk;
+	struct cb_evidence ev;
+	struct cb_touch_hooks hooks;
+	struct cb_touch_result res;
+	int err;
+
+	for (size_t i = 0; i < NPAGES; i++)
+		order[i] = i;
+	ck_assert_int_eq(cb_clock_init(&clk, CB_CLOCK_MONOTONIC), 0);
+	struct cb_touch_params p = {
+		.size = NPAGES * page_size(), .page_size = page_size(), .writer = writer, .fork = fork,
+		.cpu = -1, .clock = &clk, .order = order, .count = NPAGES, .hooks = &hooks,
+	};
+	memset(row, 0, sizeof(*row));
+	cb_evidence_row_init(row);
+	row->cow_copies = row->cow_reuses = row->cow_faults = row->cow_copy_ns = CB_NA;
+	cb_evidence_init(&ev, page_size(), order, NPAGES);
+	cb_evidence_hooks(&ev, &hooks);
+	err = cb_touch_run(&p, &res);
+	cb_evidence_fill_row(&ev, row);
+	cb_evidence_free(&ev);
+	cb_touch_result_free(&res);
+	return err;
+}
+
+START_TEST(test_child_writes_copies)
+{
+	struct cb_row row;
+
+	if (skip_unless_root("taskstats and pagemap PFNs"))
+		return;
+	delayacct_on();
+	ck_assert_int_eq(touch_with_evidence(CB_WRITER_CHILD, true, &row), 0);
+	ck_assert_msg(row.evidence_notes[0] == '\0', "notes: %s", row.evidence_notes);
+	/* taskstats: the kernel counted one copy per page (plus a few stack/libc pages) */
+	ck_assert_int_ge(row.wpcopy_count, NPAGES);
+	ck_assert_int_le(row.wpcopy_count, NPAGES + SLACK);
+	ck_assert_int_gt(row.wpcopy_ns, 0);
+	ck_assert_str_eq(row.kernel_copy_source, "taskstats");
+	/* pagemap: every written page got a new frame; nothing reused, nothing left shared */
+	ck_assert_int_eq(row.cow_copies, NPAGES);
+	ck_assert_int_eq(row.cow_reuses, 0);
+	ck_assert_int_eq(row.cow_shared, 0);
+	/* smaps: the copies became the writer's private dirty memory */
+	ck_assert_int_ge(row.private_dirty_kb - row.private_dirty_kb_before, (int64_t)(NPAGES * page_size() / 1024));
+	ck_assert_int_ne(row.snap_shared_dirty_kb, CB_NA);
+	/* perf: at least one fault per page */
+	ck_assert_int_ge(row.perf_minflt, NPAGES);
+	ck_assert_int_le(row.perf_minflt, NPAGES + SLACK);
+	ck_assert_int_eq(row.perf_majflt, 0);
+	ck_assert_int_ge(row.perf_cs, 0);
+}
+END_TEST
+
+/* Shared memory a forked measuring process fills in for the test to check. */
+static void *shared_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	return p;
+}
+
+/* Run fn in a fresh process (born with delay accounting on, unlike this one); 0 when it exited 0. */
+static int in_child(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	int ws;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(fn(arg) == 0 ? 0 : 1);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static int parent_writer(void *row)
+{
+	return touch_with_evidence(CB_WRITER_PARENT, true, row);
+}
+
+START_TEST(test_parent_writes_copies)
+{
+	struct cb_row *row = shared_alloc(sizeof(*row)), here;
+
+	if (skip_unless_root("taskstats and pagemap PFNs"))
+		return;
+	delayacct_on();
+	ck_assert_int_eq(in_child(parent_writer, row), 0);
+	ck_assert_msg(row->evidence_notes[0] == '\0', "notes: %s", row->evidence_notes);
+	ck_assert_int_ge(row->wpcopy_count, NPAGES);
+	ck_assert_int_le(row->wpcopy_count, NPAGES + SLACK);
+	ck_assert_int_eq(row->cow_copies, NPAGES);
+	ck_assert_int_eq(row->cow_reuses, 0);
+	/* This process was born before accounting went on: its copies are not counted, and we say so. */
+	ck_assert_int_eq(touch_with_evidence(CB_WRITER_PARENT, true, &here), 0);
+	ck_assert_int_eq(here.wpcopy_count, CB_NA);
+	ck_assert_ptr_nonnull(strstr(here.evidence_notes, "taskstats:writer-predates-delayacct"));
+	ck_assert_int_eq(here.cow_copies, NPAGES);
+}
+END_TEST
+
+/* No fork: nothing is shared, so the kernel copies nothing; pagemap has no other side to compare. */
+static int no_fork_writer(void *row)
+{
+	return touch_with_evidence(CB_WRITER_PARENT, false, row);
+}
+
+START_TEST(test_no_fork_no_copies)
+{
+	struct cb_row *row = shared_alloc(sizeof(*row));
+
+	if (skip_unless_root("taskstats"))
+		return;
+	delayacct_on();
+	ck_assert_int_eq(in_child(no_fork_writer, row), 0);
+	ck_assert_int_ne(row->wpcopy_count, CB_NA);
+	ck_assert_int_le(row->wpcopy_count, SLACK);
+	ck_assert_int_eq(row->cow_copies, CB_NA);
+	ck_assert_ptr_nonnull(strstr(row->evidence_notes, "pagemap:not-supported"));
+	ck_assert_int_ge(row->perf_minflt, 0);
+}
+END_TEST
+
+/*
+ * The snapshot side exited before the parent writes: each write still
+ * faults (the page table entries stay write-protected) but the kernel
+ * reuses the page in place: same frame, no copy.
+ */
+struct reuse_result {
+	int err;
+	struct cb_pagemap_diff d;
+	uint64_t copies;
+	long minflt;
+	unsigned version;
+	int missing_err;
+};
+
+static int reuse_measure(void *arg)
+{
+	struct reuse_result *r = arg;
+	size_t ps = page_size(), len = NPAGES * ps;
+	uint64_t *before = calloc(NPAGES, 8), *after = calloc(NPAGES, 8);
+	struct cb_taskstats_sock *sock;
+	struct cb_taskstats t0, t1;
+	struct rusage r0, r1;
+	pid_t tid = (pid_t)syscall(SYS_gettid), pid;
+	char *region = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	r->err = -1;
+	if (region == MAP_FAILED || !before || !after || cb_taskstats_open(&sock) < 0)
+		return -1;
+	madvise(region, len, MADV_NOHUGEPAGE);
+	memset(region, 1, len);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+		return -1;
+	/* The snapshot is gone before the first write: every page has one owner again. */
+	if ((r->err = cb_pagemap_read(0, region, NPAGES, ps, before)) ||
+	    (r->err = cb_taskstats_query(sock, tid, false, &t0)))
+		return r->err;
+	getrusage(RUSAGE_THREAD, &r0);
+	for (size_t i = 0; i < NPAGES; i++)
+		((volatile char *)region)[i * ps] = 2;
+	getrusage(RUSAGE_THREAD, &r1);
+	if ((r->err = cb_taskstats_query(sock, tid, false, &t1)) ||
+	    (r->err = cb_pagemap_read(0, region, NPAGES, ps, after)) ||
+	    (r->err = cb_pagemap_classify(before, after, NULL, NPAGES, NULL, 0, &r->d)))
+		return r->err;
+	r->copies = t1.wpcopy_count - t0.wpcopy_count;
+	r->minflt = r1.ru_minflt - r0.ru_minflt;
+	r->err = cb_taskstats_query(sock, getpid(), true, &t1); /* thread group: same kernel, summed */
+	r->version = t1.version;
+	r->missing_err = cb_taskstats_query(sock, 0x3fffffff, false, &t0);
+	r->err = r->err ? r->err : cb_taskstats_self_accounted(sock) == 1 ? 0 : -1;
+	cb_taskstats_close(sock);
+	return r->err;
+}
+
+/*
+ * The snapshot side exited before the parent writes: each write still
+ * faults (the page table entries stay write-protected) but the kernel
+ * reuses the page in place: same frame, no copy.
+ */
+START_TEST(test_reuse_after_child_exit)
+{
+	struct reuse_result *r = shared_alloc(sizeof(*r));
+
+	if (skip_unless_root("taskstats and pagemap PFNs"))
+		return;
+	delayacct_on();
+	ck_assert_int_eq(in_child(reuse_measure, r), 0);
+	ck_assert_int_eq(r->err, 0);
+	ck_assert_int_eq(r->d.reused, NPAGES);
+	ck_assert_int_eq(r->d.copied, 0);
+	ck_assert_int_le(r->copies, SLACK); /* ~0: stack or sanitizer pages at most */
+	ck_assert_int_ge(r->minflt, NPAGES); /* yet every write faulted */
+	ck_assert_int_ge(r->version, 13);
+	ck_assert_int_eq(r->missing_err, -ESRCH);
+}
+END_TEST
+
+/* Delay accounting off: the counts would all read 0, so the cells stay empty with a note. */
+START_TEST(test_delayacct_off_is_empty)
+{
+	struct cb_row row;
+
+	if (skip_unless_root("changing kernel.task_delayacct"))
+		return;
+	atexit(cb_sysctl_restore_all);
+	ck_assert_int_eq(cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0), 0);
+	ck_assert_int_eq(touch_with_evidence(CB_WRITER_CHILD, true, &row), 0);
+	ck_assert_int_eq(row.wpcopy_count, CB_NA);
+	ck_assert(isnan(row.kernel_copy_ns_mean));
+	ck_assert_ptr_nonnull(strstr(row.evidence_notes, "taskstats:delayacct-off"));
+	ck_assert_int_eq(row.cow_copies, NPAGES); /* the other probes are unaffected */
+}
+END_TEST
+
+/*
+ * Unprivileged: a forked child drops to nobody and measures. Probes that
+ * need root leave empty cells and a note; nothing crashes, nothing lies.
+ */
+START_TEST(test_unprivileged_probes)
+{
+	struct cb_row *row = mmap(NULL, sizeof(*row), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct passwd *nobody = getpwnam("nobody");
+	pid_t pid;
+	int ws;
+
+	if (skip_unless_root("dropping to nobody"))
+		return;
+	ck_assert_ptr_nonnull(nobody);
+	delayacct_on();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
+			_exit(10);
+		prctl(PR_SET_DUMPABLE, 1); /* like any user's process: its /proc files are its own */
+		_exit(touch_with_evidence(CB_WRITER_CHILD, true, row) == 0 ? 0 : 11);
+	}
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+	ck_assert_int_eq(row->wpcopy_count, CB_NA);
+	ck_assert_int_eq(row->cow_copies, CB_NA);
+	ck_assert_int_eq(row->cow_reuses, CB_NA);
+	ck_assert_ptr_nonnull(strstr(row->evidence_notes, "taskstats:needs-root"));
+	ck_assert_ptr_nonnull(strstr(row->evidence_notes, "pagemap:needs-root"));
+	/* smaps of one's own processes needs no privilege */
+	ck_assert_int_ne(row->private_dirty_kb, CB_NA);
+	/* perf follows kernel.perf_event_paranoid: a number or an empty cell and a note */
+	ck_assert(row->perf_minflt >= NPAGES || (row->perf_minflt == CB_NA &&
+						  strstr(row->evidence_notes, "perf:not-permitted")));
+	munmap(row, sizeof(*row));
+}
+END_TEST
+
+static Suite *probes_suite(void)
+{
+	Suite *s = suite_create("probes");
+	TCase *tc = tcase_create("probes");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, save_delayacct, restore_delayacct);
+	tcase_add_test(tc, test_smaps_fixture);
+	tcase_add_test(tc, test_smaps_self);
+	tcase_add_test(tc, test_pagemap_classify);
+	tcase_add_test(tc, test_pagemap_fixtures);
+	tcase_add_test(tc, test_child_writes_copies);
+	tcase_add_test(tc, test_parent_writes_copies);
+	tcase_add_test(tc, test_no_fork_no_copies);
+	tcase_add_test(tc, test_reuse_after_child_exit);
+	tcase_add_test(tc, test_delayacct_off_is_empty);
+	tcase_add_test(tc, test_unprivileged_probes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(probes_suite)
