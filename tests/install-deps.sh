@@ -8,6 +8,7 @@ packages=(
 	check libsubunit-dev   # unit tests (Check links libsubunit on Debian)
 	libnuma-dev            # NUMA nodes and placement
 	libnl-genl-3-dev       # taskstats (COW copies counted by the kernel) over generic netlink
+	libinih-dev            # matrix files (INI) for cowbench matrix
 	gnuplot-nox            # plots (analysis/)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static

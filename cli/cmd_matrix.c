@@ -1,0 +1,751 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+
+#include "cli.h"
+
+#ifndef CLI_OPTIONAL_VALUE
+#define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
+#endif
+
+/*
+ * cowbench matrix: enumerate every cell first, then run them one rep at a
+ * time, appending (and fsyncing) each finished rep so a crash costs at
+ * most the rep in flight. An axis is any `cowbench run` option: each cell
+ * is a list of NAME=VALUE pairs applied through run's own option table.
+ */
+
+struct matrix_opts {
+	struct cb_matrix m;
+	const char *file;
+	long reps, warmup;          /* -1: from the file, else the default */
+	bool shuffle, dry_run, any_axis;
+	uint64_t shuffle_seed;
+	bool seed_given;
+	unsigned shard_i, shard_n;
+	const char *resume, *output;
+	enum cb_format format;
+};
+
+/* Matrix-level options; everything else named --NAME is an axis. */
+enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_HELP, M_N };
+
+static const struct {
+	const char *name, *metavar, *help;
+	bool optional;
+} matrix_options[M_N] = {
+	[M_REPS] = { "reps", "N", "measured repetitions per cell; default 5", false },
+	[M_WARMUP] = { "warmup", "N", "unrecorded repetitions before each cell's first; default 1", false },
+	[M_SHUFFLE] = { "shuffle", "SEED", "run the cells in a seeded random order (no SEED: from the clock, printed)",
+			true },
+	[M_SHARD] = { "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", false },
+	[M_RESUME] = { "resume", "FILE", "append to FILE (CSV), skipping the reps already in it", false },
+	[M_OUTPUT] = { "output", "FILE", "write rows to FILE (a new file) instead of standard output", false },
+	[M_FORMAT] = { "format", "csv|json|table", "row format; default csv (json: JSON Lines)", false },
+	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
+	[M_HELP] = { "help", NULL, "show this help", false },
+};
+
+/* Axis names people reach for, mapped to run's option names. */
+static const struct { const char *alias, *name; } axis_aliases[] = {
+	{ "workloads", "workload" }, { "sizes", "size" }, { "writers", "writer" },
+	{ "clocks", "clock" },
+};
+
+/* Options of run that are the matrix's business, never axes. */
+static bool not_an_axis(const char *name)
+{
+	return !strcmp(name, "output") || !strcmp(name, "format") || !strcmp(name, "reps") ||
+	       !strcmp(name, "warmup");
+}
+
+static const struct cli_option *run_option(const char *name)
+{
+	int n;
+	const struct cli_option *t = cli_run_options(&n);
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+/* Canonical axis order: run's option table order ("fork" where "no-fork" is). */
+static int axis_rank(const char *name)
+{
+	int n;
+	const struct cli_option *t = cli_run_options(&n);
+
+	if (strcmp(name, "fork") == 0)
+		name = "no-fork";
+	for (int i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return i;
+	return n;
+}
+
+static void matrix_usage(void)
+{
+	int n;
+	const struct cli_option *t = cli_run_options(&n);
+
+	printf("usage: cowbench matrix [OPTIONS] [--AXIS=V1,V2,...]... [MATRIX-FILE]\n\n"
+	       "Enumerate every cell of a matrix, then measure each one rep at a time, appending\n"
+	       "and fsyncing every finished rep (one row each). With no axes and no file: the\n"
+	       "default matrix (workload=seq,random,single size=16M,64M fork=1,0 precopy=0,1,2).\n\n");
+	for (int i = 0; i < M_N; i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s%s%s%s", matrix_options[i].name,
+			 matrix_options[i].metavar ? (matrix_options[i].optional ? "[=" : "=") : "",
+			 matrix_options[i].metavar ? matrix_options[i].metavar : "",
+			 matrix_options[i].optional ? "]" : "", "");
+		printf("  %-24s %s\n", left, matrix_options[i].help);
+	}
+	printf("\naxes (every option of cowbench run, values separated by commas):\n");
+	printf("  %-24s %s\n", "--fork=1,0", "fork (1) or the --no-fork baseline (0)");
+	for (int i = 0; i < n; i++) {
+		char left[64];
+
+		if (not_an_axis(t[i].name) || strcmp(t[i].name, "no-fork") == 0)
+			continue;
+		snprintf(left, sizeof(left), "--%s=%s", t[i].name, t[i].metavar ? "V1,V2" : "1,0");
+		printf("  %-24s %s\n", left, t[i].help);
+	}
+	printf("\naliases: --workloads, --sizes, --writers, --clocks. A matrix file is INI:\n"
+	       "[matrix] holds reps, warmup, shuffle; every other [section] is a group whose\n"
+	       "lines are axes (size = 16M, 64M); the cells are the union of the groups'\n"
+	       "cross products. Axes given as options apply to every group of the file.\n");
+}
+
+static bool parse_count(const char *name, const char *v, long min, long *out)
+{
+	if (!cli_parse_long(v, min, 1000000, out)) {
+		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
+		return false;
+	}
+	return true;
+}
+
+static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
+{
+	switch (which) {
+	case M_REPS:
+		return parse_count("reps", v, 1, &o->reps);
+	case M_WARMUP:
+		return parse_count("warmup", v, 0, &o->warmup);
+	case M_SHUFFLE:
+		o->shuffle = true;
+		if (v && !cli_parse_u64(v, &o->shuffle_seed)) {
+			cli_error("--shuffle=SEED needs a non-negative integer, not '%s'", v);
+			return false;
+		}
+		o->seed_given = v != NULL;
+		return true;
+	case M_SHARD:
+		if (cb_shard_parse(v, &o->shard_i, &o->shard_n) < 0) {
+			cli_error("--shard must be I/N with 1 <= I <= N (e.g. 2/8), not '%s'", v);
+			return false;
+		}
+		return true;
+	case M_RESUME:
+	case M_OUTPUT:
+		if (!*v) {
+			cli_error("--%s needs a file name", matrix_options[which].name);
+			return false;
+		}
+		*(which == M_RESUME ? &o->resume : &o->output) = v;
+		return true;
+	case M_FORMAT:
+		if (cb_format_parse(v, &o->format) < 0) {
+			cli_error("--format must be csv, json or table, not '%s'", v);
+			return false;
+		}
+		return true;
+	case M_DRY_RUN:
+		o->dry_run = true;
+		return true;
+	default:
+		matrix_usage();
+		exit(0);
+	}
+}
+
+/* Flags of run become 1/0 axes; "--no-fork" alone is fork=0. */
+static bool add_axis(struct matrix_opts *o, const char *name, const char *values)
+{
+	char why[256];
+	int err;
+
+	o->any_axis = true;
+	if (!values && strcmp(name, "no-fork") == 0)
+		name = "fork", values = "0";
+	if (!values)
+		values = "1";
+	err = cb_matrix_set_axis(&o->m, "", name, values, why, sizeof(why));
+	if (err == -ENOMEM)
+		cli_error("out of memory");
+	else if (err)
+		cli_error("%s", why);
+	return err == 0;
+}
+
+static int find_matrix_option(const char *name)
+{
+	for (int i = 0; i < M_N; i++)
+		if (strcmp(matrix_options[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Whether axis NAME takes a value in "--NAME VALUE" form (flags and optional values do not). */
+static bool axis_needs_value(const char *name)
+{
+	const struct cli_option *ro = run_option(name);
+
+	if (strcmp(name, "fork") == 0)
+		return true;
+	return ro && ro->metavar && !CLI_OPTIONAL_VALUE(ro);
+}
+
+static int parse_args(int argc, char **argv, struct matrix_opts *o)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		char name[64];
+		const char *arg = argv[i], *eq, *value = NULL;
+		int which;
+
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(arg, "-h") == 0)
+			arg = "--help";
+		if (strncmp(arg, "--", 2) != 0)
+			break;
+		eq = strchr(arg, '=');
+		snprintf(name, sizeof(name), "%.*s", (int)(eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)), arg + 2);
+		if (eq)
+			value = eq + 1;
+		which = find_matrix_option(name);
+		if (which >= 0) {
+			bool takes = matrix_options[which].metavar && !matrix_options[which].optional;
+
+			if (takes && !value && i + 1 < argc)
+				value = argv[++i];
+			if (takes && !value) {
+				cli_error("option --%s needs a value", name);
+				return -1;
+			}
+			if (!matrix_options[which].metavar && value) {
+				cli_error("option --%s takes no value", name);
+				return -1;
+			}
+			if (!set_matrix_option(o, which, value))
+				return -1;
+			continue;
+		}
+		if (strcmp(name, "fork") != 0 && (!run_option(name) || not_an_axis(name))) {
+			bool alias = false;
+
+			for (size_t k = 0; k < sizeof(axis_aliases) / sizeof(axis_aliases[0]); k++)
+				alias = alias || strcmp(axis_aliases[k].alias, name) == 0;
+			if (!alias) {
+				cli_error("unknown option --%s (see cowbench matrix --help)", name);
+				return -1;
+			}
+		}
+		if (!value && axis_needs_value(name) && i + 1 < argc)
+			value = argv[++i];
+		if (!add_axis(o, name, value))
+			return -1;
+	}
+	return i;
+}
+
+static int rename_aliases(struct cb_matrix *m)
+{
+	char why[256];
+
+	for (size_t k = 0; k < sizeof(axis_aliases) / sizeof(axis_aliases[0]); k++) {
+		int err = cb_matrix_rename_axis(m, axis_aliases[k].alias, axis_aliases[k].name, why, sizeof(why));
+
+		if (err) {
+			cli_error("%s", err == -ENOMEM ? "out of memory" : why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Aliases, names, collapsed axes, canonical order: a matrix every cell of which is a run. */
+static int resolve_axes(struct matrix_opts *o)
+{
+	if (rename_aliases(&o->m) < 0)
+		return -1;
+	for (size_t g = 0; g < o->m.ngroups; g++) {
+		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
+			const char *name = o->m.groups[g].axes[a].name;
+
+			if (strcmp(name, "fork") != 0 && (!run_option(name) || not_an_axis(name))) {
+				cli_error("matrix axis '%s'%s%s%s is not an option of cowbench run (see cowbench matrix --help)",
+					  name, *o->m.groups[g].name ? " in [" : "", o->m.groups[g].name,
+					  *o->m.groups[g].name ? "]" : "");
+				return -1;
+			}
+		}
+	}
+	/* Pre-copy exists only on the cowbench kernel: elsewhere the axis collapses (rows leave precopy empty). */
+	if (!cb_path_exists(CB_PRECOPY_SYSCTL)) {
+		size_t d = cb_matrix_drop_axis(&o->m, "precopy") + cb_matrix_drop_axis(&o->m, "precopy-depth");
+
+		if (d)
+			cli_note("%s is absent (not the cowbench kernel): the precopy axes collapse, rows leave precopy empty",
+				 CB_PRECOPY_SYSCTL);
+	}
+	cb_matrix_sort_axes(&o->m, axis_rank);
+	return 0;
+}
+
+static int set_default_matrix(struct matrix_opts *o)
+{
+	char why[256];
+
+	if (cb_matrix_set_axis(&o->m, "", "workload", "seq,random,single", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "", "size", "16M,64M", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "", "fork", "1,0", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "", "precopy", "0,1,2", why, sizeof(why))) {
+		cli_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A file's groups get every axis given as an option (it overrides the file's). */
+static int load_file(struct matrix_opts *o)
+{
+	struct cb_matrix file;
+	char why[256];
+	int err;
+
+	cb_matrix_init(&file);
+	err = cb_matrix_load(&file, o->file, why, sizeof(why));
+	if (!err && (rename_aliases(&file) < 0 || rename_aliases(&o->m) < 0)) {
+		cb_matrix_free(&file);
+		return -1;
+	}
+	if (err) {
+		cli_error("%s", why);
+		cb_matrix_free(&file);
+		return -1;
+	}
+	for (size_t g = 0; g < o->m.ngroups; g++) {
+		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
+			struct cb_axis *ax = &o->m.groups[g].axes[a];
+			char values[1024] = "";
+
+			for (size_t v = 0; v < ax->nvalues; v++)
+				snprintf(values + strlen(values), sizeof(values) - strlen(values), "%s%s", v ? "," : "",
+					 ax->values[v]);
+			for (size_t fg = 0; fg < file.ngroups; fg++)
+				if (cb_matrix_set_axis(&file, file.groups[fg].name, ax->name, values, why, sizeof(why))) {
+					cli_error("--%s: %s", ax->name, why);
+					cb_matrix_free(&file);
+					return -1;
+				}
+		}
+	}
+	if (o->reps < 0)
+		o->reps = file.reps;
+	if (o->warmup < 0)
+		o->warmup = file.warmup;
+	if (!o->shuffle && file.shuffle) {
+		o->shuffle = o->seed_given = true;
+		o->shuffle_seed = file.shuffle_seed;
+	}
+	cb_matrix_free(&o->m);
+	o->m = file;
+	return 0;
+}
+
+/* ---- the plan: cells, their options, and what a resumed file already holds ---- */
+
+struct plan {
+	struct cb_cells cells;
+	struct run_opts **opts;     /* per cell */
+	struct cb_run_spec *spec;   /* per cell */
+	unsigned char *done;        /* per cell x rep: the rep is already in the resumed file */
+	struct cb_clock clocks[CLI_NCLOCKS];
+	size_t todo_reps;           /* measured reps still to run */
+};
+
+static void free_plan(struct plan *p)
+{
+	for (size_t i = 0; p->opts && i < p->cells.n; i++)
+		cli_run_opts_free(p->opts[i]);
+	free(p->opts);
+	free(p->spec);
+	free(p->done);
+	cb_cells_free(&p->cells);
+}
+
+/* Apply a cell's pairs as run options and check them; -1 after printing why. */
+static int cell_options(const struct cb_cell *c, struct run_opts *ro)
+{
+	for (size_t i = 0; i < c->npairs; i++) {
+		const char *name = c->names[i], *v = c->values[i];
+		bool on = !strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "true");
+		bool off = !strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "false");
+		const struct cli_option *opt;
+
+		if (strcmp(name, "fork") == 0) {
+			if (!on && !off) {
+				cli_error("axis fork takes 1 or 0, not '%s'", v);
+				return -1;
+			}
+			opt = run_option("no-fork");
+			if (off && !opt->parse(ro, NULL))
+				return -1;
+			continue;
+		}
+		opt = run_option(name);
+		if (!opt->metavar) {
+			if (!on && !off) {
+				cli_error("axis %s is a flag: its values are 1 and 0, not '%s'", name, v);
+				return -1;
+			}
+			if (on && !opt->parse(ro, NULL))
+				return -1;
+			continue;
+		}
+		if (!opt->parse(ro, v))
+			return -1;
+	}
+	return 0;
+}
+
+static int build_plan(struct matrix_opts *o, struct plan *p)
+{
+	char why[256];
+	int err = cb_matrix_cells(&o->m, &p->cells, why, sizeof(why));
+
+	if (err) {
+		cli_error("%s", err == -ENOMEM ? "out of memory" : why);
+		return -1;
+	}
+	if (o->shard_n)
+		cb_cells_shard(&p->cells, o->shard_i, o->shard_n);
+	if (o->shuffle)
+		cb_cells_shuffle(&p->cells, o->shuffle_seed);
+	p->opts = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->opts));
+	p->spec = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->spec));
+	p->done = calloc(p->cells.n * (size_t)o->reps + 1, 1);
+	if (!p->opts || !p->spec || !p->done) {
+		cli_error("out of memory");
+		return -1;
+	}
+	/* Every cell is checked before anything runs: bad input measures nothing. */
+	for (size_t i = 0; i < p->cells.n; i++) {
+		p->opts[i] = cli_run_opts_new();
+		if (!p->opts[i]) {
+			cli_error("out of memory");
+			return -1;
+		}
+		if (cell_options(&p->cells.cell[i], p->opts[i]) < 0 ||
+		    cli_run_make_spec(p->opts[i], p->clocks, &p->spec[i]) < 0)
+			return -1; /* the option's own message names the value */
+	}
+	return 0;
+}
+
+static long cell_find(const struct plan *p, const char *key)
+{
+	for (size_t i = 0; i < p->cells.n; i++)
+		if (strcmp(p->cells.cell[i].key, key) == 0)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * --resume: read FILE, cut off a row a crash left half-written, and mark
+ * the reps it holds as done. A missing file is a fresh start.
+ */
+static int load_resume(const struct matrix_opts *o, struct plan *p)
+{
+	struct cb_results res;
+	char why[512];
+	size_t seen = 0, foreign = 0;
+	int err;
+
+	if (access(o->resume, F_OK) != 0)
+		return 0;
+	err = cb_results_read(o->resume, &res, why, sizeof(why));
+	if (err) {
+		cli_error("%s", why);
+		return -1;
+	}
+	if (!res.empty && !res.same_columns) {
+		cli_error("%s has other columns than this cowbench writes: resume it with the cowbench that began it",
+			  o->resume);
+		cb_results_free(&res);
+		return -1;
+	}
+	if (res.torn && !o->dry_run) {
+		if (truncate(o->resume, res.torn_offset) < 0) {
+			cli_error("cannot drop the half-written last row of %s: %s", o->resume, strerror(errno));
+			cb_results_free(&res);
+			return -1;
+		}
+		cli_note("dropped the half-written last row of %s (a run cut short)", o->resume);
+	}
+	for (size_t r = 0; r < res.n; r++) {
+		long c = cell_find(p, res.rows[r].cell);
+
+		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > o->reps) {
+			foreign++;
+			continue;
+		}
+		p->done[(size_t)c * (size_t)o->reps + (size_t)(res.rows[r].rep - 1)] = 1;
+		seen++;
+	}
+	if (foreign)
+		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
+	cb_results_free(&res);
+	return 0;
+}
+
+static size_t cell_todo(const struct plan *p, size_t c, long reps)
+{
+	size_t n = 0;
+
+	for (long r = 0; r < reps; r++)
+		n += !p->done[c * (size_t)reps + (size_t)r];
+	return n;
+}
+
+static void print_plan(const struct matrix_opts *o, const struct plan *p)
+{
+	size_t todo = 0;
+
+	for (size_t i = 0; i < p->cells.n; i++)
+		todo += cell_todo(p, i, o->reps);
+	printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
+	if (o->shard_n)
+		printf(", shard %u/%u", o->shard_i, o->shard_n);
+	if (o->shuffle)
+		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
+	printf("; %zu reps to run\n", todo);
+	for (size_t i = 0; i < p->cells.n; i++) {
+		size_t t = cell_todo(p, i, o->reps);
+
+		printf("%zu\t%s", p->cells.cell[i].index + 1, p->cells.cell[i].key);
+		if (t < (size_t)o->reps)
+			printf("\t(%zu of %ld reps done)", (size_t)o->reps - t, o->reps);
+		putchar('\n');
+	}
+}
+
+/* ---- running ---- */
+
+struct progress {
+	bool on;
+	uint64_t start_ns;
+	size_t done, total, ncells;
+};
+
+static void fmt_duration(char *buf, size_t len, double s)
+{
+	long t = (long)(s + 0.5);
+
+	if (t >= 3600)
+		snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void show_progress(const struct progress *pr, size_t cell_no, const char *key)
+{
+	double el = (double)(cb_monotonic_ns() - pr->start_ns) / 1e9;
+	char e[48], eta[48] = "?";
+
+	if (!pr->on)
+		return;
+	fmt_duration(e, sizeof(e), el);
+	if (pr->done > 0)
+		fmt_duration(eta, sizeof(eta), el / (double)pr->done * (double)(pr->total - pr->done));
+	fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  elapsed %s  ETA %s", cell_no, pr->ncells, key, e, eta);
+}
+
+/* Warm-up, then the reps not yet done; every row is written (and synced) as it completes. */
+static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struct cb_report *rep,
+		    struct progress *pr, size_t cell_no)
+{
+	const struct cb_cell *cell = &p->cells.cell[c];
+	int failed = 0;
+
+	if (cli_run_apply_sysctls(p->opts[c]) < 0)
+		return -1;
+	for (long i = 0; i < o->warmup; i++) {
+		struct cb_row row;
+
+		show_progress(pr, cell_no, cell->key);
+		cb_run_rep(&p->spec[c], 0, &row);
+	}
+	for (long r = 1; r <= o->reps; r++) {
+		struct cb_row row;
+
+		if (p->done[c * (size_t)o->reps + (size_t)(r - 1)])
+			continue;
+		show_progress(pr, cell_no, cell->key);
+		if (cb_run_rep(&p->spec[c], (int)r, &row) != 0)
+			failed = 1;
+		snprintf(row.cell, sizeof(row.cell), "%s", cell->key);
+		if (cb_report_row(rep, &row) < 0) {
+			if (pr->on)
+				fputc('\n', stderr);
+			cli_error("cannot write results: %s", strerror(errno));
+			return -1;
+		}
+		pr->done++;
+	}
+	return failed;
+}
+
+static FILE *open_results(const struct matrix_opts *o, bool *append)
+{
+	const char *path = o->resume ? o->resume : o->output;
+	struct stat st;
+	int fd;
+	FILE *fp;
+
+	*append = false;
+	if (!path)
+		return stdout;
+	if (!o->resume && stat(path, &st) == 0 && st.st_size > 0) {
+		cli_error("%s exists: continue it with --resume %s, or remove it", path, path);
+		return NULL;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (o->resume ? O_APPEND : O_TRUNC), 0644);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*append = st.st_size > 0;
+	fp = fdopen(fd, "a");
+	if (!fp) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return fp;
+}
+
+static int run_plan(const struct matrix_opts *o, struct plan *p)
+{
+	struct progress pr = { .on = isatty(STDERR_FILENO) == 1, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
+	struct cb_report rep;
+	bool append;
+	int status = 0;
+	FILE *out = open_results(o, &append);
+
+	if (!out)
+		return EXIT_USAGE;
+	for (size_t i = 0; i < p->cells.n; i++)
+		pr.total += cell_todo(p, i, o->reps);
+	/* Rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row. */
+	setvbuf(out, NULL, _IOFBF, 1 << 16);
+	cb_report_init(&rep, out, o->format, o->resume || o->output);
+	rep.started = append; /* the resumed file has its header */
+	for (size_t i = 0; i < p->cells.n && status >= 0; i++) {
+		int rc;
+
+		if (cell_todo(p, i, o->reps) == 0)
+			continue;
+		rc = run_cell(o, p, i, &rep, &pr, i + 1);
+		if (rc < 0)
+			status = -1;
+		else if (rc > 0)
+			status = 1;
+	}
+	if (pr.on)
+		fputc('\n', stderr);
+	if (cb_report_finish(&rep) < 0 && status >= 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		status = -1;
+	}
+	if (out != stdout && fclose(out) != 0 && status >= 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		status = -1;
+	}
+	return status < 0 ? EXIT_RUN_FAILED : status ? EXIT_RUN_FAILED : 0;
+}
+
+static int check_combination(struct matrix_opts *o)
+{
+	if (o->resume && o->output && strcmp(o->resume, o->output) != 0) {
+		cli_error("--resume FILE writes to FILE: drop --output or give the same file");
+		return -1;
+	}
+	if (o->resume && o->format != CB_FORMAT_CSV) {
+		cli_error("--resume needs CSV (--format=csv): only CSV files are read back");
+		return -1;
+	}
+	if (o->reps < 0)
+		o->reps = 5;
+	if (o->warmup < 0)
+		o->warmup = 1;
+	if (o->shuffle && !o->seed_given) {
+		o->shuffle_seed = cb_monotonic_ns() ^ (uint64_t)getpid();
+		cli_note("--shuffle seed %" PRIu64 " (give --shuffle=%" PRIu64 " to repeat this order)", o->shuffle_seed,
+			 o->shuffle_seed);
+	}
+	return 0;
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV };
+	struct plan p;
+	int argi, status = EXIT_USAGE;
+
+	memset(&p, 0, sizeof(p));
+	cb_matrix_init(&o.m);
+	argi = parse_args(argc, argv, &o);
+	if (argi < 0)
+		goto out;
+	if (argi < argc)
+		o.file = argv[argi++];
+	if (argi < argc) {
+		cli_error("unexpected argument '%s' (one matrix file at most)", argv[argi]);
+		goto out;
+	}
+	if ((o.file && load_file(&o) < 0) || (!o.file && !o.any_axis && set_default_matrix(&o) < 0) ||
+	    check_combination(&o) < 0 || resolve_axes(&o) < 0 || build_plan(&o, &p) < 0)
+		goto out;
+	if (o.resume && load_resume(&o, &p) < 0)
+		goto out;
+	if (o.dry_run) {
+		print_plan(&o, &p);
+		status = 0;
+		goto out;
+	}
+	status = run_plan(&o, &p);
+out:
+	free_plan(&p);
+	cb_matrix_free(&o.m);
+	return status;
+}

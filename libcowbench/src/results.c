@@ -1,0 +1,300 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/error.h>
+#include <cowbench/results.h>
+
+const struct cb_column *cb_column_find(const char *name)
+{
+	size_t n;
+	const struct cb_column *cols = cb_columns(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(cols[i].name, name) == 0)
+			return &cols[i];
+	return NULL;
+}
+
+/* Size of a string column: up to the next column's offset (or the end of the row). */
+static size_t str_capacity(const struct cb_column *c)
+{
+	size_t n, end = sizeof(struct cb_row);
+	const struct cb_column *cols = cb_columns(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (cols[i].offset > c->offset && cols[i].offset < end)
+			end = cols[i].offset;
+	return end - c->offset;
+}
+
+int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
+{
+	char *base = (char *)row + c->offset, *end;
+
+	switch (c->type) {
+	case CB_COL_INT: {
+		int64_t v = CB_NA;
+
+		if (*text) {
+			errno = 0;
+			v = strtoll(text, &end, 10);
+			if (errno || *end || v == CB_NA)
+				return CB_EFORMAT;
+		}
+		memcpy(base, &v, sizeof(v));
+		return 0;
+	}
+	case CB_COL_FLOAT: {
+		double v = NAN;
+
+		if (*text) {
+			errno = 0;
+			v = strtod(text, &end);
+			if (errno || *end || isnan(v))
+				return CB_EFORMAT;
+		}
+		memcpy(base, &v, sizeof(v));
+		return 0;
+	}
+	case CB_COL_STR: {
+		size_t cap = str_capacity(c);
+
+		if (strlen(text) >= cap)
+			return CB_EFORMAT;
+		memcpy(base, text, strlen(text) + 1);
+		return 0;
+	}
+	}
+	return CB_EFORMAT;
+}
+
+bool cb_row_number(const struct cb_row *row, const char *name, double *out)
+{
+	const struct cb_column *c = cb_column_find(name);
+	const char *base;
+
+	if (!c)
+		return false;
+	base = (const char *)row + c->offset;
+	if (c->type == CB_COL_INT) {
+		int64_t v;
+
+		memcpy(&v, base, sizeof(v));
+		if (v == CB_NA)
+			return false;
+		*out = (double)v;
+		return true;
+	}
+	if (c->type == CB_COL_FLOAT) {
+		double v;
+
+		memcpy(&v, base, sizeof(v));
+		if (isnan(v))
+			return false;
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
+const char *cb_row_text(const struct cb_row *row, const char *name)
+{
+	const struct cb_column *c = cb_column_find(name);
+
+	return c && c->type == CB_COL_STR ? (const char *)row + c->offset : "";
+}
+
+void cb_row_key(const struct cb_row *row, char *buf, size_t len)
+{
+	char precopy[40] = "";
+
+	if (row->cell[0]) {
+		snprintf(buf, len, "%s", row->cell);
+		return;
+	}
+	if (row->precopy != CB_NA)
+		snprintf(precopy, sizeof(precopy), " precopy=%" PRId64, row->precopy);
+	snprintf(buf, len, "workload=%s size_bytes=%" PRId64 " writer=%s fork=%" PRId64 " thp=%s clock=%s%s",
+		 row->workload, row->size_bytes, row->writer, row->fork, row->thp, row->clock, precopy);
+}
+
+/* ---- reading ---- */
+
+struct reader {
+	const char *path;
+	char *why;
+	size_t len;
+	const struct cb_column **map; /* per file column: our column or NULL */
+	size_t ncols;
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->why, r->len, "%s: %s", r->path, msg);
+	return CB_EFORMAT;
+}
+
+static int read_header(struct reader *r, const struct cb_csv_record *h, struct cb_results *res)
+{
+	static const char *const required[] = { CB_RESULTS_REQUIRED };
+	size_t n;
+
+	cb_columns(&n);
+	if (h->nfields == 0 || strcmp(h->field[0], "schema") != 0)
+		return fail(r, "not a cowbench results CSV (the first column is not 'schema')");
+	r->map = calloc(h->nfields, sizeof(*r->map));
+	if (!r->map)
+		return -ENOMEM;
+	r->ncols = h->nfields;
+	res->same_columns = h->nfields == n;
+	for (size_t i = 0; i < h->nfields; i++) {
+		r->map[i] = cb_column_find(h->field[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(h->field[j], h->field[i]) == 0)
+				return fail(r, "column '%s' appears twice in the header", h->field[i]);
+		if (!r->map[i] && res->unknown++ == 0)
+			snprintf(res->unknown_first, sizeof(res->unknown_first), "%s", h->field[i]);
+		if (!r->map[i] || r->map[i] != &cb_columns(&n)[i])
+			res->same_columns = false;
+	}
+	for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < h->nfields; i++)
+			found = found || strcmp(h->field[i], required[k]) == 0;
+		if (!found)
+			return fail(r, "missing column '%s'", required[k]);
+	}
+	return 0;
+}
+
+static void row_clear(struct cb_row *row)
+{
+	size_t n;
+	const struct cb_column *cols = cb_columns(&n);
+
+	memset(row, 0, sizeof(*row));
+	for (size_t i = 0; i < n; i++)
+		cb_row_set(row, &cols[i], "");
+}
+
+static int read_row(struct reader *r, const struct cb_csv_record *rec, long recno, struct cb_row *row)
+{
+	row_clear(row);
+	if (rec->nfields != r->ncols) {
+		return fail(r, "record %ld: %zu fields where the header has %zu", recno, rec->nfields, r->ncols);
+	}
+	/* The schema first: another version's other columns may not parse at all. */
+	if (cb_row_set(row, r->map[0], rec->field[0]) < 0 || row->schema != CB_SCHEMA_VERSION)
+		return fail(r, "record %ld: schema version '%.20s', this cowbench reads version %d", recno,
+			    rec->field[0], CB_SCHEMA_VERSION);
+	for (size_t i = 1; i < rec->nfields; i++) {
+		if (!r->map[i])
+			continue;
+		if (cb_row_set(row, r->map[i], rec->field[i]) < 0)
+			return fail(r, "record %ld: bad value '%.40s' in column '%s'", recno, rec->field[i],
+				    r->map[i]->name);
+	}
+	return 0;
+}
+
+static int push_row(struct cb_results *res, const struct cb_row *row, size_t *cap)
+{
+	if (res->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct cb_row *nr = realloc(res->rows, nc * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		res->rows = nr;
+		*cap = nc;
+	}
+	res->rows[res->n++] = *row;
+	return 0;
+}
+
+static int read_all(struct reader *r, FILE *fp, struct cb_results *res)
+{
+	struct cb_csv_record rec = { 0 };
+	struct cb_row row;
+	size_t cap = 0;
+	long recno = 0;
+	int err = 0;
+
+	for (;;) {
+		long at = ftell(fp);
+		int rc = cb_csv_read_record(fp, &rec);
+
+		if (rc == 0)
+			break;
+		recno++;
+		/* A record cut short by a crash is the last one and has no line end: drop it. */
+		if ((rc == CB_EFORMAT && feof(fp)) || (rc == 1 && !rec.terminated)) {
+			res->empty = recno == 1; /* even the header was cut short */
+			res->torn = true;
+			res->torn_offset = at;
+			break;
+		}
+		if (rc < 0) {
+			err = rc == CB_EFORMAT ? fail(r, "record %ld: malformed CSV (stray quote)", recno)
+					       : rc;
+			break;
+		}
+		if (recno == 1) {
+			err = read_header(r, &rec, res);
+		} else {
+			err = read_row(r, &rec, recno, &row);
+			if (!err)
+				err = push_row(res, &row, &cap);
+		}
+		if (err)
+			break;
+	}
+	cb_csv_record_free(&rec);
+	if (!err && recno == 0)
+		res->empty = true;
+	return err;
+}
+
+int cb_results_read(const char *path, struct cb_results *res, char *why, size_t len)
+{
+	struct reader r = { .path = path, .why = why, .len = len };
+	FILE *fp;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	fp = fopen(path, "re");
+	if (!fp) {
+		err = -errno;
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		return err;
+	}
+	err = read_all(&r, fp, res);
+	fclose(fp);
+	free(r.map);
+	if (err == -ENOMEM)
+		snprintf(why, len, "%s: out of memory", path);
+	if (err)
+		cb_results_free(res);
+	return err;
+}
+
+void cb_results_free(struct cb_results *res)
+{
+	free(res->rows);
+	memset(res, 0, sizeof(*res));
+}

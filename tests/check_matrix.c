@@ -1,0 +1,546 @@
+/* cowbench matrix: cell enumeration, shuffle, shard, matrix files, and output that survives a kill. */
+#include <errno.h>
+#include <signal.h>
+
+#include <cowbench/error.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+
+#include "testutil.h"
+
+static void set_axis(struct cb_matrix *m, const char *group, const char *name, const char *values)
+{
+	char why[256];
+
+	ck_assert_msg(cb_matrix_set_axis(m, group, name, values, why, sizeof(why)) == 0, "%s", why);
+}
+
+static void cells_of(const struct cb_matrix *m, struct cb_cells *c)
+{
+	char why[256];
+
+	ck_assert_msg(cb_matrix_cells(m, c, why, sizeof(why)) == 0, "%s", why);
+}
+
+static void three_axes(struct cb_matrix *m)
+{
+	cb_matrix_init(m);
+	set_axis(m, "", "workload", "seq,random");
+	set_axis(m, "", "size", "1M, 2M ,4M");
+	set_axis(m, "", "fork", "1,0");
+}
+
+START_TEST(enumerates_cross_product)
+{
+	struct cb_matrix m;
+	struct cb_cells c;
+
+	three_axes(&m);
+	cells_of(&m, &c);
+	ck_assert_uint_eq(c.n, 12);
+	/* The first axis turns slowest, the last fastest. */
+	ck_assert_str_eq(c.cell[0].key, "workload=seq size=1M fork=1");
+	ck_assert_str_eq(c.cell[1].key, "workload=seq size=1M fork=0");
+	ck_assert_str_eq(c.cell[2].key, "workload=seq size=2M fork=1");
+	ck_assert_str_eq(c.cell[11].key, "workload=random size=4M fork=0");
+	for (size_t i = 0; i < c.n; i++) {
+		ck_assert_uint_eq(c.cell[i].index, i);
+		ck_assert_uint_eq(c.cell[i].npairs, 3);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(c.cell[i].key, c.cell[j].key);
+	}
+	ck_assert_str_eq(cb_cell_value(&c.cell[11], "size"), "4M");
+	ck_assert_ptr_null(cb_cell_value(&c.cell[11], "writer"));
+	cb_cells_free(&c);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+START_TEST(groups_union_without_duplicates)
+{
+	struct cb_matrix m;
+	struct cb_cells c;
+
+	three_axes(&m);
+	set_axis(&m, "extra", "workload", "single,seq");
+	set_axis(&m, "extra", "size", "1M");
+	set_axis(&m, "extra", "fork", "1");
+	cells_of(&m, &c);
+	ck_assert_uint_eq(c.n, 13); /* seq/1M/1 is already in the first group */
+	ck_assert_str_eq(c.cell[12].key, "workload=single size=1M fork=1");
+	cb_cells_free(&c);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+static int rank_reverse(const char *name)
+{
+	return -(int)strlen(name);
+}
+
+START_TEST(axes_sort_and_drop)
+{
+	struct cb_matrix m;
+	struct cb_cells c;
+
+	three_axes(&m);
+	ck_assert_uint_eq(cb_matrix_drop_axis(&m, "fork"), 1);
+	ck_assert_uint_eq(cb_matrix_drop_axis(&m, "fork"), 0);
+	cb_matrix_sort_axes(&m, rank_reverse);
+	cells_of(&m, &c);
+	ck_assert_uint_eq(c.n, 6);
+	ck_assert_str_eq(c.cell[0].key, "workload=seq size=1M");
+	cb_cells_free(&c);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+static bool same_order(const struct cb_cells *a, const struct cb_cells *b)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->cell[i].index != b->cell[i].index)
+			return false;
+	return true;
+}
+
+START_TEST(shuffle_is_a_seeded_permutation)
+{
+	struct cb_matrix m;
+	struct cb_cells a, b, d;
+	unsigned seen[12] = { 0 };
+
+	three_axes(&m);
+	cells_of(&m, &a);
+	cells_of(&m, &b);
+	cells_of(&m, &d);
+	cb_cells_shuffle(&a, 42);
+	cb_cells_shuffle(&b, 42);
+	cb_cells_shuffle(&d, 43);
+	ck_assert(same_order(&a, &b));
+	ck_assert(!same_order(&a, &d));
+	for (size_t i = 0; i < a.n; i++)
+		seen[a.cell[i].index]++;
+	for (size_t i = 0; i < 12; i++)
+		ck_assert_uint_eq(seen[i], 1);
+	cb_cells_free(&a);
+	cb_cells_free(&b);
+	cb_cells_free(&d);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+/* Every cell in exactly one shard, for every shard count (more shards than cells included). */
+START_TEST(shards_partition_the_cells)
+{
+	struct cb_matrix m;
+
+	three_axes(&m);
+	for (unsigned n = 1; n <= 14; n++) {
+		unsigned seen[12] = { 0 };
+
+		for (unsigned i = 1; i <= n; i++) {
+			struct cb_cells c;
+
+			cells_of(&m, &c);
+			cb_cells_shuffle(&c, 5); /* shards come from the enumeration, not the run order */
+			cb_cells_shard(&c, i, n);
+			for (size_t k = 0; k < c.n; k++)
+				seen[c.cell[k].index]++;
+			cb_cells_free(&c);
+		}
+		for (size_t k = 0; k < 12; k++)
+			ck_assert_msg(seen[k] == 1, "n=%u: cell %zu seen %u times", n, k, seen[k]);
+	}
+	cb_matrix_free(&m);
+}
+END_TEST
+
+START_TEST(shard_parse)
+{
+	unsigned i, n;
+
+	ck_assert_int_eq(cb_shard_parse("2/8", &i, &n), 0);
+	ck_assert_uint_eq(i, 2);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_int_eq(cb_shard_parse("1/1", &i, &n), 0);
+	const char *bad[] = { "", "0/2", "3/2", "a/b", "1/", "/2", "1/2x", "-1/2", "1/0", "2" };
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		ck_assert_msg(cb_shard_parse(bad[k], &i, &n) == -EINVAL, "accepted '%s'", bad[k]);
+}
+END_TEST
+
+START_TEST(bad_axes_rejected)
+{
+	struct cb_matrix m;
+	char why[256];
+
+	cb_matrix_init(&m);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "Size", "1M", why, sizeof(why)), CB_EFORMAT);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "size", "1M,,2M", why, sizeof(why)), CB_EFORMAT);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "size", "", why, sizeof(why)), CB_EFORMAT);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "size", "1 M", why, sizeof(why)), CB_EFORMAT);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "size", "a=b", why, sizeof(why)), CB_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(why, "a=b"));
+	cb_matrix_free(&m);
+}
+END_TEST
+
+START_TEST(key_helpers)
+{
+	char v[32], out[64];
+
+	ck_assert(cb_key_value("workload=seq size=16M precopy=1", "size", v, sizeof(v)));
+	ck_assert_str_eq(v, "16M");
+	ck_assert(cb_key_value("workload=seq size=16M precopy=1", "precopy", v, sizeof(v)));
+	ck_assert_str_eq(v, "1");
+	ck_assert(!cb_key_value("workload=seq xsize=16M", "size", v, sizeof(v)));
+	ck_assert(cb_key_replace("workload=seq precopy=2 size=1M", "precopy", "0", out, sizeof(out)));
+	ck_assert_str_eq(out, "workload=seq precopy=0 size=1M");
+	ck_assert(!cb_key_replace("workload=seq", "precopy", "0", out, sizeof(out)));
+}
+END_TEST
+
+START_TEST(matrix_file_loads)
+{
+	struct cb_matrix m;
+	struct cb_cells c;
+	char why[256];
+
+	cb_matrix_init(&m);
+	ck_assert_msg(cb_matrix_load(&m, CB_FIXTURE_DIR "/matrix_good.ini", why, sizeof(why)) == 0, "%s", why);
+	ck_assert_int_eq(m.reps, 3);
+	ck_assert_int_eq(m.warmup, 0);
+	ck_assert(m.shuffle);
+	ck_assert_uint_eq(m.shuffle_seed, 7);
+	ck_assert_uint_eq(m.ngroups, 2);
+	cells_of(&m, &c);
+	ck_assert_uint_eq(c.n, 9);
+	cb_cells_free(&c);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+static const struct {
+	const char *file, *needle;
+} bad_files[] = {
+	{ "matrix_bad_syntax.ini", "matrix_bad_syntax.ini:3:" },
+	{ "matrix_bad_value.ini", "matrix_bad_value.ini:3:" },
+	{ "matrix_bad_setting.ini", "matrix_bad_setting.ini:2:" },
+	{ "matrix_bad_dup.ini", "matrix_bad_dup.ini:3:" },
+};
+
+START_TEST(matrix_file_errors_name_the_line)
+{
+	struct cb_matrix m;
+	char why[256], path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", CB_FIXTURE_DIR, bad_files[_i].file);
+	cb_matrix_init(&m);
+	ck_assert_int_eq(cb_matrix_load(&m, path, why, sizeof(why)), CB_EFORMAT);
+	ck_assert_msg(strstr(why, bad_files[_i].needle), "'%s' not in '%s'", bad_files[_i].needle, why);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+/* ---- the cowbench program ---- */
+
+/* Lines of a dry run that name cells (the first line is a comment). */
+static int cell_lines(const char *out)
+{
+	return tu_count_lines(out) - 1;
+}
+
+START_TEST(cli_dry_run_counts)
+{
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq,random", "--sizes=1M,2M", "--fork=1,0",
+			       "--dry-run", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(cell_lines(r.out), 8);
+	ck_assert_ptr_nonnull(strstr(r.out, "\tworkload=seq size=1M fork=1\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "# 8 cells x 5 reps"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(cli_default_matrix)
+{
+	const char *argv[] = { "cowbench", "matrix", "--dry-run", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	int n = cell_lines(r.out);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* 3 workloads x 2 sizes x fork/no-fork, times 3 pre-copy modes where the sysctl exists. */
+	ck_assert_msg(n == (access("/proc/sys/vm/cow_precopy", F_OK) == 0 ? 36 : 12), "%d cells", n);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(cli_matrix_file_and_override)
+{
+	const char *argv[] = { "cowbench", "matrix", "--sizes=4M", "--dry-run", CB_FIXTURE_DIR "/matrix_good.ini",
+			       NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* Every group now has size=4M: [cow] 2 x 2 cells, [single] 2 cells (one already in [cow]). */
+	ck_assert_int_eq(cell_lines(r.out), 5);
+	ck_assert_ptr_nonnull(strstr(r.out, "x 3 reps (+0 warm-up each), shuffled (seed 7)"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(cli_shuffle_is_reproducible)
+{
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq,random,single", "--sizes=1M,2M,3M",
+			       "--shuffle=9", "--dry-run", NULL };
+	struct cli_result a = tu_run_cli(argv), b = tu_run_cli(argv);
+	const char *plain[] = { "cowbench", "matrix", "--workloads=seq,random,single", "--sizes=1M,2M,3M",
+				"--dry-run", NULL };
+	struct cli_result c = tu_run_cli(plain);
+
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_str_eq(a.out, b.out);
+	ck_assert_int_eq(cell_lines(a.out), 9);
+	ck_assert_str_ne(strchr(a.out, '\n'), strchr(c.out, '\n'));
+	tu_free(&a);
+	tu_free(&b);
+	tu_free(&c);
+}
+END_TEST
+
+/* The union of the shards' dry runs is the whole matrix, each cell once. */
+START_TEST(cli_shards_cover_every_cell)
+{
+	const char *all_argv[] = { "cowbench", "matrix", "--workloads=seq,random,single", "--sizes=1M,2M",
+				   "--fork=1,0", "--dry-run", NULL };
+	struct cli_result all = tu_run_cli(all_argv);
+	int total = 0;
+
+	ck_assert_int_eq(all.status, 0);
+	for (int i = 1; i <= 5; i++) {
+		char shard[16];
+		const char *argv[] = { "cowbench", "matrix", "--workloads=seq,random,single", "--sizes=1M,2M",
+				       "--fork=1,0", shard, "--shuffle=3", "--dry-run", NULL };
+		struct cli_result r;
+		char *save = NULL, *line;
+
+		snprintf(shard, sizeof(shard), "--shard=%d/5", i);
+		r = tu_run_cli(argv);
+		ck_assert_int_eq(r.status, 0);
+		for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char needle[256];
+			const char *first, *second;
+
+			if (line[0] == '#')
+				continue;
+			snprintf(needle, sizeof(needle), "%s\n", line);
+			first = strstr(all.out, needle);
+			ck_assert_msg(first != NULL, "shard cell '%s' not in the matrix", line);
+			second = strstr(first + 1, needle);
+			ck_assert_ptr_null(second);
+			total++;
+		}
+		tu_free(&r);
+	}
+	ck_assert_int_eq(total, 12);
+	tu_free(&all);
+}
+END_TEST
+
+static const struct {
+	const char *arg, *needle;
+} bad_args[] = {
+	{ "--sizes=abc", "--size" },
+	{ "--workloads=nope", "nope" },
+	{ "--bogus=1", "--bogus" },
+	{ "--format=xml", "--format" },
+	{ "--shard=3/2", "--shard" },
+	{ "--fork=2", "fork" },
+	{ "--reps=0", "--reps" },
+	{ "--sizes=1M,,2M", "1M,,2M" },
+};
+
+START_TEST(cli_bad_flags)
+{
+	const char *argv[] = { "cowbench", "matrix", bad_args[_i].arg, "--dry-run", NULL };
+
+	tu_assert_usage_error(argv, bad_args[_i].needle);
+}
+END_TEST
+
+static const char *const bad_matrix_files[] = {
+	"matrix_bad_syntax.ini", "matrix_bad_value.ini", "matrix_bad_axis.ini", "matrix_bad_setting.ini",
+	"matrix_bad_dup.ini", "matrix_bad_workload.ini", "no_such_matrix.ini",
+};
+
+START_TEST(cli_bad_matrix_files)
+{
+	char path[512];
+	const char *argv[] = { "cowbench", "matrix", "--dry-run", path, NULL };
+
+	snprintf(path, sizeof(path), "%s/%s", CB_FIXTURE_DIR, bad_matrix_files[_i]);
+	tu_assert_usage_error(argv, NULL);
+}
+END_TEST
+
+/* ---- output that loses nothing ---- */
+
+#define SMALL_MATRIX "--workloads=seq,random", "--sizes=256K,512K", "--fork=1,0", "--reps=3", "--warmup=0"
+
+/* Read FILE; assert every (cell, rep) of the 8-cell x 3-rep matrix is there exactly once. */
+static void assert_complete(const char *path)
+{
+	struct cb_results res;
+	char why[512];
+	const char *workloads[] = { "seq", "random" }, *sizes[] = { "256K", "512K" }, *forks[] = { "1", "0" };
+
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert(!res.torn);
+	ck_assert(res.same_columns);
+	ck_assert_uint_eq(res.n, 24);
+	for (int w = 0; w < 2; w++)
+		for (int s = 0; s < 2; s++)
+			for (int f = 0; f < 2; f++)
+				for (int rep = 1; rep <= 3; rep++) {
+					char key[128];
+					int found = 0;
+
+					snprintf(key, sizeof(key), "workload=%s size=%s fork=%s", workloads[w], sizes[s],
+						 forks[f]);
+					for (size_t i = 0; i < res.n; i++)
+						found += strcmp(res.rows[i].cell, key) == 0 && res.rows[i].rep == rep;
+					ck_assert_msg(found == 1, "%s rep %d: %d rows", key, rep, found);
+				}
+	for (size_t i = 0; i < res.n; i++) {
+		ck_assert_str_eq(res.rows[i].status, "ok");
+		ck_assert_str_eq(res.rows[i].fork ? "1" : "0", strstr(res.rows[i].cell, "fork=1") ? "1" : "0");
+	}
+	cb_results_free(&res);
+}
+
+static size_t file_lines(const char *path)
+{
+	size_t len, n = 0;
+	char *s = tu_slurp(path, &len);
+
+	for (size_t i = 0; s && i < len; i++)
+		n += s[i] == '\n';
+	free(s);
+	return n;
+}
+
+START_TEST(resume_after_sigkill)
+{
+	char path[] = "/tmp/cbtest-matrixXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "matrix", SMALL_MATRIX, "--output", path, NULL };
+	const char *resume[] = { "cowbench", "matrix", SMALL_MATRIX, "--resume", path, NULL };
+	posix_spawn_file_actions_t fa;
+	struct cli_result r;
+	pid_t pid;
+	int ws;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	ck_assert_int_eq(posix_spawn(&pid, CB_CLI_PATH, &fa, NULL, (char *const *)argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	/* Kill it once a few rows are safely in the file: somewhere mid-matrix. */
+	for (int i = 0; i < 20000 && file_lines(path) < 4; i++)
+		usleep(500);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r = tu_run_cli(resume);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_complete(path);
+	/* Resuming a complete file runs nothing and changes nothing. */
+	size_t before = file_lines(path);
+
+	r = tu_run_cli(resume);
+	ck_assert_int_eq(r.status, 0);
+	tu_free(&r);
+	ck_assert_uint_eq(file_lines(path), before);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(resume_drops_a_torn_row)
+{
+	char path[] = "/tmp/cbtest-matrixXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "matrix", SMALL_MATRIX, "--resume", path, NULL };
+	struct cli_result r;
+	struct stat st;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd); /* an empty file: --resume starts from scratch */
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_complete(path);
+	/* Cut the last row in half, as a power loss mid-write would. */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(truncate(path, st.st_size - 40), 0);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "half-written"));
+	tu_free(&r);
+	assert_complete(path);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(existing_output_is_not_clobbered)
+{
+	char path[] = "/tmp/cbtest-matrixXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "matrix", SMALL_MATRIX, "--output", path, NULL };
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "schema\r\n", 8), 8);
+	close(fd);
+	tu_assert_usage_error(argv, "--resume");
+	unlink(path);
+}
+END_TEST
+
+static Suite *matrix_suite(void)
+{
+	Suite *s = suite_create("matrix");
+	TCase *lib = tcase_create("library"), *cli = tcase_create("cli"), *out = tcase_create("output");
+
+	tcase_add_test(lib, enumerates_cross_product);
+	tcase_add_test(lib, groups_union_without_duplicates);
+	tcase_add_test(lib, axes_sort_and_drop);
+	tcase_add_test(lib, shuffle_is_a_seeded_permutation);
+	tcase_add_test(lib, shards_partition_the_cells);
+	tcase_add_test(lib, shard_parse);
+	tcase_add_test(lib, bad_axes_rejected);
+	tcase_add_test(lib, key_helpers);
+	tcase_add_test(lib, matrix_file_loads);
+	tcase_add_loop_test(lib, matrix_file_errors_name_the_line, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	tcase_add_test(cli, cli_dry_run_counts);
+	tcase_add_test(cli, cli_default_matrix);
+	tcase_add_test(cli, cli_matrix_file_and_override);
+	tcase_add_test(cli, cli_shuffle_is_reproducible);
+	tcase_add_test(cli, cli_shards_cover_every_cell);
+	tcase_add_loop_test(cli, cli_bad_flags, 0, sizeof(bad_args) / sizeof(bad_args[0]));
+	tcase_add_loop_test(cli, cli_bad_matrix_files, 0, sizeof(bad_matrix_files) / sizeof(bad_matrix_files[0]));
+	tcase_set_timeout(cli, 60);
+	tcase_add_test(out, resume_after_sigkill);
+	tcase_add_test(out, resume_drops_a_torn_row);
+	tcase_add_test(out, existing_output_is_not_clobbered);
+	tcase_set_timeout(out, 300);
+	suite_add_tcase(s, lib);
+	suite_add_tcase(s, cli);
+	suite_add_tcase(s, out);
+	return s;
+}
+
+TU_MAIN(matrix_suite)
