@@ -12,17 +12,18 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "cowtest.h"
 
 struct result {
-	unsigned long long faults, success, attempts, ns;
+	unsigned long long faults, minflt, success, attempts, ns;
 	int ok;
 };
 
 static const char *pattern = "seq";
 static long pages = 4096;
-static int precopy = -1, depth = 0, reps = 5, thp;
+static int precopy = -1, depth = 0, reps = 5, thp, have_stats = 1;
 
 static int cmp_ull(const void *a, const void *b)
 {
@@ -34,6 +35,7 @@ static int cmp_ull(const void *a, const void *b)
 static void child(char *mem, long *order, long n, int go_fd, int res_fd)
 {
 	struct cow_stats before, after;
+	struct rusage ru0, ru1;
 	struct result r = { 0 };
 	uint64_t t0, t1;
 	char c;
@@ -44,13 +46,19 @@ static void child(char *mem, long *order, long n, int go_fd, int res_fd)
 	t0 = now_ns();
 	if (read(go_fd, &c, 1) != 1)
 		_exit(2);
+	getrusage(RUSAGE_SELF, &ru0);
+	getrusage(RUSAGE_SELF, &ru1);
 	cow_stats_read(&before);
+	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
 	for (long i = 0; i < n; i++)
 		mem[order[i] * 4096 + (i & 63)] = (char)(i | 1);
 	t1 = now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
 	cow_stats_read(&after);
-	r.faults = cow_stat(&after, "faults") - cow_stat(&before, "faults");
+	r.minflt = ru1.ru_minflt - ru0.ru_minflt;
+	/* Without /proc/cow_stats (stock kernel), count the child's minor faults. */
+	r.faults = have_stats ? cow_stat(&after, "faults") - cow_stat(&before, "faults") : r.minflt;
 	if (cow_has_stat(&after, "precopy_success")) {
 		r.success = cow_stat(&after, "precopy_success") - cow_stat(&before, "precopy_success");
 		r.attempts = cow_stat(&after, "precopy_attempts") - cow_stat(&before, "precopy_attempts");
@@ -92,8 +100,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cow_stats_read(&st)) {
-		perror(COW_STATS_PATH);
-		return 2;
+		have_stats = 0;
+		fprintf(stderr, "note: no %s (stock kernel?): faults = child's minor faults\n", COW_STATS_PATH);
 	}
 	if (precopy >= 0 && set_precopy(precopy, depth)) {
 		fprintf(stderr, "cannot set vm.cow_precopy=%d depth=%d\n", precopy, depth);
@@ -171,9 +179,9 @@ int main(int argc, char **argv)
 		sum_s += r.success;
 		sum_a += r.attempts;
 		sum_ns += r.ns;
-		printf("cowfaults pattern=%s pages=%ld written=%ld precopy=%d depth=%d rep=%d faults=%llu "
+		printf("cowfaults pattern=%s pages=%ld written=%ld precopy=%d depth=%d rep=%d faults=%llu minflt=%llu "
 		       "precopy_success=%llu precopy_attempts=%llu ns=%llu\n",
-		       pattern, pages, n, precopy, depth, rep, r.faults, r.success, r.attempts, r.ns);
+		       pattern, pages, n, precopy, depth, rep, r.faults, r.minflt, r.success, r.attempts, r.ns);
 		fflush(stdout);
 	}
 	qsort(f, reps, sizeof(*f), cmp_ull);

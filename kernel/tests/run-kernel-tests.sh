@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Kernel tests of cowbench (ctest label "kernel"): build the stock and the
+# patched 6.12 kernels, boot them under QEMU and check, in the guest:
+#
+#   stats        /proc/cow_stats counts exactly (N shared pages written by a
+#                child with pre-copy off = N faults), format, reset, non-root
+#                cannot reset, sysctl ranges, printk sampling
+#   isolation-*  parent/child/grandchild, several threads each, interleaved and
+#                random writes, 2 MiB boundaries, THP off and on, MADV_DONTNEED
+#                and mprotect in between, pre-copy 1, 2 and depth 16
+#   faults       pre-copy depth 1 cuts sequential COW faults by 40-55 %,
+#                adaptive pre-copy by >= 80 %
+#   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0, 1, 2
+#                with the same totals as on the stock kernel
+#
+# Any kernel BUG/WARNING/Oops/panic fails the run that saw it (vm-run.sh).
+# Exit status 0 when everything passed; the last line is "N passed, N failed".
+#
+#   kernel/tests/run-kernel-tests.sh [--keep DIR] [--only NAME-PREFIX]
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KDIR=$(cd "$HERE/.." && pwd)
+KEEP=""
+ONLY=""
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--keep) KEEP=$2; shift ;;
+	--only) ONLY=$2; shift ;;
+	*) echo "usage: $0 [--keep DIR] [--only NAME-PREFIX]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+LOGS=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/cowbench-ktests.XXXXXX")}
+mkdir -p "$LOGS"
+passed=0
+failed=0
+failed_names=()
+
+pass() { echo "PASS: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1${2:+ ($2)}"; failed=$((failed + 1)); failed_names+=("$1"); }
+want() { [[ -z $ONLY || $1 == "$ONLY"* ]]; }
+
+echo "== building kernels (cached when unchanged) =="
+if ! PATCHED=$("$KDIR/build.sh" | tail -1) || [[ ! -s $PATCHED ]]; then
+	fail build-patched
+	echo "0 passed, $failed failed"
+	exit 1
+fi
+pass build-patched
+if ! STOCK=$("$KDIR/build.sh" --stock | tail -1) || [[ ! -s $STOCK ]]; then
+	fail build-stock
+	STOCK=""
+else
+	pass build-stock
+fi
+if ! SELFTEST=$("$HERE/build-cow-selftest.sh" | tail -1) || [[ ! -x $SELFTEST ]]; then
+	fail build-cow-selftest
+	SELFTEST=""
+else
+	pass build-cow-selftest
+fi
+
+# vm NAME KERNEL [vm-run options] -- COMMAND: boot, keep the console log.
+vm() {
+	local name=$1 kernel=$2
+	shift 2
+	echo "== $name =="
+	"$KDIR/vm-run.sh" --kernel "$kernel" --cowbench none --quiet-boot --timeout 1500 \
+		--log "$LOGS/$name.console" "$@" > "$LOGS/$name.out" 2>&1
+	local rc=$?
+	sed 's/^/    /' "$LOGS/$name.out" | tail -40
+	return $rc
+}
+
+# ---- /proc/cow_stats -----------------------------------------------------------------
+if want stats; then
+	if vm stats "$PATCHED" -- cow_stats_check 1000; then
+		pass stats
+	else
+		fail stats "see $LOGS/stats.out"
+	fi
+fi
+
+# ---- isolation ----------------------------------------------------------------------
+iso() {
+	local name=$1 mode=$2 depth=$3
+	shift 3
+	want "$name" || return 0
+	if vm "$name" "$PATCHED" "$@" -- sh -c "
+		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
+		cat /sys/kernel/mm/transparent_hugepage/enabled
+		for thp in 0 1; do
+			cow_isolation --threads 3 --rounds 4 --pages 1536 --thp \$thp || exit 1
+			cow_isolation --threads 2 --rounds 2 --pages 700 --thp \$thp --phases 6 || exit 1
+		done
+		cat /proc/cow_stats | grep -E '^(faults|precopy_(attempts|success|skip_(large|raced|exclusive|mapped_once|writable)))'
+		grep -q '^precopy_success: [1-9]' /proc/cow_stats || [ $mode = 0 ] || { echo 'no page was pre-copied'; exit 1; }
+	"; then
+		pass "$name"
+	else
+		fail "$name" "see $LOGS/$name.out"
+	fi
+}
+iso isolation-precopy0 0 1
+iso isolation-precopy1 1 1
+iso isolation-precopy1-depth16 1 16
+iso isolation-precopy2 2 1
+iso isolation-precopy2-numa 2 1 --numa 2 --smp 2
+
+# ---- fault reduction -------------------------------------------------------------------
+if want faults; then
+	if vm faults "$PATCHED" -- sh -c '
+		cowfaults --pattern seq --size-mb 16 --reps 2 --precopy 0 &&
+		cowfaults --pattern seq --size-mb 16 --reps 2 --precopy 1 --depth 1 &&
+		cowfaults --pattern seq --size-mb 16 --reps 2 --precopy 2 --depth 1'; then
+		f0=$(grep -o 'cowfaults-summary.*precopy=0 .*' "$LOGS/faults.out" | grep -o 'faults_avg=[0-9.]*' | cut -d= -f2)
+		f1=$(grep -o 'cowfaults-summary.*precopy=1 .*' "$LOGS/faults.out" | grep -o 'faults_avg=[0-9.]*' | cut -d= -f2)
+		f2=$(grep -o 'cowfaults-summary.*precopy=2 .*' "$LOGS/faults.out" | grep -o 'faults_avg=[0-9.]*' | cut -d= -f2)
+		if [[ -n $f0 && -n $f1 && -n $f2 ]]; then
+			r1=$(awk -v a="$f0" -v b="$f1" 'BEGIN { printf "%.1f", 100 * (a - b) / a }')
+			r2=$(awk -v a="$f0" -v b="$f2" 'BEGIN { printf "%.1f", 100 * (a - b) / a }')
+			echo "    seq 16 MiB: faults $f0 -> depth 1: $f1 (-$r1 %), adaptive: $f2 (-$r2 %)"
+			if awk -v r="$r1" 'BEGIN { exit !(r >= 40 && r <= 55) }'; then
+				pass "faults-depth1 (-$r1 %)"
+			else
+				fail faults-depth1 "-$r1 %, want 40-55 %"
+			fi
+			if awk -v r="$r2" 'BEGIN { exit !(r >= 80) }'; then
+				pass "faults-adaptive (-$r2 %)"
+			else
+				fail faults-adaptive "-$r2 %, want >= 80 %"
+			fi
+		else
+			fail faults "no summary lines"
+		fi
+	else
+		fail faults "see $LOGS/faults.out"
+	fi
+fi
+
+# ---- kernel COW selftest ------------------------------------------------------------------
+totals() { grep -o '# Totals: .*' "$1" | tail -1; }
+if [[ -n $SELFTEST ]] && want selftest; then
+	ADDST=(--add "$SELFTEST")
+	st_ref=""
+	if [[ -n $STOCK ]]; then
+		vm selftest-stock "$STOCK" "${ADDST[@]}" -- cow-selftest
+		rc=$?
+		st_ref=$(totals "$LOGS/selftest-stock.out")
+		echo "    stock: ${st_ref:-no totals} (exit $rc)"
+		if [[ -n $st_ref ]]; then
+			pass selftest-stock
+		else
+			fail selftest-stock "no totals; see $LOGS/selftest-stock.out"
+		fi
+	fi
+	for mode in 0 1 2; do
+		name=selftest-precopy$mode
+		vm "$name" "$PATCHED" "${ADDST[@]}" -- sh -c "echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
+		rc=$?
+		t=$(totals "$LOGS/$name.out")
+		echo "    patched, cow_precopy=$mode: ${t:-no totals} (exit $rc)"
+		if [[ -z $t ]]; then
+			fail "$name" "no totals"
+		elif [[ -n $st_ref && $t != "$st_ref" ]]; then
+			fail "$name" "totals differ from stock: $st_ref"
+		elif [[ $t != *" fail:0 "* ]] || [[ $rc -ne 0 && -z $st_ref ]]; then
+			fail "$name" "$t"
+		elif grep -q "vm-run: kernel BUG" "$LOGS/$name.out"; then
+			fail "$name" "kernel splat"
+		else
+			pass "$name"
+		fi
+	done
+fi
+
+echo "logs: $LOGS"
+[[ $failed -gt 0 ]] && echo "failed: ${failed_names[*]}"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
