@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit statuses of the cowbench program. */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how */
@@ -61,6 +62,22 @@ void cli_run_opts_free(struct run_opts *o);
 int cli_run_make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec);
 /* Set the sysctls the options ask for (restored at exit); -1 after printing why. */
 int cli_run_apply_sysctls(const struct run_opts *o);
+
+/* cowbench run --explain (explain.c): rows in, a short summary for people out (stderr). */
+struct cb_row;
+struct cli_explain;
+struct cli_explain *cli_explain_new(void);
+void cli_explain_add(struct cli_explain *ex, const struct cb_row *row);
+void cli_explain_print(const struct cli_explain *ex, FILE *fp);
+void cli_explain_free(struct cli_explain *ex);
+/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off. */
+int cli_evidence_prepare(void);
+/*
+ * Go on in a fresh child: a process born before delay accounting went on
+ * never has its COW copies counted. -1 in the child (go on); in the
+ * parent, the child's exit status to return.
+ */
+int cli_fork_accounted(void);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

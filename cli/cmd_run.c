@@ -24,6 +24,7 @@ struct run_opts {
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* self-driven workloads and region options */
+	bool explain;                /* --explain: a summary for people on stderr */
 };
 
 #define OPTS(p) ((struct run_opts *)(p))
@@ -255,6 +256,13 @@ static bool opt_precopy_depth(void *o, const char *v)
 	return true;
 }
 
+static bool opt_explain(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->explain = true;
+	return true;
+}
+
 static const struct cli_option run_options[] = {
 	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
 	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
@@ -289,6 +297,8 @@ static const struct cli_option run_options[] = {
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
 	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
+	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
+	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
 	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  opt_precopy_depth },
@@ -393,7 +403,8 @@ static int injected_signal(long rep)
 	return at == rep ? SIGKILL : 0;
 }
 
-static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep)
+static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
+		    struct cli_explain *ex)
 {
 	int failed = 0;
 
@@ -407,6 +418,7 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 			continue; /* warm-up: measured, not recorded */
 		if (err)
 			failed = 1;
+		cli_explain_add(ex, &row);
 		if (cb_report_row(rep, &row) < 0) {
 			cli_error("cannot write results: %s", strerror(errno));
 			return EXIT_RUN_FAILED;
@@ -470,6 +482,7 @@ int cmd_run(int argc, char **argv)
 	struct cb_clock clocks[CLI_NCLOCKS];
 	struct cb_run_spec spec;
 	struct cb_report report;
+	struct cli_explain *ex = NULL;
 	FILE *out;
 	int argi = cli_parse_options(argc, argv, run_options, N_RUN_OPTIONS, &o, run_usage), status;
 
@@ -485,9 +498,17 @@ int cmd_run(int argc, char **argv)
 	out = open_output(o.output);
 	if (!out)
 		return EXIT_USAGE;
+	/* Delay accounting on for the run; a parent writer must then be a process born after that. */
+	if (cli_evidence_prepare() == 1 && spec.workload->page_order && o.writer == CB_WRITER_PARENT &&
+	    (status = cli_fork_accounted()) >= 0)
+		return status;
+	if (o.explain && !(ex = cli_explain_new())) {
+		cli_error("out of memory");
+		return EXIT_INTERNAL;
+	}
 
 	cb_report_init(&report, out, o.format, o.output != NULL);
-	status = run_reps(&o, &spec, &report);
+	status = run_reps(&o, &spec, &report, ex);
 	if (cb_report_finish(&report) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(errno));
 		status = EXIT_RUN_FAILED;
@@ -496,6 +517,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	cli_explain_print(ex, stderr);
+	cli_explain_free(ex);
 	return status;
 }
 

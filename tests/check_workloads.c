@@ -1,0 +1,275 @@
+/* The self-driven workloads (snapshot, fork, multi) at small sizes: what always holds. */
+#include <errno.h>
+#include <sys/wait.h>
+
+#include <cowbench/error.h>
+#include <cowbench/hugepage.h>
+#include <cowbench/params.h>
+#include <cowbench/run.h>
+#include <cowbench/sysctl.h>
+
+#include "testutil.h"
+
+static struct cb_clock clk;
+
+static struct cb_run_spec spec_for(const char *name, uint64_t size)
+{
+	struct cb_run_spec s = {
+		.workload = cb_workload_find(name), .size = size, .page_size = (size_t)sysconf(_SC_PAGESIZE),
+		.writer = CB_WRITER_CHILD, .fork = true, .cpu = -1, .seed = 1, .clock = &clk,
+	};
+
+	ck_assert_ptr_nonnull(s.workload);
+	ck_assert_int_eq(cb_clock_init(&clk, CB_CLOCK_MONOTONIC), 0);
+	cb_wl_params_default(&s.params);
+	s.params.threads = 3; /* 2 vCPUs: few threads, several per CPU */
+	s.params.checkpointers = 2;
+	s.params.batch = 64u << 10;
+	return s;
+}
+
+static void assert_no_children(void)
+{
+	errno = 0;
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	ck_assert_int_eq(errno, ECHILD);
+}
+
+static bool unsupported(const struct cb_row *row)
+{
+	return strncmp(row->status, "unsupported:", 12) == 0 || strncmp(row->status, "no-resource:", 12) == 0;
+}
+
+static const enum cb_snapshot_method methods[] = { CB_SNAP_FORK, CB_SNAP_UFFD_WP, CB_SNAP_MEMCPY, CB_SNAP_NONE };
+
+/* The checkpoint equals the array at snapshot time and every writer's element landed. */
+START_TEST(test_snapshot_checkpoint_and_writes)
+{
+	struct cb_run_spec s = spec_for("snapshot", 4u << 20);
+	struct cb_row row;
+	int err;
+
+	s.params.snapshot = methods[_i];
+	err = cb_run_rep(&s, 1, &row);
+	assert_no_children();
+	if (s.params.snapshot == CB_SNAP_UFFD_WP && unsupported(&row))
+		return; /* e.g. vm.unprivileged_userfaultfd=0 without root: the status says why */
+	ck_assert_msg(err == 0, "%s: %s", cb_snapshot_method_name(methods[_i]), row.status);
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_eq(row.verified, 1);
+	ck_assert_str_eq(row.method, cb_snapshot_method_name(methods[_i]));
+	ck_assert_int_gt(row.writer_ns, 0);
+	ck_assert_int_gt(row.baseline_ns, 0);
+	ck_assert(row.slowdown > 0);
+	if (s.params.snapshot != CB_SNAP_NONE)
+		ck_assert_int_eq(row.saved_pages, row.pages); /* uffd-wp: each page exactly once */
+	else
+		ck_assert_int_eq(row.saved_pages, CB_NA);
+	if (s.params.snapshot == CB_SNAP_FORK)
+		ck_assert_int_ge(row.reunite_ns, 0);
+	if (row.cow_copies != CB_NA) /* PFNs: root only */
+		ck_assert_int_eq(row.cow_copies + row.cow_reuses, row.pages);
+	if (s.params.snapshot == CB_SNAP_UFFD_WP || s.params.snapshot == CB_SNAP_MEMCPY)
+		ck_assert(row.cow_copies == CB_NA || row.cow_copies == 0); /* nothing forked: no COW */
+}
+END_TEST
+
+/* A batch that is not a whole number of checkpointer rounds, and one copier per page. */
+START_TEST(test_snapshot_uneven_batches)
+{
+	struct cb_run_spec s = spec_for("snapshot", 5 * 4096);
+	struct cb_row row;
+
+	s.params.snapshot = methods[_i];
+	s.params.batch = 2 * 4096;
+	s.params.checkpointers = 5;
+	s.params.threads = 2;
+	cb_run_rep(&s, 1, &row);
+	assert_no_children();
+	if (unsupported(&row))
+		return;
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_eq(row.verified, 1);
+}
+END_TEST
+
+static const enum cb_fork_method fork_methods[] = {
+	CB_FORKM_FORK, CB_FORKM_VFORK, CB_FORKM_POSIX_SPAWN, CB_FORKM_CLONE_VM,
+};
+
+START_TEST(test_fork_methods)
+{
+	struct cb_run_spec s = spec_for("fork", 1u << 20);
+	struct cb_row row;
+
+	s.params.fork_method = fork_methods[_i];
+	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
+	assert_no_children();
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_ge(row.fork_ns, 0);
+	ck_assert_int_ge(row.wait_ns, 0);
+	ck_assert(row.ms_per_gib >= 0);
+	if (fork_methods[_i] == CB_FORKM_POSIX_SPAWN) {
+		ck_assert_int_eq(row.child_start_ns, CB_NA);
+	} else {
+		ck_assert_int_ge(row.child_start_ns, 0);
+		ck_assert_int_ge(row.child_exit_ns, 0);
+	}
+}
+END_TEST
+
+/* What fork copies grows with the populated size: the page tables (VmPTE), not noisy time. */
+START_TEST(test_fork_page_tables_grow)
+{
+	struct cb_run_spec small = spec_for("fork", 1u << 20), big = spec_for("fork", 128u << 20);
+	struct cb_row a, b;
+
+	ck_assert_int_eq(cb_run_rep(&small, 1, &a), 0);
+	ck_assert_int_eq(cb_run_rep(&big, 1, &b), 0);
+	ck_assert_int_ne(a.vm_pte_kb, CB_NA);
+	/* 128 MiB more of 4 KiB pages is 32768 more PTEs: 256 KiB of page tables. */
+	ck_assert_int_ge(b.vm_pte_kb - a.vm_pte_kb, 200);
+}
+END_TEST
+
+START_TEST(test_fork_dontfork_wipeonfork)
+{
+	struct cb_run_spec s = spec_for("fork", 8u << 20);
+	struct cb_row row;
+
+	s.params.dontfork = 4u << 20;
+	s.params.wipeonfork = 2u << 20;
+	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_eq(row.dontfork_bytes, 4u << 20);
+	ck_assert_int_eq(row.wipeonfork_bytes, 2u << 20);
+}
+END_TEST
+
+/* Every child sees the fork-time data, writes its pages, and the parent keeps its own. */
+START_TEST(test_multi_children_see_original)
+{
+	struct cb_run_spec s = spec_for("multi", 2u << 20);
+	struct cb_row row;
+	int64_t pages = (int64_t)(s.size / s.page_size);
+
+	s.params.children = 3;
+	s.params.share = _i ? CB_SHARE_ALL : CB_SHARE_SPLIT;
+	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
+	assert_no_children();
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_eq(row.verified, 1);
+	ck_assert_int_eq(row.children, 3);
+	ck_assert_int_eq(row.touched, _i ? 3 * pages : pages);
+	ck_assert_int_ge(row.faults, 1);
+	ck_assert(row.lat_p50_ns > 0);
+}
+END_TEST
+
+/* THP advice: the run works whatever the system mode; 4K pages report no huge bytes. */
+START_TEST(test_thp_advice)
+{
+	struct cb_run_spec s = spec_for("multi", 4u << 20);
+	struct cb_row row;
+
+	s.params.thp = (enum cb_thp_advice)_i;
+	s.params.children = 1;
+	s.params.share = CB_SHARE_ALL;
+	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_str_eq(row.thp_advice, cb_thp_advice_name((enum cb_thp_advice)_i));
+	if (_i == CB_THP_NEVER)
+		ck_assert_int_eq(row.huge_bytes, 0);
+}
+END_TEST
+
+/* hugetlb: works (root) or says why, and vm.nr_hugepages is put back. */
+START_TEST(test_hugetlb_restores)
+{
+	struct cb_run_spec s = spec_for("multi", 4u << 20);
+	struct cb_row row;
+	long before = -1, after = -2;
+
+	if (cb_sysctl_read_long(CB_NR_HUGEPAGES_SYSCTL, &before) < 0)
+		return; /* no hugetlb in this kernel */
+	s.params.hugetlb = true;
+	s.params.children = 1;
+	s.params.share = CB_SHARE_ALL;
+	cb_run_rep(&s, 1, &row);
+	assert_no_children();
+	cb_sysctl_restore_all();
+	ck_assert_int_eq(cb_sysctl_read_long(CB_NR_HUGEPAGES_SYSCTL, &after), 0);
+	ck_assert_int_eq(after, before);
+	if (unsupported(&row))
+		return;
+	ck_assert_str_eq(row.status, "ok");
+	ck_assert_int_eq(row.verified, 1);
+	ck_assert_int_eq(row.huge_bytes, 4u << 20);
+	/* One COW fault copies a whole 2 MiB page: far fewer faults than 4K pages written. */
+	ck_assert_int_lt(row.faults, row.touched / 4);
+}
+END_TEST
+
+static const char *const bad[][2][12] = {
+	{ { "run", "--workload=snapshot", "--size=64K", "--checkpointers=32" }, { "checkpointers" } },
+	{ { "run", "--workload=snapshot", "--size=1M", "--batch=5000" }, { "multiple of the page size" } },
+	{ { "run", "--workload=snapshot", "--snapshot=rsync" }, { "--snapshot" } },
+	{ { "run", "--workload=fork", "--method=spork" }, { "--method" } },
+	{ { "run", "--workload=fork", "--membind=7" }, { "out of range" } },
+	{ { "run", "--workload=fork", "--interleave=0-9" }, { "out of range" } },
+	{ { "run", "--workload=fork", "--cpunodebind=a" }, { "node list" } },
+	{ { "run", "--workload=fork", "--thp=sometimes" }, { "--thp" } },
+	{ { "run", "--workload=multi", "--children=0" }, { "--children" } },
+	{ { "run", "--workload=multi", "--share=half" }, { "--share" } },
+	{ { "run", "--workload=fork", "--size=1M", "--dontfork=2M" }, { "--dontfork" } },
+	{ { "run", "--workload=snapshot", "--threads=0" }, { "--threads" } },
+	{ { "run", "--workload=fork", "--hugetlb", "--size=3M" }, { "2M" } },
+	{ { "run", "--workload=fork", "--membind=0", "--interleave=0" }, { "exclude" } },
+};
+
+START_TEST(test_bad_options_exit_2)
+{
+	const char *argv[14] = { CB_CLI_PATH };
+
+	for (int i = 0; bad[_i][0][i]; i++)
+		argv[i + 1] = bad[_i][0][i];
+	tu_assert_usage_error(argv, bad[_i][1][0]);
+}
+END_TEST
+
+/* With one node the placement options still parse, and the rows say how many nodes there are. */
+START_TEST(test_cli_numa_and_thp_alias)
+{
+	const char *argv[] = { CB_CLI_PATH, "run", "--workload=fork", "--size=1M", "--reps=1", "--warmup=0",
+			       "--membind=0", "--cpunodebind=0", "--thp", "--format=json", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"numa_policy\":\"bind:0 cpu:0\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"thp_advice\":\"madvise\""));
+	ck_assert_ptr_null(strstr(r.out, "\"numa_nodes\":null"));
+	tu_free(&r);
+}
+END_TEST
+
+static Suite *workloads_suite(void)
+{
+	Suite *s = suite_create("workloads");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_snapshot_checkpoint_and_writes, 0, 4);
+	tcase_add_loop_test(tc, test_snapshot_uneven_batches, 0, 3);
+	tcase_add_loop_test(tc, test_fork_methods, 0, 4);
+	tcase_add_test(tc, test_fork_page_tables_grow);
+	tcase_add_test(tc, test_fork_dontfork_wipeonfork);
+	tcase_add_loop_test(tc, test_multi_children_see_original, 0, 2);
+	tcase_add_loop_test(tc, test_thp_advice, 0, 3);
+	tcase_add_test(tc, test_hugetlb_restores);
+	tcase_add_loop_test(tc, test_bad_options_exit_2, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_cli_numa_and_thp_alias);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(workloads_suite)
