@@ -83,5 +83,12 @@ int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
+
+/* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
+struct cb_row;
+int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
+		       const char *baseline, bool quiet);
 
 #endif
