@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/results.h>
 #include <cowbench/summary.h>
 
 static int cmp_double(const void *a, const void *b)
@@ -125,4 +126,114 @@ int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t
 		percentile_ci(boot, k, lo, hi);
 	free(boot);
 	return 0;
+}
+
+/* ---- grouping ---- */
+
+/* A number with an optional binary size suffix, so 16M < 128M < 1G. */
+static double read_number(const char **p)
+{
+	char *end;
+	double v = strtod(*p, &end);
+
+	switch (*end) {
+	case 'K': v *= 1024.0; end++; break;
+	case 'M': v *= 1048576.0; end++; break;
+	case 'G': v *= 1073741824.0; end++; break;
+	case 'T': v *= 1099511627776.0; end++; break;
+	default: break;
+	}
+	*p = end;
+	return v;
+}
+
+int cb_natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			double x = read_number(&a), y = read_number(&b);
+
+			if (x != y)
+				return x < y ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	return cb_natural_cmp(((const struct cb_row_group *)a)->key, ((const struct cb_row_group *)b)->key);
+}
+
+static struct cb_row_group *find_or_add(struct cb_row_group **g, size_t *n, const char *key)
+{
+	struct cb_row_group *ng;
+
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*g)[i].key, key) == 0)
+			return &(*g)[i];
+	ng = realloc(*g, (*n + 1) * sizeof(*ng));
+	if (!ng)
+		return NULL;
+	*g = ng;
+	ng = &(*g)[(*n)++];
+	memset(ng, 0, sizeof(*ng));
+	snprintf(ng->key, sizeof(ng->key), "%s", key);
+	return ng;
+}
+
+int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups)
+{
+	struct cb_row_group *g = NULL;
+	size_t ng = 0;
+	char key[CB_ROW_KEY_LEN];
+
+	for (size_t i = 0; i < n; i++) {
+		struct cb_row_group *grp;
+		const struct cb_row **nr;
+
+		cb_row_key(&rows[i], key, sizeof(key));
+		grp = find_or_add(&g, &ng, key);
+		if (!grp)
+			goto nomem;
+		if (strcmp(rows[i].status, "ok") != 0) {
+			grp->failed++;
+			continue;
+		}
+		nr = realloc(grp->rows, (grp->n + 1) * sizeof(*nr));
+		if (!nr)
+			goto nomem;
+		grp->rows = nr;
+		grp->rows[grp->n++] = &rows[i];
+	}
+	if (ng)
+		qsort(g, ng, sizeof(*g), cmp_group);
+	*out = g;
+	*ngroups = ng;
+	return 0;
+nomem:
+	cb_row_groups_free(g, ng);
+	return -ENOMEM;
+}
+
+void cb_row_groups_free(struct cb_row_group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(g[i].rows);
+	free(g);
+}
+
+size_t cb_group_values(const struct cb_row_group *g, const char *column, double *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (cb_row_number(g->rows[i], column, &out[k]))
+			k++;
+	return k;
 }

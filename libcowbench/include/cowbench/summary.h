@@ -33,4 +33,28 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
 		double *ratio, double *lo, double *hi);
 
+/* ---- rows grouped by cell ---- */
+
+#define CB_ROW_KEY_LEN 352 /* a cell key, or the identity of a row of cowbench run */
+
+struct cb_row;
+
+struct cb_row_group {
+	char key[CB_ROW_KEY_LEN];   /* cb_row_key() of its rows */
+	const struct cb_row **rows; /* rows whose status is ok */
+	size_t n;
+	size_t failed;              /* rows with another status (not in rows[]) */
+};
+
+/**
+ * Group rows by cell key, in natural key order ("size=16M" before
+ * "size=128M"). The groups point into rows[]: keep it alive.
+ */
+int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups);
+void cb_row_groups_free(struct cb_row_group *g, size_t n);
+/** The measured values of a numeric column in a group (out[] has room for g->n); returns how many. */
+size_t cb_group_values(const struct cb_row_group *g, const char *column, double *out);
+/** strcmp with runs of digits compared as numbers, and K/M/G/T size suffixes honoured. */
+int cb_natural_cmp(const char *a, const char *b);
+
 #endif

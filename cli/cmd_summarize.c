@@ -1,0 +1,427 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+#include <cowbench/summary.h>
+
+#include "cli.h"
+
+/*
+ * cowbench summarize FILE...: per cell and metric the median, mean,
+ * standard deviation, 95 % bootstrap interval of the mean, coefficient of
+ * variation and outliers; noisy cells warned about on stderr; with
+ * --baseline NAME=VALUE, each cell's ratio to the cell that differs only
+ * in NAME having VALUE.
+ */
+
+#define DEFAULT_METRICS "elapsed_ns,faults,fork_ns,slowdown"
+#define BOOT_SEED 20261122u /* fixed: the same input gives the same intervals */
+
+struct sum_opts {
+	const char *metrics;
+	const char *baseline;     /* NAME=VALUE */
+	char base_name[64], base_value[64];
+	enum cb_format format;
+	const char *output;
+	bool quiet;
+};
+
+#define SOPTS(p) ((struct sum_opts *)(p))
+
+static bool opt_metric(void *o, const char *v)
+{
+	char copy[512], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", v);
+	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		const struct cb_column *c = cb_column_find(m);
+
+		if (!c || c->type == CB_COL_STR) {
+			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+			return false;
+		}
+	}
+	if (!*v) {
+		cli_error("--metric needs at least one column");
+		return false;
+	}
+	SOPTS(o)->metrics = v;
+	return true;
+}
+
+static bool opt_baseline(void *o, const char *v)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof(SOPTS(o)->base_name) ||
+	    strlen(eq + 1) >= sizeof(SOPTS(o)->base_value) || strchr(eq + 1, ' ')) {
+		cli_error("--baseline must be NAME=VALUE (e.g. precopy=0 or fork=0), not '%s'", v);
+		return false;
+	}
+	snprintf(SOPTS(o)->base_name, sizeof(SOPTS(o)->base_name), "%.*s", (int)(eq - v), v);
+	snprintf(SOPTS(o)->base_value, sizeof(SOPTS(o)->base_value), "%s", eq + 1);
+	SOPTS(o)->baseline = v;
+	return true;
+}
+
+static bool opt_format(void *o, const char *v)
+{
+	if (cb_format_parse(v, &SOPTS(o)->format) < 0) {
+		cli_error("--format must be table, csv or json, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_output(void *o, const char *v)
+{
+	if (!*v) {
+		cli_error("--output needs a file name");
+		return false;
+	}
+	SOPTS(o)->output = v;
+	return true;
+}
+
+static bool opt_quiet(void *o, const char *v)
+{
+	(void)v;
+	SOPTS(o)->quiet = true;
+	return true;
+}
+
+static const struct cli_option sum_options[] = {
+	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, opt_metric },
+	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
+	  opt_baseline },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
+	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
+	{ "quiet", NULL, "no noisy-cell warnings on stderr", opt_quiet },
+};
+
+#define N_SUM_OPTIONS ((int)(sizeof(sum_options) / sizeof(sum_options[0])))
+
+static void sum_usage(void)
+{
+	printf("usage: cowbench summarize [OPTIONS] RESULTS.csv...\n\n"
+	       "Per cell (the CSV's cell column; for rows of cowbench run, their configuration)\n"
+	       "and metric: n, median, mean, standard deviation, 95 %% bootstrap confidence\n"
+	       "interval of the mean, coefficient of variation and Tukey outliers. Rows whose\n"
+	       "status is not ok are counted as failed and left out. A cell whose CV exceeds\n"
+	       "10 %% is reported as noisy on stderr.\n\n");
+	cli_print_options(sum_options, N_SUM_OPTIONS);
+}
+
+/* One output line: a cell, a metric, its statistics and optional ratio. */
+struct line {
+	const char *key, *metric;
+	size_t failed;
+	struct cb_summary s;
+	bool has_ratio;
+	double ratio, rlo, rhi;
+};
+
+/* A CSV number: empty when not measured; ratio-like values keep 4 decimals. */
+static void num(FILE *fp, double v, bool fixed)
+{
+	if (isnan(v))
+		return;
+	if (fixed)
+		fprintf(fp, "%.4f", v);
+	else
+		fprintf(fp, "%.10g", v);
+}
+
+static void csv_header(FILE *fp)
+{
+	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio,ratio_ci95_lo,"
+	      "ratio_ci95_hi\r\n",
+	      fp);
+}
+
+static void csv_line(FILE *fp, const struct line *l, const char *baseline)
+{
+	cb_csv_write_field(fp, l->key);
+	fprintf(fp, ",%s,%zu,%zu,", l->metric, l->s.n, l->failed);
+	num(fp, l->s.median, false);
+	fputc(',', fp);
+	num(fp, l->s.mean, false);
+	fputc(',', fp);
+	num(fp, l->s.stddev, false);
+	fputc(',', fp);
+	num(fp, l->s.ci_lo, false);
+	fputc(',', fp);
+	num(fp, l->s.ci_hi, false);
+	fputc(',', fp);
+	num(fp, l->s.cv, true);
+	fprintf(fp, ",%zu,%d,%s,", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
+	if (l->has_ratio) {
+		num(fp, l->ratio, true);
+		fputc(',', fp);
+		num(fp, l->rlo, true);
+		fputc(',', fp);
+		num(fp, l->rhi, true);
+	} else {
+		fputs(",,", fp);
+	}
+	fputs("\r\n", fp);
+}
+
+static void json_num(FILE *fp, const char *name, double v)
+{
+	fprintf(fp, ",\"%s\":", name);
+	if (isnan(v))
+		fputs("null", fp);
+	else
+		fprintf(fp, "%.10g", v);
+}
+
+static void json_line(FILE *fp, const struct line *l, const char *baseline)
+{
+	fputs("{\"cell\":\"", fp);
+	for (const char *p = l->key; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', fp);
+		fputc(*p, fp);
+	}
+	fprintf(fp, "\",\"metric\":\"%s\",\"n\":%zu,\"failed\":%zu", l->metric, l->s.n, l->failed);
+	json_num(fp, "median", l->s.median);
+	json_num(fp, "mean", l->s.mean);
+	json_num(fp, "stddev", l->s.stddev);
+	json_num(fp, "ci95_lo", l->s.ci_lo);
+	json_num(fp, "ci95_hi", l->s.ci_hi);
+	json_num(fp, "cv", l->s.cv);
+	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
+	if (l->has_ratio) {
+		fprintf(fp, ",\"baseline\":\"%s\"", baseline);
+		json_num(fp, "ratio", l->ratio);
+		json_num(fp, "ratio_ci95_lo", l->rlo);
+		json_num(fp, "ratio_ci95_hi", l->rhi);
+	}
+	fputs("}\n", fp);
+}
+
+/* Compact numbers for people: 4 significant digits. */
+static void human(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1e9)
+		snprintf(buf, len, "%.4gG", v / 1e9);
+	else if (fabs(v) >= 1e6)
+		snprintf(buf, len, "%.4gM", v / 1e6);
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.4gk", v / 1e3);
+	else
+		snprintf(buf, len, "%.4g", v);
+}
+
+static void table_header(FILE *fp, bool ratios)
+{
+	fprintf(fp, "%-44s %-12s %3s %9s %9s %9s %21s %6s %4s", "cell", "metric", "n", "median", "mean", "stddev",
+		"95% CI of mean", "CV%", "out");
+	if (ratios)
+		fprintf(fp, "  %-26s", "ratio to baseline [95% CI]");
+	fputc('\n', fp);
+}
+
+static void table_line(FILE *fp, const struct line *l, bool ratios)
+{
+	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
+
+	human(med, sizeof(med), l->s.median);
+	human(mean, sizeof(mean), l->s.mean);
+	human(sd, sizeof(sd), l->s.stddev);
+	human(lo, sizeof(lo), l->s.ci_lo);
+	human(hi, sizeof(hi), l->s.ci_hi);
+	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
+	if (isnan(l->s.cv))
+		snprintf(cv, sizeof(cv), "-");
+	else
+		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
+	fprintf(fp, "%-44s %-12s %3zu %9s %9s %9s %21s %6s %4zu", l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
+		l->s.outliers);
+	if (ratios && l->has_ratio)
+		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
+	if (l->failed)
+		fprintf(fp, "  (%zu failed)", l->failed);
+	fputc('\n', fp);
+}
+
+static const struct cb_row_group *find_group(const struct cb_row_group *g, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(g[i].key, key) == 0)
+			return &g[i];
+	return NULL;
+}
+
+/* The ratio of this cell to its baseline cell (same key, NAME=VALUE), when both exist. */
+static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
+			   const char *metric, const double *v, size_t nv, struct line *l)
+{
+	char bkey[CB_ROW_KEY_LEN];
+	const struct cb_row_group *b;
+	double *bv;
+	size_t nb;
+
+	if (!o->baseline || !cb_key_replace(g[gi].key, o->base_name, o->base_value, bkey, sizeof(bkey)) ||
+	    strcmp(bkey, g[gi].key) == 0)
+		return; /* no such axis here, or this is the baseline itself */
+	b = find_group(g, ng, bkey);
+	if (!b || b->n == 0 || !(bv = malloc(b->n * sizeof(*bv))))
+		return;
+	nb = cb_group_values(b, metric, bv);
+	if (nb > 0 && cb_ratio_ci(v, nv, bv, nb, BOOT_SEED, &l->ratio, &l->rlo, &l->rhi) == 0)
+		l->has_ratio = true;
+	free(bv);
+}
+
+static void emit(FILE *fp, const struct sum_opts *o, const struct line *l)
+{
+	if (o->format == CB_FORMAT_CSV)
+		csv_line(fp, l, o->baseline);
+	else if (o->format == CB_FORMAT_JSON)
+		json_line(fp, l, o->baseline);
+	else
+		table_line(fp, l, o->baseline != NULL);
+}
+
+static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_row_group *g, size_t ng,
+			    size_t *lines, size_t *ratios, size_t *noisy)
+{
+	char metrics[512], *save = NULL;
+
+	snprintf(metrics, sizeof(metrics), "%s", o->metrics);
+	for (char *m = strtok_r(metrics, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < ng; i++) {
+			struct line l = { .key = g[i].key, .metric = m, .failed = g[i].failed };
+			double *v = malloc((g[i].n ? g[i].n : 1) * sizeof(*v));
+			size_t nv;
+
+			if (!v)
+				return -ENOMEM;
+			nv = cb_group_values(&g[i], m, v);
+			if (nv == 0 || cb_summarize(v, nv, BOOT_SEED, &l.s) < 0) {
+				free(v);
+				continue; /* this metric is not measured in this cell */
+			}
+			baseline_ratio(o, g, ng, i, m, v, nv, &l);
+			free(v);
+			emit(fp, o, &l);
+			(*lines)++;
+			*ratios += l.has_ratio;
+			if (l.s.cv > CB_NOISY_CV) {
+				(*noisy)++;
+				if (!o->quiet)
+					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s\n",
+						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Read every file (all checked before anything is printed) into one row array. */
+static int read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+{
+	char why[512];
+
+	*rows = NULL;
+	*n = 0;
+	for (int f = 0; f < nfiles; f++) {
+		struct cb_results res;
+		struct cb_row *nr;
+
+		if (cb_results_read(files[f], &res, why, sizeof(why)) < 0) {
+			cli_error("%s", why);
+			return -1;
+		}
+		if (res.torn)
+			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
+		nr = realloc(*rows, (*n + res.n + 1) * sizeof(*nr));
+		if (!nr) {
+			cb_results_free(&res);
+			cli_error("out of memory");
+			return -1;
+		}
+		*rows = nr;
+		memcpy(*rows + *n, res.rows, res.n * sizeof(*nr));
+		*n += res.n;
+		cb_results_free(&res);
+	}
+	if (*n == 0) {
+		cli_error("no result rows in %s%s", files[0], nfiles > 1 ? " and the other files" : "");
+		return -1;
+	}
+	return 0;
+}
+
+int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
+		       const char *baseline, bool quiet)
+{
+	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet };
+	struct cb_row_group *g;
+	size_t ng, lines = 0, ratios = 0, noisy = 0;
+	int err;
+
+	if (baseline && !opt_baseline(&o, baseline))
+		return -EINVAL;
+	if (cb_group_rows(rows, n, &g, &ng) < 0)
+		return -ENOMEM;
+	if (format == CB_FORMAT_CSV)
+		csv_header(fp);
+	else if (format == CB_FORMAT_TABLE)
+		table_header(fp, baseline != NULL);
+	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &noisy);
+	if (!err && format == CB_FORMAT_TABLE)
+		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)%s\n", ng, n, noisy, CB_NOISY_CV * 100,
+			noisy ? ", marked !" : "");
+	if (!err && baseline && ratios == 0)
+		cli_note("--baseline %s: no cell has a matching baseline cell", baseline);
+	cb_row_groups_free(g, ng);
+	return err;
+}
+
+int cmd_summarize(int argc, char **argv)
+{
+	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE };
+	int argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
+	struct cb_row *rows;
+	size_t n;
+	FILE *out = stdout;
+	int err;
+
+	if (argi < 0)
+		return EXIT_USAGE;
+	if (argi >= argc) {
+		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
+		return EXIT_USAGE;
+	}
+	if (read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
+		free(rows);
+		return EXIT_USAGE;
+	}
+	if (o.output && !(out = fopen(o.output, "we"))) {
+		cli_error("cannot write %s: %s", o.output, strerror(errno));
+		free(rows);
+		return EXIT_USAGE;
+	}
+	err = cli_summarize_rows(out, rows, n, o.metrics, o.format, o.baseline, o.quiet);
+	free(rows);
+	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
+		cli_error("cannot write the summary: %s", strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	if (err) {
+		cli_error("summarize: %s", strerror(-err));
+		return EXIT_INTERNAL;
+	}
+	return 0;
+}

@@ -1,0 +1,293 @@
+/* Reading results back: the CSV reader, statistics, cowbench merge, summarize and plot. */
+#include <errno.h>
+#include <math.h>
+
+#include <cowbench/error.h>
+#include <cowbench/results.h>
+#include <cowbench/summary.h>
+
+#include "testutil.h"
+
+#define FX(name) CB_FIXTURE_DIR "/" name
+
+START_TEST(reads_known_file)
+{
+	struct cb_results res;
+	char why[512];
+	double v;
+
+	ck_assert_msg(cb_results_read(FX("results_known.csv"), &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 11);
+	ck_assert(!res.torn);
+	ck_assert(!res.same_columns); /* a subset of today's columns: still readable */
+	ck_assert_str_eq(res.rows[0].cell, "workload=seq size=1M fork=1");
+	ck_assert_int_eq(res.rows[0].elapsed_ns, 100000);
+	ck_assert(cb_row_number(&res.rows[0], "faults", &v) && v == 256);
+	/* A column the file lacks, and an empty cell: not measured. */
+	ck_assert(!cb_row_number(&res.rows[0], "cow_faults", &v));
+	ck_assert(!cb_row_number(&res.rows[5], "elapsed_ns", &v));
+	ck_assert_str_eq(res.rows[5].status, "child-killed:SIGKILL");
+	cb_results_free(&res);
+}
+END_TEST
+
+START_TEST(torn_last_row_is_dropped)
+{
+	struct cb_results res;
+	char why[512];
+
+	ck_assert_msg(cb_results_read(FX("results_torn.csv"), &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 1);
+	ck_assert(res.torn);
+	ck_assert_int_gt(res.torn_offset, 0);
+	cb_results_free(&res);
+}
+END_TEST
+
+static const struct {
+	const char *file, *needle;
+} bad_files[] = {
+	{ "results_schema2.csv", "schema version" },
+	{ "results_missing_col.csv", "missing column 'rep'" },
+	{ "results_garbage.csv", "not a cowbench results CSV" },
+	{ "results_badvalue.csv", "elapsed_ns" },
+};
+
+START_TEST(bad_files_rejected)
+{
+	struct cb_results res;
+	char why[512], path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", CB_FIXTURE_DIR, bad_files[_i].file);
+	ck_assert_int_eq(cb_results_read(path, &res, why, sizeof(why)), CB_EFORMAT);
+	ck_assert_msg(strstr(why, bad_files[_i].needle), "'%s' not in '%s'", bad_files[_i].needle, why);
+	ck_assert_ptr_nonnull(strstr(why, bad_files[_i].file));
+}
+END_TEST
+
+START_TEST(summary_known_values)
+{
+	const double v[] = { 100, 200, 300, 400, 1000 };
+	struct cb_summary s;
+
+	ck_assert_int_eq(cb_summarize(v, 5, 1, &s), 0);
+	ck_assert_uint_eq(s.n, 5);
+	ck_assert_double_eq(s.median, 300);
+	ck_assert_double_eq(s.mean, 400);
+	ck_assert_double_eq_tol(s.stddev, 353.5533906, 1e-6);
+	ck_assert_double_eq_tol(s.cv, 0.8838834765, 1e-9);
+	ck_assert_uint_eq(s.outliers, 1);
+	/* The bootstrap interval of the mean lies within the data and holds the mean. */
+	ck_assert(s.ci_lo >= 100 && s.ci_lo <= 400);
+	ck_assert(s.ci_hi >= 400 && s.ci_hi <= 1000);
+	ck_assert(v[0] == 100 && v[4] == 1000); /* input untouched */
+	ck_assert_int_eq(cb_summarize(v, 0, 1, &s), -EINVAL);
+}
+END_TEST
+
+START_TEST(summary_edge_cases)
+{
+	const double one[] = { 7 }, even[] = { 4, 1, 3, 2 }, flat[] = { 5, 5, 5 };
+	struct cb_summary s, t;
+
+	ck_assert_int_eq(cb_summarize(one, 1, 1, &s), 0);
+	ck_assert_double_eq(s.median, 7);
+	ck_assert(isnan(s.stddev) && isnan(s.cv) && isnan(s.ci_lo));
+	ck_assert_int_eq(cb_summarize(even, 4, 1, &s), 0);
+	ck_assert_double_eq(s.median, 2.5);
+	ck_assert_int_eq(cb_summarize(flat, 3, 1, &s), 0);
+	ck_assert_double_eq(s.stddev, 0);
+	ck_assert_double_eq(s.ci_lo, 5);
+	ck_assert_double_eq(s.ci_hi, 5);
+	ck_assert_uint_eq(s.outliers, 0);
+	/* Same seed, same interval. */
+	ck_assert_int_eq(cb_summarize(even, 4, 9, &s), 0);
+	ck_assert_int_eq(cb_summarize(even, 4, 9, &t), 0);
+	ck_assert_double_eq(s.ci_lo, t.ci_lo);
+}
+END_TEST
+
+START_TEST(ratio_interval)
+{
+	const double a[] = { 200, 210, 190, 205 }, b[] = { 100, 105, 95, 100 };
+	double r, lo, hi;
+
+	ck_assert_int_eq(cb_ratio_ci(a, 4, b, 4, 3, &r, &lo, &hi), 0);
+	ck_assert_double_eq_tol(r, 2.0125, 1e-9);
+	ck_assert(lo <= r && r <= hi);
+	ck_assert(lo > 1.8 && hi < 2.3);
+	ck_assert_int_eq(cb_ratio_ci(a, 4, b, 0, 3, &r, &lo, &hi), -EINVAL);
+}
+END_TEST
+
+START_TEST(natural_order)
+{
+	ck_assert_int_lt(cb_natural_cmp("size=16M", "size=128M"), 0);
+	ck_assert_int_lt(cb_natural_cmp("size=512K", "size=1M"), 0);
+	ck_assert_int_lt(cb_natural_cmp("size=2 x", "size=10 x"), 0);
+	ck_assert_int_eq(cb_natural_cmp("a=1 b=2", "a=1 b=2"), 0);
+	ck_assert_int_gt(cb_natural_cmp("workload=seq", "workload=random"), 0);
+}
+END_TEST
+
+/* ---- the cowbench program ---- */
+
+/* The value of column COL in the summarize CSV line for CELL and METRIC. */
+static double summary_field(const char *csv, const char *cell, const char *metric, const char *col)
+{
+	FILE *fp = fmemopen((void *)csv, strlen(csv), "r");
+	struct cb_csv_record h = { 0 }, r = { 0 };
+	double v = NAN;
+	size_t ci = 0;
+
+	ck_assert_int_eq(cb_csv_read_record(fp, &h), 1);
+	for (size_t i = 0; i < h.nfields; i++)
+		if (strcmp(h.field[i], col) == 0)
+			ci = i;
+	ck_assert_uint_gt(ci, 0);
+	while (cb_csv_read_record(fp, &r) == 1)
+		if (strcmp(r.field[0], cell) == 0 && strcmp(r.field[1], metric) == 0)
+			v = r.field[ci][0] ? strtod(r.field[ci], NULL) : NAN;
+	cb_csv_record_free(&h);
+	cb_csv_record_free(&r);
+	fclose(fp);
+	return v;
+}
+
+START_TEST(summarize_known_csv)
+{
+	const char *argv[] = { "cowbench", "summarize", "--format=csv", "--baseline", "fork=0",
+			       FX("results_known.csv"), NULL };
+	struct cli_result r = tu_run_cli(argv);
+	const char *a = "workload=seq size=1M fork=1", *b = "workload=seq size=1M fork=0";
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "n"), 5);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "failed"), 1);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "median"), 300000);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "mean"), 400000);
+	ck_assert_double_eq_tol(summary_field(r.out, a, "elapsed_ns", "stddev"), 353553.39, 0.01);
+	ck_assert_double_eq_tol(summary_field(r.out, a, "elapsed_ns", "cv"), 0.8839, 1e-4);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "outliers"), 1);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "noisy"), 1);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "ratio"), 4);
+	ck_assert(isnan(summary_field(r.out, b, "elapsed_ns", "ratio"))); /* the baseline itself */
+	ck_assert_double_eq(summary_field(r.out, b, "elapsed_ns", "stddev"), 0);
+	ck_assert_double_eq(summary_field(r.out, b, "faults", "median"), 0);
+	/* The noisy cell is named on stderr. */
+	ck_assert_ptr_nonnull(strstr(r.err, "noisy cell"));
+	ck_assert_ptr_nonnull(strstr(r.err, a));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(summarize_table_and_json)
+{
+	const char *table[] = { "cowbench", "summarize", "--quiet", FX("results_known.csv"), NULL };
+	const char *json[] = { "cowbench", "summarize", "--format=json", "--metric=elapsed_ns", FX("results_known.csv"),
+			       NULL };
+	struct cli_result t = tu_run_cli(table), j = tu_run_cli(json);
+
+	ck_assert_int_eq(t.status, 0);
+	ck_assert_uint_eq(t.err_len, 0);
+	ck_assert_ptr_nonnull(strstr(t.out, "95% CI of mean"));
+	ck_assert_ptr_nonnull(strstr(t.out, "2 cells, 11 rows"));
+	ck_assert_int_eq(j.status, 0);
+	ck_assert_int_eq(tu_count_lines(j.out), 2);
+	ck_assert_ptr_nonnull(strstr(j.out, "{\"cell\":\"workload=seq size=1M fork=0\",\"metric\":\"elapsed_ns\",\"n\":5"));
+	tu_free(&t);
+	tu_free(&j);
+}
+END_TEST
+
+static const char *const bad_inputs[] = {
+	"results_schema2.csv", "results_missing_col.csv", "results_garbage.csv", "results_badvalue.csv",
+	"no_such_results.csv",
+};
+
+START_TEST(summarize_bad_input)
+{
+	char path[512];
+	const char *argv[] = { "cowbench", "summarize", path, NULL };
+
+	snprintf(path, sizeof(path), "%s/%s", CB_FIXTURE_DIR, bad_inputs[_i]);
+	tu_assert_usage_error(argv, bad_inputs[_i]);
+}
+END_TEST
+
+START_TEST(summarize_bad_options)
+{
+	const char *metric[] = { "cowbench", "summarize", "--metric=workload", FX("results_known.csv"), NULL };
+	const char *base[] = { "cowbench", "summarize", "--baseline", "precopy", FX("results_known.csv"), NULL };
+	const char *none[] = { "cowbench", "summarize", NULL };
+
+	tu_assert_usage_error(metric, "--metric");
+	tu_assert_usage_error(base, "--baseline");
+	tu_assert_usage_error(none, "summarize");
+}
+END_TEST
+
+START_TEST(merge_shards)
+{
+	const char *argv[] = { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char path[] = "/tmp/cbtest-mergeXXXXXX";
+	int fd = mkstemp(path);
+	struct cb_results res;
+	char why[512];
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, r.out, r.out_len), (ssize_t)r.out_len);
+	close(fd);
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 8);
+	ck_assert(res.same_columns); /* written with this build's full column table */
+	ck_assert_str_eq(res.rows[7].cell, "workload=random size=1M fork=0");
+	cb_results_free(&res);
+	unlink(path);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(merge_rejections)
+{
+	const char *dup[] = { "cowbench", "merge", FX("results_shard1.csv"), FX("results_dup.csv"), NULL };
+	const char *self[] = { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard1.csv"), NULL };
+	const char *schema[] = { "cowbench", "merge", FX("results_shard1.csv"), FX("results_schema2.csv"), NULL };
+	const char *garbage[] = { "cowbench", "merge", FX("results_garbage.csv"), NULL };
+	const char *none[] = { "cowbench", "merge", NULL };
+
+	tu_assert_usage_error(dup, "duplicate cell: 'workload=random size=1M fork=1' rep 1");
+	tu_assert_usage_error(self, "duplicate cell");
+	tu_assert_usage_error(schema, "schema version");
+	tu_assert_usage_error(garbage, "not a cowbench results CSV");
+	tu_assert_usage_error(none, "merge");
+}
+END_TEST
+
+static Suite *results_suite(void)
+{
+	Suite *s = suite_create("results");
+	TCase *lib = tcase_create("library"), *cli = tcase_create("cli");
+
+	tcase_add_test(lib, reads_known_file);
+	tcase_add_test(lib, torn_last_row_is_dropped);
+	tcase_add_loop_test(lib, bad_files_rejected, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	tcase_add_test(lib, summary_known_values);
+	tcase_add_test(lib, summary_edge_cases);
+	tcase_add_test(lib, ratio_interval);
+	tcase_add_test(lib, natural_order);
+	tcase_add_test(cli, summarize_known_csv);
+	tcase_add_test(cli, summarize_table_and_json);
+	tcase_add_loop_test(cli, summarize_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
+	tcase_add_test(cli, summarize_bad_options);
+	tcase_add_test(cli, merge_shards);
+	tcase_add_test(cli, merge_rejections);
+	tcase_set_timeout(cli, 60);
+	suite_add_tcase(s, lib);
+	suite_add_tcase(s, cli);
+	return s;
+}
+
+TU_MAIN(results_suite)
