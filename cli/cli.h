@@ -83,8 +83,10 @@ int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;

@@ -13,9 +13,11 @@ static const struct {
 	{ "run", cmd_run, "measure one workload, one CSV/JSON/table row per repetition" },
 	{ "list", cmd_list, "list the workloads" },
 	{ "info", cmd_info, "describe this machine: kernel, CPU, clock, THP, COW interfaces" },
+	{ "stat", cmd_stat, "watch a process's COW copies, copy time, faults, Private_Dirty (vm_stat for COW)" },
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
+	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
 };
 
 static void usage(FILE *fp)
@@ -51,6 +53,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: run, list, info, matrix, merge, summarize; see --help)", argv[1]);
+	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, plot; see --help)", argv[1]);
 	return EXIT_USAGE;
 }

@@ -14,6 +14,7 @@
 #include <cowbench/workload.h>
 #include <cowbench/report.h>
 #include <cowbench/run.h>
+#include <cowbench/evidence.h> /* taskstats, pagemap, smaps, perfcount */
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>

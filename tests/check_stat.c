@@ -1,0 +1,289 @@
+/* cowbench stat and cowbench run --explain, end to end through the program. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+
+#include <cowbench/cowbench.h>
+
+#define WRITES 2048
+#define SLACK 64 /* pages libc and the loader copy around exec and exit */
+
+static bool skip_unless_root(const char *what)
+{
+	if (geteuid() == 0)
+		return false;
+	printf("SKIP: %s needs root\n", what);
+	return true;
+}
+
+/* The runner puts kernel.task_delayacct back however a test ended (cowbench restores it too). */
+static long saved_delayacct = -1;
+
+static void save_delayacct(void)
+{
+	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
+		saved_delayacct = -1;
+}
+
+static void restore_delayacct(void)
+{
+	if (saved_delayacct >= 0 && geteuid() == 0)
+		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, saved_delayacct);
+}
+
+/* The CSV line starting with prefix, split into fields (static storage). */
+static int csv_line(const char *out, const char *prefix, char fields[][32], int max)
+{
+	const char *p = out;
+	int n = 0;
+
+	while (p && *p && strncmp(p, prefix, strlen(prefix)) != 0)
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+	if (!p || !*p)
+		return -1;
+	while (n < max) {
+		size_t len = strcspn(p, ",\r\n");
+
+		snprintf(fields[n++], 32, "%.*s", (int)len, p);
+		if (p[len] != ',')
+			break;
+		p += len + 1;
+	}
+	return n;
+}
+
+/* stat CSV: time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults */
+enum { F_TIME, F_PROCS, F_COPIES, F_COPY_NS, F_MEAN, F_MINFLT, F_MAJFLT, F_PD, F_SYS, F_N };
+
+START_TEST(test_stat_usage_errors)
+{
+	const char *none[] = { CB_CLI_PATH, "stat", NULL };
+	const char *both[] = { CB_CLI_PATH, "stat", "-p", "1", "--", "true", NULL };
+	const char *interval[] = { CB_CLI_PATH, "stat", "--interval=0", "--", "true", NULL };
+	const char *interval2[] = { CB_CLI_PATH, "stat", "--interval=abc", "--", "true", NULL };
+	const char *count[] = { CB_CLI_PATH, "stat", "--count=-1", "--", "true", NULL };
+	const char *nopid[] = { CB_CLI_PATH, "stat", "-p", "1073741823", NULL };
+	const char *badpid[] = { CB_CLI_PATH, "stat", "--pid=12x", NULL };
+	const char *format[] = { CB_CLI_PATH, "stat", "--format=xml", "--", "true", NULL };
+	const char *nocmd[] = { CB_CLI_PATH, "stat", "--", "/nonexistent/cow-command", NULL };
+	const char *nodash[] = { CB_CLI_PATH, "stat", "true", NULL };
+
+	tu_assert_usage_error(none, "nothing to watch");
+	tu_assert_usage_error(both, "not both");
+	tu_assert_usage_error(interval, "--interval");
+	tu_assert_usage_error(interval2, "--interval");
+	tu_assert_usage_error(count, "--count");
+	tu_assert_usage_error(nopid, "not a running process");
+	tu_assert_usage_error(badpid, "not a running process");
+	tu_assert_usage_error(format, "--format");
+	tu_assert_usage_error(nocmd, "cannot run");
+	tu_assert_usage_error(nodash, "--");
+}
+END_TEST
+
+static void check_writer_total(const char *threads)
+{
+	char n[16];
+	snprintf(n, sizeof(n), "%d", WRITES);
+	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--format=csv", "--", CB_COW_WRITER, n,
+			       threads, NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char f[F_N][32];
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(r.err_len == 0, "stderr: %s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "time_s,procs,cow_copies,"));
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	/* the program's WRITES copies, and a few of the loader's and libc's */
+	ck_assert_msg(atol(f[F_COPIES]) >= WRITES && atol(f[F_COPIES]) <= WRITES + SLACK, "copies %s", f[F_COPIES]);
+	ck_assert_int_gt(atol(f[F_COPY_NS]), 0);
+	ck_assert_int_ge(atol(f[F_MINFLT]), WRITES);
+	tu_free(&r);
+}
+
+/* A program that makes a known number of COW copies: stat reports that number. */
+START_TEST(test_stat_command_counts_copies)
+{
+	if (skip_unless_root("taskstats"))
+		return;
+	check_writer_total("1");
+}
+END_TEST
+
+/* Threads that exited still count: the thread group's record keeps them. */
+START_TEST(test_stat_command_threads)
+{
+	if (skip_unless_root("taskstats"))
+		return;
+	check_writer_total("4");
+}
+END_TEST
+
+/* The command's exit status is stat's. */
+START_TEST(test_stat_exit_status)
+{
+	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--", "sh", "-c", "exit 7", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_int_eq(r.status, 7);
+	ck_assert_ptr_nonnull(strstr(r.out, "total"));
+	tu_free(&r);
+}
+END_TEST
+
+/*
+ * -p on a process started before cowbench switched accounting on: its
+ * copies can never be counted, so the cells are empty and one note says why.
+ */
+START_TEST(test_stat_pid_lines)
+{
+	pid_t pid;
+	char pidtext[16];
+
+	if (skip_unless_root("switching kernel.task_delayacct"))
+		return;
+	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sleep(5);
+		_exit(0);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
+	const char *argv[] = { CB_CLI_PATH, "stat", "-p", pidtext, "--interval=0.05", "--count=3", "--format=csv",
+			       NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char f[F_N][32];
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(tu_count_lines(r.out), 1 + 3 + 1); /* header, 3 lines, total */
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "predates"));
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_str_eq(f[F_COPIES], "");
+	ck_assert_str_eq(f[F_PROCS], "1");
+	ck_assert_str_ne(f[F_MINFLT], "");
+	ck_assert_str_ne(f[F_PD], "");
+	tu_free(&r);
+	ck_assert_int_eq(cb_delayacct_enabled(), 0); /* put back */
+}
+END_TEST
+
+/* Run argv as nobody, capturing output like tu_run_cli. */
+static struct cli_result run_as_nobody(const char *const *argv)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
+	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
+	struct cli_result r = { 0 };
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(nobody);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		if (setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
+			_exit(99);
+		execv(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = tu_slurp(outp, &r.out_len);
+	r.err = tu_slurp(errp, &r.err_len);
+	close(ofd);
+	close(efd);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+/* Unprivileged: no copy counts (empty cells), one note line, the rest measured; never a crash. */
+START_TEST(test_stat_unprivileged)
+{
+	char n[16];
+	char f[F_N][32];
+
+	if (skip_unless_root("dropping to nobody"))
+		return;
+	snprintf(n, sizeof(n), "%d", WRITES);
+	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--format=csv", "--", CB_COW_WRITER, n,
+			       NULL };
+	struct cli_result r = run_as_nobody(argv);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "COW copies not measured"));
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_str_eq(f[F_COPIES], "");
+	ck_assert_str_eq(f[F_COPY_NS], "");
+	ck_assert_int_ge(atol(f[F_MINFLT]), WRITES);
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_run_explain_root)
+{
+	const char *argv[] = { CB_CLI_PATH, "run", "--size=4M", "--reps=1", "--warmup=0", "--explain",
+			       "--format=csv", NULL };
+	struct cli_result r;
+
+	if (skip_unless_root("taskstats and pagemap"))
+		return;
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "explain: seq, 1024 pages"));
+	ck_assert_ptr_nonnull(strstr(r.err, "1024 copied (new page frame), 0 reused in place"));
+	ck_assert_ptr_nonnull(strstr(r.err, "kernel copy path"));
+	ck_assert_ptr_null(strstr(r.err, "not measured"));
+	ck_assert_ptr_nonnull(strstr(r.out, "cow_shared,wpcopy_count"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_run_explain_unprivileged)
+{
+	const char *argv[] = { CB_CLI_PATH, "run", "--size=4M", "--reps=2", "--warmup=0", "--explain",
+			       "--format=csv", NULL };
+	struct cli_result r;
+
+	if (skip_unless_root("dropping to nobody"))
+		return;
+	r = run_as_nobody(argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "explain: seq"));
+	ck_assert_ptr_nonnull(strstr(r.err, "kernel copy time not measured here"));
+	/* one note line, whatever the number of rows */
+	ck_assert_ptr_nonnull(strstr(r.err, "note: not measured:"));
+	ck_assert_ptr_null(strstr(strstr(r.err, "note: not measured:") + 1, "note: not measured:"));
+	ck_assert_ptr_nonnull(strstr(r.err, "pagemap:needs-root"));
+	tu_free(&r);
+}
+END_TEST
+
+static Suite *stat_suite(void)
+{
+	Suite *s = suite_create("stat");
+	TCase *tc = tcase_create("stat");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, save_delayacct, restore_delayacct);
+	tcase_add_test(tc, test_stat_usage_errors);
+	tcase_add_test(tc, test_stat_command_counts_copies);
+	tcase_add_test(tc, test_stat_command_threads);
+	tcase_add_test(tc, test_stat_exit_status);
+	tcase_add_test(tc, test_stat_pid_lines);
+	tcase_add_test(tc, test_stat_unprivileged);
+	tcase_add_test(tc, test_run_explain_root);
+	tcase_add_test(tc, test_run_explain_unprivileged);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(stat_suite)
