@@ -189,6 +189,16 @@ static bool opt_cpunodebind(void *o, const char *v)
 	return opt_nodes("cpunodebind", v, &OPTS(o)->params.cpunodebind);
 }
 
+static bool opt_child_membind(void *o, const char *v)
+{
+	return opt_nodes("child-membind", v, &OPTS(o)->params.child_membind);
+}
+
+static bool opt_child_cpunodebind(void *o, const char *v)
+{
+	return opt_nodes("child-cpunodebind", v, &OPTS(o)->params.child_cpunodebind);
+}
+
 static bool opt_cpu(void *o, const char *v)
 {
 	long cpu;
@@ -270,8 +280,7 @@ static const struct cli_option run_options[] = {
 	{ "warmup", "N", "unrecorded repetitions before them; default 1", opt_warmup },
 	{ "writer", "child|parent", "which side writes after the fork; default child", opt_writer },
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
-	{ "thp", "[never|madvise|always]", "THP advice on the region: never (MADV_NOHUGEPAGE, default), "
-	  "madvise (MADV_HUGEPAGE, also --thp alone) or always (no advice: the system mode decides)",
+	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
 	  opt_thp },
 	{ "hugetlb", NULL, "snapshot/fork/multi: back the region with 2 MiB hugetlb pages", opt_hugetlb },
 	{ "threads", "W", "snapshot: writer threads; default 28", opt_threads },
@@ -292,6 +301,9 @@ static const struct cli_option run_options[] = {
 	  opt_interleave },
 	{ "cpunodebind", "NODES", "snapshot/fork/multi: run parent, children and threads on these nodes",
 	  opt_cpunodebind },
+	{ "child-membind", "NODES", "multi: children re-bind the region, so their COW copies land here",
+	  opt_child_membind },
+	{ "child-cpunodebind", "NODES", "snapshot/multi: run the children on these nodes", opt_child_cpunodebind },
 	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },

@@ -252,6 +252,20 @@ START_TEST(test_cli_numa_and_thp_alias)
 }
 END_TEST
 
+/* The children's side: they re-bind and move, and the row says where their copies landed. */
+START_TEST(test_cli_child_numa)
+{
+	const char *argv[] = { CB_CLI_PATH, "run", "--workload=multi", "--size=1M", "--reps=1", "--warmup=0",
+			       "--child-membind=0", "--child-cpunodebind=0", "--format=json", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"numa_policy\":\"child-bind:0 child-cpu:0\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"status\":\"ok\""));
+	tu_free(&r);
+}
+END_TEST
+
 static Suite *workloads_suite(void)
 {
 	Suite *s = suite_create("workloads");
@@ -268,6 +282,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_hugetlb_restores);
 	tcase_add_loop_test(tc, test_bad_options_exit_2, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_cli_numa_and_thp_alias);
+	tcase_add_test(tc, test_cli_child_numa);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,6 +55,8 @@ static __attribute__((noreturn)) void child(const struct cb_run_spec *spec, char
 	int ok = 1;
 
 	page_range(spec, k, &first, &end);
+	if (wl_child_numa(spec, base, spec->size) < 0)
+		_exit(4);
 	while (!sh->go)
 		sched_yield();
 	getrusage(RUSAGE_SELF, &ru0);

@@ -175,6 +175,8 @@ static __attribute__((noreturn)) void child_main(struct snap *s, struct child_re
 	struct copier_arg ca[c];
 	unsigned made = 0;
 
+	if (wl_child_numa(s->spec, s->array, s->spec->size) < 0)
+		_exit(4);
 	rep->copy_begin = wl_now();
 	for (; made < c; made++) {
 		ca[made] = (struct copier_arg){ s, made, rep };

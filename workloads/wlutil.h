@@ -85,6 +85,20 @@ static inline int wl_region_prepare(const struct cb_run_spec *spec, struct cb_ro
 	return 0;
 }
 
+/*
+ * In a child: move to the child's nodes and re-bind its view of the region
+ * (the policy is per mapping, so the copies its writes make land there).
+ * Returns 0 or a negative errno; the caller exits with it.
+ */
+static inline int wl_child_numa(const struct cb_run_spec *spec, void *addr, size_t len)
+{
+	int err = cb_numa_run_on(spec->params.child_cpunodebind);
+
+	if (!err)
+		err = cb_numa_place(addr, len, spec->params.child_membind, 0);
+	return err;
+}
+
 /* A MAP_SHARED anonymous area: results a child hands back to its parent. */
 static inline void *wl_shared_map(size_t len)
 {

@@ -166,6 +166,7 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec)
 	row->numa_nodes = cb_numa_node_count();
 	const struct { const char *name; uint64_t mask; } pol[] = {
 		{ "bind", p->membind }, { "interleave", p->interleave }, { "cpu", p->cpunodebind },
+		{ "child-bind", p->child_membind }, { "child-cpu", p->child_cpunodebind },
 	};
 	used = 0;
 	for (size_t i = 0; i < N(pol); i++) {

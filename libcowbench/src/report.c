@@ -61,7 +61,7 @@ static const struct cb_column columns[] = {
 	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)"),
 	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)"),
 	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
-	STR(numa_policy, "placement asked for: bind:NODES, interleave:NODES, cpu:NODES (empty: none)"),
+	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)"),
 	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)"),
 	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)"),
 	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns"),

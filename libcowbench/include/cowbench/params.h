@@ -57,6 +57,8 @@ struct cb_wl_params {
 	uint64_t membind;          /* node mask for mbind(MPOL_BIND); 0: none */
 	uint64_t interleave;       /* node mask for mbind(MPOL_INTERLEAVE); 0: none */
 	uint64_t cpunodebind;      /* run every side on the CPUs of these nodes; 0: anywhere */
+	uint64_t child_membind;    /* children re-bind the region here, so their COW copies land here */
+	uint64_t child_cpunodebind; /* children (snapshot's checkpointer, multi's writers) run here */
 };
 
 /** The defaults (the seed's snapshot: 28 writers, 4 checkpointers, 2 MiB batches). */
