@@ -448,6 +448,23 @@ static const struct run_opts run_defaults = {
 };
 
 /*
+ * snapshot without --size runs the seed's 1 GiB array when the array, its
+ * checkpoint and the COW copies fit in MemAvailable, else the usual default.
+ */
+static const char *default_size(const struct run_opts *o)
+{
+	uint64_t avail;
+
+	if (o->size_text != run_defaults.size_text || strcmp(o->workload, "snapshot") != 0)
+		return o->size_text;
+	if (cb_mem_available(&avail) == 0 && avail >= (3ull << 30) + (512ull << 20))
+		return "1G";
+	cli_note("snapshot: MemAvailable is below 3.5 GiB, so --size defaults to %s, not the seed's 1G",
+		 o->size_text);
+	return o->size_text;
+}
+
+/*
  * Checked options -> spec. clocks[] is indexed by the requested clock kind
  * and caches calibrated clocks (ticks_per_ns 0: not yet), so a matrix
  * calibrates once. -1 after printing why.
@@ -458,7 +475,10 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	struct cb_clock *clk = &clocks[o->clock];
 	uint64_t size;
 
-	if (resolve_size(o, page_size, &size) < 0 || check_workload(o, size, page_size) < 0)
+	struct run_opts sized = *o;
+
+	sized.size_text = default_size(o);
+	if (resolve_size(&sized, page_size, &size) < 0 || check_workload(o, size, page_size) < 0)
 		return -1;
 	if (clk->ticks_per_ns == 0) {
 		if (cb_clock_init(clk, o->clock) < 0) {
