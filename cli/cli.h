@@ -88,6 +88,8 @@ int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
+/* Let options follow operands: move them (with their separate values) before the first operand. */
+void cli_options_first(int argc, char **argv, const struct cli_option *table, int n);
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,

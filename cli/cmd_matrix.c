@@ -103,7 +103,10 @@ static void matrix_usage(void)
 	printf("usage: cowbench matrix [OPTIONS] [--AXIS=V1,V2,...]... [MATRIX-FILE]\n\n"
 	       "Enumerate every cell of a matrix, then measure each one rep at a time, appending\n"
 	       "and fsyncing every finished rep (one row each). With no axes and no file: the\n"
-	       "default matrix (workload=seq,random,single size=16M,64M fork=1,0 precopy=0,1,2).\n\n");
+	       "default matrix, about a minute on 2 CPUs: [cow] workload=seq,random,single\n"
+	       "size=16M,64M fork=1,0 precopy=0,1,2; [fork] workload=fork size=16M,64M,256M;\n"
+	       "[snapshot] workload=snapshot size=64M snapshot=fork,uffd-wp,memcpy threads=2\n"
+	       "checkpointers=1 (precopy only where vm.cow_precopy exists).\n\n");
 	for (int i = 0; i < M_N; i++) {
 		char left[64];
 
@@ -324,10 +327,18 @@ static int set_default_matrix(struct matrix_opts *o)
 {
 	char why[256];
 
-	if (cb_matrix_set_axis(&o->m, "", "workload", "seq,random,single", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "", "size", "16M,64M", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "", "fork", "1,0", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "", "precopy", "0,1,2", why, sizeof(why))) {
+	/* COW cost, fork latency against size, and snapshot methods: every plot has rows, in about a minute. */
+	if (cb_matrix_set_axis(&o->m, "cow", "workload", "seq,random,single", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "cow", "size", "16M,64M", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "cow", "fork", "1,0", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "cow", "precopy", "0,1,2", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "fork", "workload", "fork", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "fork", "size", "16M,64M,256M", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "snapshot", "workload", "snapshot", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "snapshot", "size", "64M", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "snapshot", "snapshot", "fork,uffd-wp,memcpy", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "snapshot", "threads", "2", why, sizeof(why)) ||
+	    cb_matrix_set_axis(&o->m, "snapshot", "checkpointers", "1", why, sizeof(why))) {
 		cli_error("out of memory");
 		return -1;
 	}

@@ -147,9 +147,10 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o = { 0 };
 	struct cb_results *res;
-	int argi = cli_parse_options(argc, argv, merge_options, N_MERGE_OPTIONS, &o, merge_usage), status = EXIT_USAGE;
-	int nfiles;
+	int argi, status = EXIT_USAGE, nfiles;
 
+	cli_options_first(argc, argv, merge_options, N_MERGE_OPTIONS);
+	argi = cli_parse_options(argc, argv, merge_options, N_MERGE_OPTIONS, &o, merge_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
 	nfiles = argc - argi;

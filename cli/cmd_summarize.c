@@ -389,10 +389,48 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 	return err;
 }
 
+/* Options may follow the files ("summarize r.csv --baseline precopy=0"): move them first, stably. */
+void cli_options_first(int argc, char **argv, const struct cli_option *table, int n)
+{
+	char **opts = calloc((size_t)argc + 1, sizeof(*opts)), **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	int no = 0, nr = 0;
+
+	if (!opts || !rest) {
+		free(opts);
+		free(rest);
+		return; /* leave argv as it is: the parser still reports what it cannot take */
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			while (i < argc)
+				rest[nr++] = argv[i++];
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			rest[nr++] = argv[i];
+			continue;
+		}
+		opts[no++] = argv[i];
+		for (int k = 0; k < n; k++)
+			if (strncmp(a, "--", 2) == 0 && strcmp(a + 2, table[k].name) == 0 && table[k].metavar &&
+			    !CLI_OPTIONAL_VALUE(&table[k]) && i + 1 < argc)
+				opts[no++] = argv[++i];
+	}
+	memcpy(argv + 1, opts, (size_t)no * sizeof(*argv));
+	memcpy(argv + 1 + no, rest, (size_t)nr * sizeof(*argv));
+	free(opts);
+	free(rest);
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE };
-	int argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
+	int argi;
+
+	cli_options_first(argc, argv, sum_options, N_SUM_OPTIONS);
+	argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
 	struct cb_row *rows;
 	size_t n;
 	FILE *out = stdout;

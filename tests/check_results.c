@@ -266,6 +266,82 @@ START_TEST(merge_rejections)
 }
 END_TEST
 
+static bool file_starts_with(const char *path, const char *magic, size_t len, size_t min_size)
+{
+	size_t n;
+	char *data = tu_slurp(path, &n);
+	bool ok = data && n >= min_size && memcmp(data, magic, len) == 0;
+
+	free(data);
+	return ok;
+}
+
+/* Every plot of the fixture (which has rows for all of them) as a real PNG and SVG, and the report. */
+START_TEST(plot_renders_every_plot)
+{
+	char dir[] = "/tmp/cbtest-plotXXXXXX", path[512];
+	const char *argv[] = { "cowbench", "plot", FX("results_plot.csv"), "--out", dir, NULL };
+	const char *plots[] = { "cdf_seq", "cdf_random", "precopy", "fork", "snapshot", "breakdown" };
+	struct cli_result r;
+	char *report;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	snprintf(path, sizeof(path), "%s/report.md", dir);
+	report = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(report);
+	ck_assert_ptr_nonnull(strstr(report, "| `workload=seq size=16M fork=1` | elapsed_ns | 3 |"));
+	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
+		char needle[64];
+
+		snprintf(path, sizeof(path), "%s/%s.png", dir, plots[i]);
+		ck_assert_msg(file_starts_with(path, "\x89PNG\r\n\x1a\n", 8, 2000), "%s is not a PNG", path);
+		snprintf(path, sizeof(path), "%s/%s.svg", dir, plots[i]);
+		ck_assert_msg(file_starts_with(path, "<?xml", 5, 2000), "%s is not an SVG", path);
+		snprintf(needle, sizeof(needle), "](%s.png)", plots[i]);
+		ck_assert_msg(strstr(report, needle), "report.md lacks %s", needle);
+	}
+	free(report);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/* Plots whose rows are absent are skipped, not drawn empty. */
+START_TEST(plot_skips_absent_workloads)
+{
+	char dir[] = "/tmp/cbtest-plotXXXXXX", path[512];
+	const char *argv[] = { "cowbench", "plot", FX("results_known.csv"), "--out", dir, NULL };
+	struct cli_result r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	snprintf(path, sizeof(path), "%s/cdf_seq.png", dir);
+	ck_assert(file_starts_with(path, "\x89PNG", 4, 1000));
+	snprintf(path, sizeof(path), "%s/fork.png", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/snapshot.svg", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+START_TEST(plot_bad_input)
+{
+	const char *garbage[] = { "cowbench", "plot", FX("results_garbage.csv"), "--out", "/tmp/cbtest-never", NULL };
+	const char *no_out[] = { "cowbench", "plot", FX("results_known.csv"), NULL };
+
+	tu_assert_usage_error(garbage, "not a cowbench results CSV");
+	ck_assert_int_ne(access("/tmp/cbtest-never", F_OK), 0);
+	tu_assert_usage_error(no_out, "--out");
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
 	Suite *s = suite_create("results");
@@ -284,6 +360,9 @@ static Suite *results_suite(void)
 	tcase_add_test(cli, summarize_bad_options);
 	tcase_add_test(cli, merge_shards);
 	tcase_add_test(cli, merge_rejections);
+	tcase_add_test(cli, plot_renders_every_plot);
+	tcase_add_test(cli, plot_skips_absent_workloads);
+	tcase_add_test(cli, plot_bad_input);
 	tcase_set_timeout(cli, 60);
 	suite_add_tcase(s, lib);
 	suite_add_tcase(s, cli);

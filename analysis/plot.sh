@@ -1,0 +1,27 @@
+#!/bin/sh
+# Render every data file `cowbench plot` wrote under DIR/data/ into DIR/NAME.png and DIR/NAME.svg.
+# usage: analysis/plot.sh DIR      (cowbench plot runs this; it also works by hand on a DIR)
+# Each DIR/data/NAME.dat comes with DIR/data/NAME.gp (titles, counts); analysis/NAME.gp draws it
+# (cdf_* share cdf.gp) after common.gp has set the terminal and the house style.
+set -eu
+[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+dir=$1
+here=$(cd "$(dirname "$0")" && pwd)
+command -v gnuplot >/dev/null 2>&1 || { echo "plot.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+found=0
+for dat in "$dir"/data/*.dat; do
+	[ -e "$dat" ] || continue
+	name=$(basename "$dat" .dat)
+	case $name in
+	cdf_*) script=cdf.gp ;;
+	*) script=$name.gp ;;
+	esac
+	[ -f "$here/$script" ] || { echo "plot.sh: no script for $name ($here/$script)" >&2; exit 1; }
+	for term in png svg; do
+		gnuplot -e "datafile='$dat'; metafile='$dir/data/$name.gp'; term='$term'; outfile='$dir/$name.$term'" \
+			"$here/common.gp" "$here/$script"
+		[ -s "$dir/$name.$term" ] || { echo "plot.sh: gnuplot wrote no $dir/$name.$term" >&2; exit 1; }
+	done
+	found=$((found + 1))
+done
+[ "$found" -gt 0 ] || { echo "plot.sh: nothing to plot in $dir/data" >&2; exit 1; }

@@ -1,0 +1,789 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+#include <cowbench/summary.h>
+
+#include "cli.h"
+
+/*
+ * cowbench plot RESULTS.csv... --out DIR: the CSV alone in, plots and a
+ * report out. This file turns rows into small data files (DIR/data/NAME.dat
+ * plus NAME.gp with titles and counts); analysis/plot.sh runs the gnuplot
+ * script of each one into PNG and SVG; DIR/report.md ties them together.
+ * A plot whose rows are absent (no fork workload, no snapshot) is skipped.
+ */
+
+extern char **environ;
+
+#define BOOT_SEED 20261122u
+
+struct plot_opts {
+	const char *out;
+};
+
+static bool opt_out(void *o, const char *v)
+{
+	if (!*v) {
+		cli_error("--out needs a directory");
+		return false;
+	}
+	((struct plot_opts *)o)->out = v;
+	return true;
+}
+
+static const struct cli_option plot_options[] = {
+	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out },
+};
+
+#define N_PLOT_OPTIONS ((int)(sizeof(plot_options) / sizeof(plot_options[0])))
+
+static void plot_usage(void)
+{
+	printf("usage: cowbench plot RESULTS.csv... --out DIR\n\n"
+	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first-write latency\n"
+	       "CDFs per workload, runtime and faults by pre-copy mode, fork latency against size,\n"
+	       "snapshot slowdown by method and the time-per-fault breakdown, as PNG and SVG, plus\n"
+	       "DIR/report.md with a summary table. Plots whose rows are absent are skipped.\n\n");
+	cli_print_options(plot_options, N_PLOT_OPTIONS);
+}
+
+/* ---- small helpers ---- */
+
+static double median_of(double *v, size_t n)
+{
+	struct cb_summary s;
+
+	return n && cb_summarize(v, n, BOOT_SEED, &s) == 0 ? s.median : NAN;
+}
+
+/* Median of a column over a group's ok rows (NAN when not measured). */
+static double group_median(const struct cb_row_group *g, const char *col)
+{
+	double *v = malloc((g->n ? g->n : 1) * sizeof(*v)), m;
+
+	if (!v)
+		return NAN;
+	m = median_of(v, cb_group_values(g, col, v));
+	free(v);
+	return m;
+}
+
+/* Mean and 95 % CI of a column, scaled; lo/hi fall back to the mean (no whisker) for one rep. */
+static bool group_mean_ci(const struct cb_row_group *g, const char *col, double scale, double out[3])
+{
+	double *v = malloc((g->n ? g->n : 1) * sizeof(*v));
+	struct cb_summary s;
+	size_t n;
+
+	if (!v)
+		return false;
+	n = cb_group_values(g, col, v);
+	if (n == 0 || cb_summarize(v, n, BOOT_SEED, &s) < 0) {
+		free(v);
+		return false;
+	}
+	free(v);
+	out[0] = s.mean * scale;
+	out[1] = (isnan(s.ci_lo) ? s.mean : s.ci_lo) * scale;
+	out[2] = (isnan(s.ci_hi) ? s.mean : s.ci_hi) * scale;
+	return true;
+}
+
+/* The key without one pair ("workload=seq size=16M fork=1" minus workload -> "size=16M fork=1"). */
+static void key_without(const char *key, const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name), o = 0;
+	const char *p = key;
+
+	out[0] = '\0';
+	while (*p) {
+		const char *e = strchr(p, ' ');
+		size_t pl = e ? (size_t)(e - p) : strlen(p);
+
+		if (!(strncmp(p, name, nl) == 0 && p[nl] == '=') && o + pl + 2 < len) {
+			if (o)
+				out[o++] = ' ';
+			memcpy(out + o, p, pl);
+			o += pl;
+			out[o] = '\0';
+		}
+		p += pl;
+		while (*p == ' ')
+			p++;
+	}
+}
+
+/* gnuplot strings in double quotes: escape what would end them. */
+static void gp_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+/*
+ * Labels: the pairs every cell of a plot shares go into its title
+ * ("size=64M threads=2"), each bar or line is named by what varies
+ * ("16M no fork", "uffd-wp").
+ */
+struct keyset {
+	const char *key[256];
+	size_t n;
+};
+
+static void keyset_add(struct keyset *ks, const char *key)
+{
+	if (ks->n < 256)
+		ks->key[ks->n++] = key;
+}
+
+/* Whether the pair (p, len) appears, exactly, in key. */
+static bool has_pair(const char *key, const char *p, size_t len)
+{
+	for (const char *k = key; k && *k; k = strchr(k, ' '), k = k ? k + 1 : NULL)
+		if (strncmp(k, p, len) == 0 && (k[len] == ' ' || k[len] == '\0'))
+			return true;
+	return false;
+}
+
+static bool pair_common(const struct keyset *ks, const char *p, size_t len)
+{
+	for (size_t i = 0; i < ks->n; i++)
+		if (!has_pair(ks->key[i], p, len))
+			return false;
+	return true;
+}
+
+/* Append one pair as people read it: values of well-known axes alone, "no fork" for fork=0. */
+static void append_pair(char *out, size_t len, const char *p, size_t plen)
+{
+	const char *eq = memchr(p, '=', plen);
+	size_t o = strlen(out), nl = eq ? (size_t)(eq - p) : plen;
+	char text[160];
+
+	if (eq && nl == 4 && strncmp(p, "fork", 4) == 0)
+		snprintf(text, sizeof(text), "%s", eq[1] == '0' ? "no fork" : "fork");
+	else if (eq && ((nl == 8 && !strncmp(p, "workload", 8)) || (nl == 4 && !strncmp(p, "size", 4)) ||
+			(nl == 8 && !strncmp(p, "snapshot", 8)) || (nl == 6 && !strncmp(p, "method", 6))))
+		snprintf(text, sizeof(text), "%.*s", (int)(plen - nl - 1), eq + 1);
+	else
+		snprintf(text, sizeof(text), "%.*s", (int)plen, p);
+	snprintf(out + o, len - o, "%s%s", o ? " " : "", text);
+}
+
+/* The pairs of key that vary (common = false) or that all keys share (common = true). */
+static void label_of(const struct keyset *ks, const char *key, bool common, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (const char *p = key; p && *p;) {
+		const char *e = strchr(p, ' ');
+		size_t pl = e ? (size_t)(e - p) : strlen(p);
+
+		if (pair_common(ks, p, pl) == common)
+			append_pair(out, len, p, pl);
+		p = e ? e + 1 : NULL;
+	}
+	if (!out[0] && !common)
+		snprintf(out, len, "all");
+}
+
+static void meta_context(FILE *meta, const struct keyset *ks)
+{
+	char ctx[CB_ROW_KEY_LEN];
+
+	if (ks->n == 0)
+		ctx[0] = '\0';
+	else
+		label_of(ks, ks->key[0], true, ctx, sizeof(ctx));
+	fputs("context = ", meta);
+	gp_string(meta, ctx);
+	fputc('\n', meta);
+}
+
+struct sink {
+	const char *dir;
+	FILE *dat, *meta;
+	char name[64];
+};
+
+static int sink_open(struct sink *s, const char *dir, const char *name)
+{
+	char path[4096];
+
+	memset(s, 0, sizeof(*s));
+	s->dir = dir;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(path, sizeof(path), "%s/data/%s.dat", dir, name);
+	s->dat = fopen(path, "we");
+	snprintf(path, sizeof(path), "%s/data/%s.gp", dir, name);
+	s->meta = s->dat ? fopen(path, "we") : NULL;
+	if (!s->dat || !s->meta) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		if (s->dat)
+			fclose(s->dat);
+		return -1;
+	}
+	return 0;
+}
+
+static int sink_close(struct sink *s)
+{
+	int bad = ferror(s->dat) || ferror(s->meta);
+
+	bad |= fclose(s->dat) != 0;
+	bad |= fclose(s->meta) != 0;
+	if (bad)
+		cli_error("cannot write the data of plot %s", s->name);
+	return bad ? -1 : 0;
+}
+
+/* Drop a sink that ended up with nothing to plot. */
+static void sink_discard(struct sink *s)
+{
+	char path[4096];
+
+	fclose(s->dat);
+	fclose(s->meta);
+	snprintf(path, sizeof(path), "%s/data/%s.dat", s->dir, s->name);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/data/%s.gp", s->dir, s->name);
+	unlink(path);
+}
+
+struct plots {
+	const char *dir;
+	struct cb_row_group *g;
+	size_t ng;
+	char made[16][64]; /* names of the plots written, for the report */
+	char caption[16][200];
+	size_t nmade;
+};
+
+static void made(struct plots *p, const char *name, const char *caption)
+{
+	if (p->nmade < 16) {
+		snprintf(p->made[p->nmade], sizeof(p->made[0]), "%s", name);
+		snprintf(p->caption[p->nmade++], sizeof(p->caption[0]), "%s", caption);
+	}
+}
+
+static const char *group_workload(const struct cb_row_group *g)
+{
+	return g->n ? g->rows[0]->workload : "";
+}
+
+/* ---- 1. first-write latency CDF per workload, fork vs no fork ---- */
+
+static const struct {
+	const char *col;
+	double frac;
+} cdf_points[] = {
+	{ "lat_min_ns", 0.0 }, { "lat_p50_ns", 0.5 }, { "lat_p90_ns", 0.9 },
+	{ "lat_p99_ns", 0.99 }, { "lat_p999_ns", 0.999 }, { "lat_max_ns", 1.0 },
+};
+
+static int plot_cdf_workload(struct plots *p, const char *wl)
+{
+	struct sink s;
+	struct keyset ks = { .n = 0 };
+	char name[64], label[CB_ROW_KEY_LEN], caption[200];
+	int blocks = 0;
+
+	snprintf(name, sizeof(name), "cdf_%s", wl);
+	for (size_t i = 0; i < p->ng; i++)
+		if (strcmp(group_workload(&p->g[i]), wl) == 0 && !isnan(group_median(&p->g[i], "lat_p50_ns")))
+			keyset_add(&ks, p->g[i].key);
+	if (ks.n == 0)
+		return 0;
+	if (sink_open(&s, p->dir, name) < 0)
+		return -1;
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+
+		if (strcmp(group_workload(g), wl) != 0 || isnan(group_median(g, "lat_p50_ns")))
+			continue;
+		label_of(&ks, g->key, false, label, sizeof(label));
+		fprintf(s.dat, "%s", blocks ? "\n\n" : "");
+		gp_string(s.dat, label);
+		fputs("\t\"fraction\"\n", s.dat);
+		for (size_t k = 0; k < sizeof(cdf_points) / sizeof(cdf_points[0]); k++)
+			fprintf(s.dat, "%.1f\t%.3f\n", group_median(g, cdf_points[k].col), cdf_points[k].frac);
+		blocks++;
+	}
+	if (blocks == 0) {
+		sink_discard(&s);
+		return 0;
+	}
+	fprintf(s.meta, "N = %d\nworkload = ", blocks);
+	gp_string(s.meta, wl);
+	fputc('\n', s.meta);
+	meta_context(s.meta, &ks);
+	snprintf(caption, sizeof(caption), "First-write latency CDF of workload %s (from per-rep percentiles)", wl);
+	made(p, name, caption);
+	return sink_close(&s);
+}
+
+static int plot_cdfs(struct plots *p)
+{
+	for (size_t i = 0; i < p->ng; i++) {
+		const char *wl = group_workload(&p->g[i]);
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen = seen || strcmp(group_workload(&p->g[j]), wl) == 0;
+		if (*wl && !seen && plot_cdf_workload(p, wl) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- 2. runtime and faults by pre-copy mode, with CI whiskers ---- */
+
+static void precopy_mode(const struct cb_row_group *g, char *buf, size_t len)
+{
+	if (g->n && g->rows[0]->precopy != CB_NA)
+		snprintf(buf, len, "precopy=%lld", (long long)g->rows[0]->precopy);
+	else
+		snprintf(buf, len, "stock-kernel");
+}
+
+static int plot_precopy(struct plots *p)
+{
+	char modes[8][32], clusters[64][CB_ROW_KEY_LEN], mode[32], label[CB_ROW_KEY_LEN], tmp[CB_ROW_KEY_LEN];
+	size_t nm = 0, nc = 0;
+	struct sink s;
+	struct keyset ks = { .n = 0 };
+
+	/* Modes and clusters (cells of the page-order workloads with a fork, pre-copy aside). */
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+		size_t k;
+
+		if (!g->n || !g->rows[0]->fork || isnan(group_median(g, "lat_p50_ns")))
+			continue;
+		precopy_mode(g, mode, sizeof(mode));
+		for (k = 0; k < nm && strcmp(modes[k], mode); k++)
+			;
+		if (k == nm && nm < 8)
+			snprintf(modes[nm++], sizeof(modes[0]), "%s", mode);
+		key_without(g->key, "precopy", tmp, sizeof(tmp));
+		key_without(tmp, "fork", label, sizeof(label));
+		for (k = 0; k < nc && strcmp(clusters[k], label); k++)
+			;
+		if (k == nc && nc < 64)
+			snprintf(clusters[nc++], sizeof(clusters[0]), "%s", label);
+	}
+	if (nc == 0)
+		return 0;
+	for (size_t c = 0; c < nc; c++)
+		keyset_add(&ks, clusters[c]);
+	if (sink_open(&s, p->dir, "precopy") < 0)
+		return -1;
+	fprintf(s.dat, "# cluster, then per mode: runtime mean lo hi (ms), faults mean lo hi\n");
+	for (size_t c = 0; c < nc; c++) {
+		label_of(&ks, clusters[c], false, label, sizeof(label));
+		gp_string(s.dat, label);
+		for (size_t m = 0; m < nm; m++) {
+			double rt[3] = { NAN, NAN, NAN }, ft[3] = { NAN, NAN, NAN };
+
+			for (size_t i = 0; i < p->ng; i++) {
+				const struct cb_row_group *g = &p->g[i];
+
+				if (!g->n || !g->rows[0]->fork)
+					continue;
+				precopy_mode(g, mode, sizeof(mode));
+				key_without(g->key, "precopy", tmp, sizeof(tmp));
+				key_without(tmp, "fork", label, sizeof(label));
+				if (strcmp(mode, modes[m]) || strcmp(label, clusters[c]))
+					continue;
+				group_mean_ci(g, "elapsed_ns", 1e-6, rt);
+				group_mean_ci(g, "faults", 1.0, ft);
+			}
+			fprintf(s.dat, "\t%g\t%g\t%g\t%g\t%g\t%g", rt[0], rt[1], rt[2], ft[0], ft[1], ft[2]);
+		}
+		fputc('\n', s.dat);
+	}
+	fprintf(s.meta, "N = %zu\nmodes = \"", nm);
+	for (size_t m = 0; m < nm; m++)
+		fprintf(s.meta, "%s%s", m ? " " : "", modes[m]);
+	fprintf(s.meta, "\"\nstock = %d\n", nm == 1 && strcmp(modes[0], "stock-kernel") == 0);
+	meta_context(s.meta, &ks);
+	made(p, "precopy", "Runtime and fault count by pre-copy mode (mean, 95 % CI whiskers)");
+	return sink_close(&s);
+}
+
+/* ---- 3. fork latency against populated size ---- */
+
+static int plot_fork(struct plots *p)
+{
+	char methods[8][16];
+	size_t nm = 0;
+	struct sink s;
+
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+		size_t k;
+
+		if (strcmp(group_workload(g), "fork") || isnan(group_median(g, "fork_ns")))
+			continue;
+		for (k = 0; k < nm && strcmp(methods[k], g->rows[0]->method); k++)
+			;
+		if (k == nm && nm < 8)
+			snprintf(methods[nm++], sizeof(methods[0]), "%s", g->rows[0]->method);
+	}
+	if (nm == 0)
+		return 0;
+	if (sink_open(&s, p->dir, "fork") < 0)
+		return -1;
+	for (size_t m = 0; m < nm; m++) {
+		double *mpg = malloc((p->ng + 1) * sizeof(*mpg));
+		size_t nmpg = 0;
+		char title[96];
+
+		if (!mpg) {
+			sink_discard(&s);
+			return -1;
+		}
+		for (size_t i = 0; i < p->ng; i++)
+			if (!strcmp(group_workload(&p->g[i]), "fork") && !strcmp(p->g[i].rows[0]->method, methods[m]) &&
+			    !isnan(group_median(&p->g[i], "ms_per_gib")))
+				mpg[nmpg++] = group_median(&p->g[i], "ms_per_gib");
+		snprintf(title, sizeof(title), "%s: %.3g ms/GiB (median)", methods[m], median_of(mpg, nmpg));
+		free(mpg);
+		fprintf(s.dat, "%s", m ? "\n\n" : "");
+		gp_string(s.dat, title);
+		fputs("\t\"ms\"\t\"lo\"\t\"hi\"\n", s.dat);
+		for (size_t i = 0; i < p->ng; i++) {
+			const struct cb_row_group *g = &p->g[i];
+			double ci[3];
+
+			if (strcmp(group_workload(g), "fork") || strcmp(g->rows[0]->method, methods[m]) ||
+			    !group_mean_ci(g, "fork_ns", 1e-6, ci))
+				continue;
+			fprintf(s.dat, "%.6g\t%.6g\t%.6g\t%.6g\n", (double)g->rows[0]->size_bytes / 1073741824.0,
+				group_median(g, "fork_ns") * 1e-6, ci[1], ci[2]);
+		}
+	}
+	fprintf(s.meta, "N = %zu\n", nm);
+	made(p, "fork", "fork() latency against populated size (median, 95 % CI of the mean)");
+	return sink_close(&s);
+}
+
+/* ---- 4. snapshot slowdown by method ---- */
+
+static int plot_snapshot(struct plots *p)
+{
+	struct sink s;
+	size_t n = 0;
+	char label[CB_ROW_KEY_LEN];
+
+	struct keyset ks = { .n = 0 };
+
+	for (size_t i = 0; i < p->ng; i++)
+		if (!strcmp(group_workload(&p->g[i]), "snapshot") && !isnan(group_median(&p->g[i], "slowdown"))) {
+			keyset_add(&ks, p->g[i].key);
+			n++;
+		}
+	if (n == 0)
+		return 0;
+	if (sink_open(&s, p->dir, "snapshot") < 0)
+		return -1;
+	fputs("# cell, slowdown mean lo hi\n", s.dat);
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+		double ci[3];
+
+		if (strcmp(group_workload(g), "snapshot") || !group_mean_ci(g, "slowdown", 1.0, ci))
+			continue;
+		label_of(&ks, g->key, false, label, sizeof(label));
+		gp_string(s.dat, label);
+		fprintf(s.dat, "\t%g\t%g\t%g\n", ci[0], ci[1], ci[2]);
+	}
+	fprintf(s.meta, "N = %zu\n", n);
+	meta_context(s.meta, &ks);
+	made(p, "snapshot", "Writer slowdown while a snapshot is taken, by method (mean, 95 % CI)");
+	return sink_close(&s);
+}
+
+/* ---- 5. time per fault: memcpy, rest of the kernel copy path, remainder ---- */
+
+static int plot_breakdown(struct plots *p)
+{
+	struct sink s;
+	size_t n = 0;
+	bool kernel = false;
+	struct keyset ks = { .n = 0 };
+	char label[CB_ROW_KEY_LEN];
+
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+
+		if (!g->n || !g->rows[0]->fork || isnan(group_median(g, "lat_mean_ns")) ||
+		    isnan(group_median(g, "memcpy_ns")) || group_median(g, "faults") < 1)
+			continue;
+		n++;
+		keyset_add(&ks, g->key);
+		kernel = kernel || !isnan(group_median(g, "kernel_copy_ns_mean"));
+	}
+	if (n == 0)
+		return 0;
+	if (sink_open(&s, p->dir, "breakdown") < 0)
+		return -1;
+	fputs("# cell, memcpy, kernel copy path beyond memcpy, remainder (ns per fault, medians)\n", s.dat);
+	for (size_t i = 0; i < p->ng; i++) {
+		const struct cb_row_group *g = &p->g[i];
+		double total = group_median(g, "lat_mean_ns"), mc = group_median(g, "memcpy_ns");
+		double kc = group_median(g, "kernel_copy_ns_mean"), krest = 0;
+
+		if (!g->n || !g->rows[0]->fork || isnan(total) || isnan(mc) || group_median(g, "faults") < 1)
+			continue;
+		if (kernel && !isnan(kc))
+			krest = kc > mc ? kc - mc : 0;
+		label_of(&ks, g->key, false, label, sizeof(label));
+		gp_string(s.dat, label);
+		fprintf(s.dat, "\t%.1f\t%.1f\t%.1f\n", mc, krest, total - mc - krest > 0 ? total - mc - krest : 0);
+	}
+	fprintf(s.meta, "N = %zu\nkernel = %d\n", n, kernel);
+	meta_context(s.meta, &ks);
+	made(p, "breakdown",
+	     kernel ? "Time per COW fault: page memcpy, rest of the kernel copy path (taskstats), remainder"
+		    : "Time per COW fault: page memcpy vs. everything else (no kernel copy-path column here)");
+	return sink_close(&s);
+}
+
+/* ---- the report ---- */
+
+static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
+{
+	const char *first = rows[0].timestamp, *last = rows[0].timestamp;
+
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(rows[i].timestamp, first) < 0)
+			first = rows[i].timestamp;
+		if (strcmp(rows[i].timestamp, last) > 0)
+			last = rows[i].timestamp;
+	}
+	fprintf(fp, "| | |\n|---|---|\n| host | %s |\n| kernel | %s |\n| CPU | %s |\n", rows[0].host, rows[0].kernel,
+		rows[0].cpu_model);
+	fprintf(fp, "| cowbench | %s (%s) |\n| THP mode | %s |\n| clock | %s |\n| measured | %s to %s (UTC) |\n",
+		rows[0].version, rows[0].git_revision, rows[0].thp_mode, rows[0].clock, first, last);
+	fprintf(fp, "| pre-copy | %s |\n| rows | %zu |\n\n",
+		rows[0].precopy == CB_NA ? "not available (stock kernel): the precopy axis collapsed" : "see the cells",
+		n);
+}
+
+static void report_table(FILE *fp, const struct plots *p)
+{
+	const char *metric[] = { "elapsed_ns", "fork_ns", "slowdown" };
+
+	fputs("| cell | metric | n | median | mean | 95 % CI of the mean | CV | outliers |\n"
+	      "|---|---|---:|---:|---:|---|---:|---:|\n",
+	      fp);
+	for (size_t i = 0; i < p->ng; i++) {
+		for (size_t m = 0; m < 3; m++) {
+			double *v = malloc((p->g[i].n ? p->g[i].n : 1) * sizeof(*v));
+			struct cb_summary s;
+			size_t nv = v ? cb_group_values(&p->g[i], metric[m], v) : 0;
+			double sc = m < 2 ? 1e-6 : 1;
+			const char *unit = m < 2 ? " ms" : "x";
+
+			if (nv && cb_summarize(v, nv, BOOT_SEED, &s) == 0) {
+				fprintf(fp, "| `%s` | %s | %zu | %.4g%s | %.4g%s | ", p->g[i].key, metric[m], s.n,
+					s.median * sc, unit, s.mean * sc, unit);
+				if (isnan(s.ci_lo))
+					fputs("- | - | ", fp);
+				else
+					fprintf(fp, "%.4g to %.4g%s | %.1f %%%s | ", s.ci_lo * sc, s.ci_hi * sc, unit,
+						s.cv * 100, s.cv > CB_NOISY_CV ? " (noisy)" : "");
+				fprintf(fp, "%zu |\n", s.outliers);
+			}
+			free(v);
+		}
+	}
+}
+
+static int write_report(const struct plots *p, const struct cb_row *rows, size_t n, char **files, int nfiles)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/report.md", p->dir);
+	fp = fopen(path, "we");
+	if (!fp) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fputs("# cowbench report\n\nGenerated by `cowbench plot` from ", fp);
+	for (int f = 0; f < nfiles; f++)
+		fprintf(fp, "%s`%s`", f ? ", " : "", files[f]);
+	fputs(" alone.\n\n## Provenance\n\n", fp);
+	report_provenance(fp, rows, n);
+	fputs("## Summary\n\nPer cell: repetitions with status ok, median, mean, a 95 % bootstrap confidence\n"
+	      "interval of the mean, coefficient of variation (noisy above 10 %) and Tukey outliers.\n"
+	      "`cowbench summarize` prints the same for any column.\n\n",
+	      fp);
+	report_table(fp, p);
+	fputs("\n## Plots\n\n", fp);
+	for (size_t i = 0; i < p->nmade; i++)
+		fprintf(fp, "### %s\n\n![%s](%s.png)\n\n[SVG](%s.svg) · data: `data/%s.dat`\n\n", p->caption[i],
+			p->caption[i], p->made[i], p->made[i], p->made[i]);
+	if (fclose(fp) != 0) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- gnuplot ---- */
+
+static const char *analysis_dir(void)
+{
+	const char *env = getenv("COWBENCH_ANALYSIS_DIR");
+
+	if (env && *env)
+		return env;
+	if (cb_path_exists(COWBENCH_ANALYSIS_SOURCE_DIR "/plot.sh"))
+		return COWBENCH_ANALYSIS_SOURCE_DIR; /* running from a build tree */
+	return COWBENCH_ANALYSIS_INSTALL_DIR;
+}
+
+static int run_wrapper(const char *dir)
+{
+	char script[4096];
+	char *argv[] = { "sh", script, (char *)dir, NULL };
+	pid_t pid;
+	int ws, err;
+
+	snprintf(script, sizeof(script), "%s/plot.sh", analysis_dir());
+	if (!cb_path_exists(script)) {
+		cli_error("cannot find the gnuplot scripts (%s); set COWBENCH_ANALYSIS_DIR", script);
+		return -1;
+	}
+	err = posix_spawnp(&pid, "sh", NULL, NULL, argv, environ);
+	if (err) {
+		cli_error("cannot run %s: %s", script, strerror(err));
+		return -1;
+	}
+	if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+		cli_error("%s failed (see its messages above)", script);
+		return -1;
+	}
+	return 0;
+}
+
+static bool have_gnuplot(void)
+{
+	char *argv[] = { "gnuplot", "--version", NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int ws, err;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return err == 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+}
+
+static int make_dirs(const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if ((mkdir(dir, 0755) < 0 && errno != EEXIST) || (mkdir(path, 0755) < 0 && errno != EEXIST)) {
+		cli_error("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int read_all(int nfiles, char **files, struct cb_row **rows, size_t *n)
+{
+	char why[512];
+
+	*rows = NULL;
+	*n = 0;
+	for (int f = 0; f < nfiles; f++) {
+		struct cb_results res;
+		struct cb_row *nr;
+
+		if (cb_results_read(files[f], &res, why, sizeof(why)) < 0) {
+			cli_error("%s", why);
+			return -1;
+		}
+		nr = realloc(*rows, (*n + res.n + 1) * sizeof(*nr));
+		if (!nr) {
+			cb_results_free(&res);
+			cli_error("out of memory");
+			return -1;
+		}
+		*rows = nr;
+		memcpy(*rows + *n, res.rows, res.n * sizeof(*nr));
+		*n += res.n;
+		cb_results_free(&res);
+	}
+	if (*n == 0) {
+		cli_error("no result rows to plot in %s", files[0]);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	struct plot_opts o = { 0 };
+	int argi;
+	struct plots p = { 0 };
+	struct cb_row *rows = NULL;
+	size_t n;
+	int status = EXIT_USAGE;
+
+	cli_options_first(argc, argv, plot_options, N_PLOT_OPTIONS);
+	argi = cli_parse_options(argc, argv, plot_options, N_PLOT_OPTIONS, &o, plot_usage);
+	if (argi < 0)
+		return EXIT_USAGE;
+	if (argi >= argc || !o.out) {
+		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
+		return EXIT_USAGE;
+	}
+	if (read_all(argc - argi, argv + argi, &rows, &n) < 0)
+		goto out;
+	if (!have_gnuplot()) {
+		cli_error("gnuplot is not installed (apt-get install gnuplot-nox, or tests/install-deps.sh)");
+		goto out;
+	}
+	if (make_dirs(o.out) < 0)
+		goto out;
+	p.dir = o.out;
+	if (cb_group_rows(rows, n, &p.g, &p.ng) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	status = EXIT_RUN_FAILED;
+	if (plot_cdfs(&p) < 0 || plot_precopy(&p) < 0 || plot_fork(&p) < 0 || plot_snapshot(&p) < 0 ||
+	    plot_breakdown(&p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, rows, n, argv + argi, argc - argi) < 0)
+		goto out;
+	status = 0;
+out:
+	cb_row_groups_free(p.g, p.ng);
+	free(rows);
+	return status;
+}
