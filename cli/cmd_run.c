@@ -140,7 +140,7 @@ static bool opt_wipeonfork(void *o, const char *v)
 static bool opt_snapshot(void *o, const char *v)
 {
 	if (cb_snapshot_method_parse(v, &OPTS(o)->params.snapshot) < 0) {
-		cli_error("--snapshot must be fork, uffd-wp, memcpy or none, not '%s'", v);
+		cli_error("--snapshot must be fork, fork-wait, uffd-wp, memcpy or none, not '%s'", v);
 		return false;
 	}
 	return true;
@@ -287,7 +287,7 @@ static const struct cli_option run_options[] = {
 	{ "checkpointers", "C", "snapshot: copier threads; default 4", opt_checkpointers },
 	{ "batch", "SIZE", "snapshot: bytes per copy batch, a multiple of the page size; default 2M",
 	  opt_batch },
-	{ "snapshot", "fork|uffd-wp|memcpy|none", "snapshot: how the checkpoint is taken; default fork",
+	{ "snapshot", "fork|fork-wait|uffd-wp|memcpy|none", "snapshot: how the checkpoint is taken; default fork",
 	  opt_snapshot },
 	{ "method", "fork|vfork|posix_spawn|clone-vm", "fork: how the child is made; default fork",
 	  opt_method },

@@ -8,7 +8,9 @@
  *            background snapshot does); C copier threads save each page,
  *            a written one first, before un-protecting it;
  *   memcpy   the writers wait while C threads copy the array;
- *   none     the writers alone.
+ *   none     the writers alone;
+ *   fork-wait  fork, but the writers start after the child has exited:
+ *            the control that shows unshared pages are reused, not copied.
  * Every rep also times the writers without a snapshot (baseline_ns).
  */
 #include "wlutil.h"
@@ -232,12 +234,21 @@ static int snap_fork(struct snap *s, struct cb_row *row, uint64_t *start, uint64
 	}
 	if (r.pid == 0)
 		child_main(s, rep);
-	err = run_writers(s, start, end, start_reaper, &r);
-	if (r.started)
-		pthread_join(r.tid, NULL);
-	else
+	if (s->spec->params.snapshot == CB_SNAP_FORK_WAIT) {
+		/* Every page is the parent's alone before its first write: the control for COW reuse. */
+		uint64_t forked = wl_now();
+
 		reap(&r);
-	row->reunite_ns = (int64_t)(r.reaped - *start);
+		err = run_writers(s, start, end, NULL, NULL);
+		row->reunite_ns = (int64_t)(r.reaped - forked);
+	} else {
+		err = run_writers(s, start, end, start_reaper, &r);
+		if (r.started)
+			pthread_join(r.tid, NULL);
+		else
+			reap(&r);
+		row->reunite_ns = (int64_t)(r.reaped - *start);
+	}
 	if (rep->copy_end)
 		row->copy_ns = (int64_t)(rep->copy_end - rep->copy_begin);
 	row->saved_pages = (int64_t)rep->pages;
@@ -529,6 +540,7 @@ static int measured(struct snap *s, struct cb_row *row, uint64_t *start, uint64_
 {
 	switch (s->spec->params.snapshot) {
 	case CB_SNAP_FORK:
+	case CB_SNAP_FORK_WAIT:
 		return snap_fork(s, row, start, end);
 	case CB_SNAP_UFFD_WP:
 		return snap_uffd(s, row, start, end);

@@ -22,7 +22,7 @@ void cb_wl_params_default(struct cb_wl_params *p)
 	p->thp = CB_THP_NEVER;
 }
 
-static const char *const snapshot_names[] = { "fork", "uffd-wp", "memcpy", "none" };
+static const char *const snapshot_names[] = { "fork", "uffd-wp", "memcpy", "none", "fork-wait" };
 static const char *const fork_names[] = { "fork", "vfork", "posix_spawn", "clone-vm" };
 static const char *const thp_names[] = { "never", "madvise", "always" };
 static const char *const share_names[] = { "split", "all" };

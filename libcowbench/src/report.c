@@ -50,7 +50,7 @@ static const struct cb_column columns[] = {
 	STR(git_revision, "git revision cowbench was built from"),
 	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
 	STR(cell, "matrix cell: its axis settings as NAME=VALUE pairs separated by spaces (empty for cowbench run)"),
-	STR(method, "snapshot: fork, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all"),
+	STR(method, "snapshot: fork, fork-wait, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all"),
 	INT(threads, "snapshot: writer threads in the parent (--threads)"),
 	INT(checkpointers, "snapshot: copier threads (--checkpointers)"),
 	INT(batch_bytes, "snapshot: bytes each copier copies (and, with fork, unmaps) at a time (--batch)"),

@@ -17,6 +17,7 @@ enum cb_snapshot_method {
 	CB_SNAP_UFFD_WP,  /* userfaultfd write-protect; copier threads save each page before its writer */
 	CB_SNAP_MEMCPY,   /* stop the writers, copy, then let them go */
 	CB_SNAP_NONE,     /* no snapshot: the writers alone */
+	CB_SNAP_FORK_WAIT, /* fork, but the writers start once the child has copied and exited */
 };
 
 /** How the fork workload makes its child. */
