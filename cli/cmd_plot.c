@@ -528,7 +528,7 @@ static int plot_breakdown(struct plots *p)
 {
 	struct sink s;
 	size_t n = 0;
-	bool kernel = false;
+	bool kernel = false, missing = false;
 	struct keyset ks = { .n = 0 };
 	char label[CB_ROW_KEY_LEN];
 
@@ -557,10 +557,14 @@ static int plot_breakdown(struct plots *p)
 		if (kernel && !isnan(kc))
 			krest = kc > mc ? kc - mc : 0;
 		label_of(&ks, g->key, false, label, sizeof(label));
+		if (kernel && isnan(kc)) { /* this cell's kernel share is unknown, not zero */
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), " *");
+			missing = true;
+		}
 		gp_string(s.dat, label);
 		fprintf(s.dat, "\t%.1f\t%.1f\t%.1f\n", mc, krest, total - mc - krest > 0 ? total - mc - krest : 0);
 	}
-	fprintf(s.meta, "N = %zu\nkernel = %d\n", n, kernel);
+	fprintf(s.meta, "N = %zu\nkernel = %d\nmissing = %d\n", n, kernel, missing);
 	meta_context(s.meta, &ks);
 	made(p, "breakdown",
 	     kernel ? "Time per COW fault: page memcpy, rest of the kernel copy path (taskstats), remainder"

@@ -30,6 +30,7 @@ struct sum_opts {
 	enum cb_format format;
 	const char *output;
 	bool quiet;
+	int keyw; /* width of the cell column in the table */
 };
 
 #define SOPTS(p) ((struct sum_opts *)(p))
@@ -222,16 +223,16 @@ static void human(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.4g", v);
 }
 
-static void table_header(FILE *fp, bool ratios)
+static void table_header(FILE *fp, bool ratios, int keyw)
 {
-	fprintf(fp, "%-44s %-12s %3s %9s %9s %9s %21s %6s %4s", "cell", "metric", "n", "median", "mean", "stddev",
+	fprintf(fp, "%-*s %-12s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
 		"95% CI of mean", "CV%", "out");
 	if (ratios)
 		fprintf(fp, "  %-26s", "ratio to baseline [95% CI]");
 	fputc('\n', fp);
 }
 
-static void table_line(FILE *fp, const struct line *l, bool ratios)
+static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
 	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
 
@@ -245,7 +246,7 @@ static void table_line(FILE *fp, const struct line *l, bool ratios)
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-44s %-12s %3zu %9s %9s %9s %21s %6s %4zu", l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
+	fprintf(fp, "%-*s %-12s %3zu %9s %9s %9s %21s %6s %4zu", keyw, l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
 		l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
@@ -290,7 +291,7 @@ static void emit(FILE *fp, const struct sum_opts *o, const struct line *l)
 	else if (o->format == CB_FORMAT_JSON)
 		json_line(fp, l, o->baseline);
 	else
-		table_line(fp, l, o->baseline != NULL);
+		table_line(fp, l, o->baseline != NULL, o->keyw);
 }
 
 static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_row_group *g, size_t ng,
@@ -375,10 +376,14 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 		return -EINVAL;
 	if (cb_group_rows(rows, n, &g, &ng) < 0)
 		return -ENOMEM;
+	o.keyw = 20;
+	for (size_t i = 0; i < ng; i++)
+		if ((int)strlen(g[i].key) > o.keyw)
+			o.keyw = (int)strlen(g[i].key);
 	if (format == CB_FORMAT_CSV)
 		csv_header(fp);
 	else if (format == CB_FORMAT_TABLE)
-		table_header(fp, baseline != NULL);
+		table_header(fp, baseline != NULL, o.keyw);
 	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &noisy);
 	if (!err && format == CB_FORMAT_TABLE)
 		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)%s\n", ng, n, noisy, CB_NOISY_CV * 100,
