@@ -511,6 +511,52 @@ START_TEST(existing_output_is_not_clobbered)
 }
 END_TEST
 
+/* docs/cowbench.1 covers every command and every option each command's --help lists. */
+static const char *const documented[] = { "run", "list", "info", "stat", "matrix", "merge", "summarize", "plot" };
+
+START_TEST(man_page_covers_every_option)
+{
+	char *man = tu_slurp(CB_SOURCE_DIR "/docs/cowbench.1", NULL), heading[64];
+	const char *argv[] = { "cowbench", documented[_i], "--help", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char *save = NULL;
+
+	ck_assert_ptr_nonnull(man);
+	snprintf(heading, sizeof(heading), ".SS \"cowbench %s", documented[_i]);
+	ck_assert_msg(strstr(man, heading), "docs/cowbench.1 has no section for cowbench %s", documented[_i]);
+	for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], needle[160];
+		size_t n = 0;
+
+		while (*line == ' ')
+			line++;
+		if (strncmp(line, "--", 2) != 0)
+			continue;
+		line += 2;
+		while (n + 1 < sizeof(name) && ((*line >= 'a' && *line <= 'z') || *line == '-' || (*line >= '0' && *line <= '9')))
+			name[n++] = *line++;
+		name[n] = '\0';
+		if (strcmp(name, "help") == 0 || strcmp(name, "AXIS") == 0 || n == 0)
+			continue;
+		/* groff spells a hyphen \- */
+		needle[0] = '\0';
+		strcat(needle, "\\-\\-");
+		for (const char *p = name; *p; p++)
+			strncat(needle, *p == '-' ? "\\-" : (char[]){ *p, 0 }, sizeof(needle) - strlen(needle) - 1);
+		ck_assert_msg(strstr(man, needle), "docs/cowbench.1 does not document --%s of cowbench %s", name,
+			      documented[_i]);
+	}
+	tu_free(&r);
+	free(man);
+}
+END_TEST
+
+START_TEST(bash_completion_parses)
+{
+	ck_assert_int_eq(system("bash -n " CB_SOURCE_DIR "/docs/cowbench.bash-completion"), 0);
+}
+END_TEST
+
 static Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
@@ -533,6 +579,8 @@ static Suite *matrix_suite(void)
 	tcase_add_test(cli, cli_shards_cover_every_cell);
 	tcase_add_loop_test(cli, cli_bad_flags, 0, sizeof(bad_args) / sizeof(bad_args[0]));
 	tcase_add_loop_test(cli, cli_bad_matrix_files, 0, sizeof(bad_matrix_files) / sizeof(bad_matrix_files[0]));
+	tcase_add_loop_test(cli, man_page_covers_every_option, 0, sizeof(documented) / sizeof(documented[0]));
+	tcase_add_test(cli, bash_completion_parses);
 	tcase_set_timeout(cli, 60);
 	tcase_add_test(out, resume_after_sigkill);
 	tcase_add_test(out, resume_drops_a_torn_row);
