@@ -48,6 +48,7 @@ struct proc {
 struct stat_state {
 	struct stat_opts o;
 	struct cb_taskstats_sock *ts;
+	struct cb_taskstats_sock *exits; /* final records of exiting tasks; NULL when not allowed */
 	int ts_err;          /* why taskstats does not count (0: it does) */
 	struct proc *procs;
 	size_t nprocs;
@@ -271,17 +272,79 @@ static void discover_children(struct stat_state *st, bool at_start)
 	}
 }
 
+static void raise_to(int64_t *v, int64_t to)
+{
+	if (to > *v)
+		*v = to;
+}
+
+/*
+ * A process's final counts from its exit record; an unseen descendant's too
+ * (born and gone within one interval). false when the record is not (yet)
+ * known to be ours: its parent may only show up in a later record.
+ */
+static bool apply_exit(struct stat_state *st, const struct cb_taskstats_exit *x)
+{
+	struct proc *p = find_proc(st, x->group ? x->pid : x->tgid);
+
+	if (!x->group && x->pid != x->tgid)
+		return true; /* a thread: its group's record and queries carry it */
+	if (!p && !x->group && st->o.children && find_proc(st, x->ppid) && st->nprocs < MAX_PROCS) {
+		p = &st->procs[st->nprocs++];
+		*p = (struct proc){ .pid = x->pid, .gone = true };
+		p->base = p->prev = p->cur = (struct sample){ 0, 0, 0, 0, -1 };
+	}
+	if (!p)
+		return false;
+	if (p->cur.copies >= 0) {
+		raise_to(&p->cur.copies, (int64_t)x->ts.wpcopy_count);
+		raise_to(&p->cur.copy_ns, (int64_t)x->ts.wpcopy_delay_ns);
+	}
+	if (!x->group && p->cur.minflt >= 0) {
+		raise_to(&p->cur.minflt, (int64_t)x->ts.minflt);
+		raise_to(&p->cur.majflt, (int64_t)x->ts.majflt);
+	}
+	return true;
+}
+
+#define EXIT_BATCH 1024
+
+/* Children exit before their parents: apply a batch until no record finds its parent any more. */
+static void drain_exits(struct stat_state *st)
+{
+	static struct cb_taskstats_exit x[EXIT_BATCH];
+	bool done[EXIT_BATCH], progress;
+	int n;
+
+	while (st->exits && (n = cb_taskstats_exits(st->exits, x, EXIT_BATCH)) > 0) {
+		memset(done, 0, sizeof(done));
+		do {
+			progress = false;
+			for (int i = n - 1; i >= 0; i--)
+				if (!done[i] && apply_exit(st, &x[i]))
+					done[i] = progress = true;
+		} while (progress);
+	}
+}
+
 static void sample_all(struct stat_state *st)
 {
 	for (size_t i = 0; i < st->nprocs; i++) {
 		struct proc *p = &st->procs[i];
 
+		struct sample now;
+
 		p->prev = p->cur;
-		if (!p->gone && sample_proc(st, p->pid, &p->cur) < 0)
-			p->gone = true; /* keeps its last sample */
+		if (p->gone)
+			continue;
+		if (sample_proc(st, p->pid, &now) < 0)
+			p->gone = true; /* keeps its last sample; its exit record may still raise it */
+		else
+			p->cur = now;
 	}
 	if (st->o.children)
 		discover_children(st, false);
+	drain_exits(st);
 	if (st->have_cowstats) {
 		st->cs_prev = st->cs_cur;
 		if (cb_cowstats_read(NULL, &st->cs_cur) < 0)
@@ -556,6 +619,8 @@ int cmd_stat(int argc, char **argv)
 	st.ts_err = cb_delayacct_enabled() == 1 ? cb_taskstats_open(&st.ts) : CB_EDELAYACCT;
 	if (predates && st.ts_err == 0)
 		st.ts_err = CB_EPREDATES;
+	if (st.ts_err == 0 && cb_taskstats_listen(&st.exits) < 0)
+		st.exits = NULL; /* then a process's last interval before it is reaped is lost */
 	st.root = st.o.pid;
 	if (!st.root) {
 		st.root = spawn_held(argv + cmd, &go_fd, &err_fd);
@@ -594,6 +659,7 @@ int cmd_stat(int argc, char **argv)
 	}
 out:
 	cb_taskstats_close(st.ts);
+	cb_taskstats_close(st.exits);
 	free(st.procs);
 	return status;
 }

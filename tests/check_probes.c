@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <sys/file.h>
 #include <pwd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -32,6 +33,14 @@ static long saved_delayacct = -1;
 
 static void save_delayacct(void)
 {
+	/*
+	 * kernel.task_delayacct is one switch for the whole machine: suites run
+	 * from several build trees at once take turns (the lock goes with the runner).
+	 */
+	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
 		saved_delayacct = -1;
 }

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <sys/file.h>
 #include <pwd.h>
 #include <sys/prctl.h>
 
@@ -23,6 +24,14 @@ static long saved_delayacct = -1;
 
 static void save_delayacct(void)
 {
+	/*
+	 * kernel.task_delayacct is one switch for the whole machine: suites run
+	 * from several build trees at once take turns (the lock goes with the runner).
+	 */
+	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
 		saved_delayacct = -1;
 }
@@ -129,6 +138,89 @@ START_TEST(test_stat_exit_status)
 
 	ck_assert_int_eq(r.status, 7);
 	ck_assert_ptr_nonnull(strstr(r.out, "total"));
+	tu_free(&r);
+}
+END_TEST
+
+/* --children follows forks: descendants that come and go between two lines still count (exit records). */
+START_TEST(test_stat_children)
+{
+	char script[512];
+	char f[F_N][32];
+
+	if (skip_unless_root("taskstats"))
+		return;
+	snprintf(script, sizeof(script), "%s 3000; %s 2000 2; true", CB_COW_WRITER, CB_COW_WRITER);
+	const char *argv[] = { CB_CLI_PATH, "stat", "--children", "--interval=5", "--format=csv", "--", "sh", "-c",
+			       script, NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_msg(atol(f[F_COPIES]) >= 5000 && atol(f[F_COPIES]) <= 5000 + 2 * SLACK, "copies %s", f[F_COPIES]);
+	ck_assert_int_ge(atol(f[F_PROCS]), 3); /* sh and both writers (and their snapshot children) */
+	tu_free(&r);
+	/* without --children only sh itself, which copies next to nothing */
+	const char *alone[] = { CB_CLI_PATH, "stat", "--interval=5", "--format=csv", "--", "sh", "-c", script, NULL };
+	r = tu_run_cli(alone);
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_int_le(atol(f[F_COPIES]), SLACK);
+	tu_free(&r);
+}
+END_TEST
+
+/* Run the CLI while this process reaps child (so the watched process is not the CLI's). */
+static struct cli_result tu_run_cli_bg_reap(const char *const *argv, pid_t child)
+{
+	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
+	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
+	struct cli_result r = { 0 };
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+	ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = tu_slurp(outp, &r.out_len);
+	r.err = tu_slurp(errp, &r.err_len);
+	close(ofd);
+	close(efd);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+/* -p on a process someone else reaps: its final copies come from its exit record. */
+START_TEST(test_stat_pid_final_counts)
+{
+	char n[16], pidtext[16];
+	char f[F_N][32];
+	pid_t pid;
+
+	if (skip_unless_root("taskstats"))
+		return;
+	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0); /* before the process is born */
+	snprintf(n, sizeof(n), "%d", WRITES);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		usleep(300000); /* stat attaches first */
+		execl(CB_COW_WRITER, CB_COW_WRITER, n, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
+	const char *argv[] = { CB_CLI_PATH, "stat", "-p", pidtext, "--interval=10", "--format=csv", NULL };
+	struct cli_result r = tu_run_cli_bg_reap(argv, pid);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_msg(atol(f[F_COPIES]) >= WRITES && atol(f[F_COPIES]) <= WRITES + SLACK, "copies %s", f[F_COPIES]);
 	tu_free(&r);
 }
 END_TEST
@@ -279,6 +371,8 @@ static Suite *stat_suite(void)
 	tcase_add_test(tc, test_stat_command_threads);
 	tcase_add_test(tc, test_stat_exit_status);
 	tcase_add_test(tc, test_stat_pid_lines);
+	tcase_add_test(tc, test_stat_children);
+	tcase_add_test(tc, test_stat_pid_final_counts);
 	tcase_add_test(tc, test_stat_unprivileged);
 	tcase_add_test(tc, test_run_explain_root);
 	tcase_add_test(tc, test_run_explain_unprivileged);

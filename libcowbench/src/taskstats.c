@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -113,6 +114,17 @@ static int parse_reply(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+static void convert(const struct taskstats *ts, struct cb_taskstats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->version = ts->version;
+	out->wpcopy_count = ts->wpcopy_count;
+	out->wpcopy_delay_ns = ts->wpcopy_delay_total;
+	out->minflt = ts->ac_minflt;
+	out->majflt = ts->ac_majflt;
+	out->cpu_run_real_ns = ts->cpu_run_real_total;
+}
+
 int cb_taskstats_query(struct cb_taskstats_sock *s, pid_t pid, bool tgid, struct cb_taskstats *out)
 {
 	struct reply r;
@@ -139,14 +151,110 @@ int cb_taskstats_query(struct cb_taskstats_sock *s, pid_t pid, bool tgid, struct
 	if (r.len < offsetof(struct taskstats, wpcopy_delay_total) + sizeof(r.ts.wpcopy_delay_total) ||
 	    r.ts.version < WPCOPY_VERSION)
 		return r.len ? -ENOTSUP : -EIO;
-	memset(out, 0, sizeof(*out));
-	out->version = r.ts.version;
-	out->wpcopy_count = r.ts.wpcopy_count;
-	out->wpcopy_delay_ns = r.ts.wpcopy_delay_total;
-	out->minflt = r.ts.ac_minflt;
-	out->majflt = r.ts.ac_majflt;
-	out->cpu_run_real_ns = r.ts.cpu_run_real_total;
+	convert(&r.ts, out);
 	return 0;
+}
+
+/* The final records of exiting tasks, as the kernel multicasts them to registered listeners. */
+struct exits {
+	struct cb_taskstats_exit *out;
+	int max, n;
+};
+
+static void parse_aggr(struct nlattr *aggr, bool group, struct exits *e)
+{
+	struct cb_taskstats_exit *x = &e->out[e->n];
+	struct taskstats ts;
+	bool have = false;
+	struct nlattr *a;
+	int rem;
+
+	memset(x, 0, sizeof(*x));
+	memset(&ts, 0, sizeof(ts));
+	nla_for_each_nested(a, aggr, rem) {
+		if (nla_type(a) == TASKSTATS_TYPE_PID || nla_type(a) == TASKSTATS_TYPE_TGID) {
+			x->pid = (pid_t)nla_get_u32(a);
+		} else if (nla_type(a) == TASKSTATS_TYPE_STATS) {
+			memcpy(&ts, nla_data(a), (size_t)nla_len(a) < sizeof(ts) ? (size_t)nla_len(a) : sizeof(ts));
+			have = true;
+		}
+	}
+	if (!have || ts.version < WPCOPY_VERSION)
+		return;
+	convert(&ts, &x->ts);
+	x->group = group;
+	x->tgid = group ? x->pid : (pid_t)ts.ac_tgid;
+	x->ppid = group ? 0 : (pid_t)ts.ac_ppid;
+	e->n++;
+}
+
+static int parse_exit(struct nl_msg *msg, void *arg)
+{
+	struct exits *e = arg;
+	struct nlattr *attrs[TASKSTATS_TYPE_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, attrs, TASKSTATS_TYPE_MAX, NULL) < 0)
+		return NL_SKIP;
+	if (attrs[TASKSTATS_TYPE_AGGR_PID] && e->n < e->max)
+		parse_aggr(attrs[TASKSTATS_TYPE_AGGR_PID], false, e);
+	if (attrs[TASKSTATS_TYPE_AGGR_TGID] && e->n < e->max)
+		parse_aggr(attrs[TASKSTATS_TYPE_AGGR_TGID], true, e);
+	return e->n < e->max ? NL_OK : NL_STOP;
+}
+
+int cb_taskstats_listen(struct cb_taskstats_sock **out)
+{
+	struct cb_taskstats_sock *s;
+	struct nl_msg *msg;
+	char mask[32];
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int err = cb_taskstats_open(&s);
+
+	if (err < 0)
+		return err;
+	snprintf(mask, sizeof(mask), "0-%ld", (ncpu > 0 ? ncpu : 1) - 1);
+	msg = nlmsg_alloc();
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, s->family, 0, 0, TASKSTATS_CMD_GET,
+				 TASKSTATS_VERSION) ||
+	    nla_put_string(msg, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, mask) < 0) {
+		nlmsg_free(msg);
+		cb_taskstats_close(s);
+		return -ENOMEM;
+	}
+	nl_socket_enable_auto_ack(s->sk); /* registering answers with an ack (or the error) only */
+	err = nl_send_sync(s->sk, msg);   /* frees msg */
+	if (err < 0) {
+		cb_taskstats_close(s);
+		return from_nlerr(err);
+	}
+	/* Records arrive unasked, with sequence number 0, and in bursts when many tasks exit. */
+	nl_socket_disable_seq_check(s->sk);
+	nl_socket_set_buffer_size(s->sk, 4 << 20, 0);
+	nl_socket_set_nonblocking(s->sk);
+	nl_socket_modify_cb(s->sk, NL_CB_VALID, NL_CB_CUSTOM, parse_exit, NULL);
+	*out = s;
+	return 0;
+}
+
+int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *out, int max)
+{
+	struct exits e = { .out = out, .max = max };
+	int err;
+
+	nl_socket_modify_cb(s->sk, NL_CB_VALID, NL_CB_CUSTOM, parse_exit, &e);
+	while (e.n < max) {
+		err = nl_recvmsgs_default(s->sk);
+		if (err == -NLE_AGAIN)
+			break;
+		if (err < 0)
+			return e.n ? e.n : from_nlerr(err);
+	}
+	return e.n;
+}
+
+int cb_taskstats_fd(const struct cb_taskstats_sock *s)
+{
+	return nl_socket_get_fd(s->sk);
 }
 
 int cb_delayacct_enabled(void)

@@ -1,8 +1,9 @@
 /*
- * cow-writer PAGES [THREADS]: a test program that makes a known number of
- * COW copies. It populates PAGES pages, forks a child that keeps them
- * mapped, then writes each page once (PAGES copies in this process, split
- * over THREADS threads when given), releases the child and exits 0.
+ * cow-writer PAGES [THREADS [LINGER_MS]]: a test program that makes a known
+ * number of COW copies. It populates PAGES pages, forks a child that keeps
+ * them mapped, then writes each page once (PAGES copies in this process,
+ * split over THREADS threads when given), releases the child, waits
+ * LINGER_MS milliseconds and exits 0.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -70,5 +71,7 @@ int main(int argc, char **argv)
 		pthread_join(tid[t], NULL);
 	close(hold[1]);
 	waitpid(pid, NULL, 0);
+	if (argc > 3)
+		usleep((useconds_t)strtol(argv[3], NULL, 10) * 1000);
 	return 0;
 }

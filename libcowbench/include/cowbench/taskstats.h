@@ -46,6 +46,25 @@ int cb_taskstats_query(struct cb_taskstats_sock *s, pid_t pid, bool tgid, struct
  */
 int cb_taskstats_self_accounted(struct cb_taskstats_sock *s);
 
+/** The final record of an exiting task (group: a whole thread group's, when it had threads). */
+struct cb_taskstats_exit {
+	pid_t pid;       /* the task (thread id), or the thread group id for a group record */
+	pid_t tgid;      /* its thread group */
+	pid_t ppid;      /* its parent process (0 in group records) */
+	bool group;
+	struct cb_taskstats ts;
+};
+
+/**
+ * A socket on which the kernel sends the final stats of every task that
+ * exits on any CPU, so a process's last copies are not lost when it is
+ * reaped between two looks. CAP_NET_ADMIN.
+ */
+int cb_taskstats_listen(struct cb_taskstats_sock **out);
+/** The exit records received so far, without blocking: up to max; the count or -errno. */
+int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *out, int max);
+int cb_taskstats_fd(const struct cb_taskstats_sock *s);
+
 /** 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable. */
 int cb_delayacct_enabled(void);
 /** Turn delay accounting on for this process's life (restored by cb_sysctl_restore_all). */
