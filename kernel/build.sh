@@ -86,6 +86,12 @@ CACHE_DIR="$CACHE_ROOT/$key"
 IMAGE="$CACHE_DIR/bzImage"
 mkdir -p "$CACHE_ROOT"
 
+if [[ -s $IMAGE ]]; then
+	log "cached: $key"
+	echo "$IMAGE"
+	exit 0
+fi
+
 # One build at a time (the machine has few cores); waiters reuse the result.
 exec 9>"$CACHE_ROOT/.build.lock"
 if ! flock -n 9; then
