@@ -665,14 +665,31 @@ static FILE *open_results(const struct matrix_opts *o, bool *append)
 	return fp;
 }
 
+/* Delay accounting on (root) so rows get the kernel's COW copy counts, as cowbench run does. */
+static int prepare_evidence(const struct plan *p)
+{
+	bool parent_writer = false;
+
+	for (size_t i = 0; i < p->cells.n; i++)
+		parent_writer = parent_writer || (p->spec[i].workload->page_order && p->spec[i].writer == CB_WRITER_PARENT);
+	/* A parent writer must be a process born after accounting went on: go on in a child. */
+	if (cli_evidence_prepare() == 1 && parent_writer)
+		return cli_fork_accounted();
+	return -1;
+}
+
 static int run_plan(const struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = isatty(STDERR_FILENO) == 1, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
-	int status = 0;
-	FILE *out = open_results(o, &append);
+	int status = prepare_evidence(p);
+	FILE *out;
 
+	if (status >= 0)
+		return status; /* the child ran the matrix */
+	status = 0;
+	out = open_results(o, &append);
 	if (!out)
 		return EXIT_USAGE;
 	for (size_t i = 0; i < p->cells.n; i++)

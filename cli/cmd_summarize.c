@@ -225,7 +225,7 @@ static void human(char *buf, size_t len, double v)
 
 static void table_header(FILE *fp, bool ratios, int keyw)
 {
-	fprintf(fp, "%-*s %-12s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
+	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
 		"95% CI of mean", "CV%", "out");
 	if (ratios)
 		fprintf(fp, "  %-26s", "ratio to baseline [95% CI]");
@@ -246,7 +246,7 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-12s %3zu %9s %9s %9s %21s %6s %4zu", keyw, l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
+	fprintf(fp, "%-*s %-19s %3zu %9s %9s %9s %21s %6s %4zu", keyw, l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
 		l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
