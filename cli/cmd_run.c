@@ -25,6 +25,7 @@ struct run_opts {
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* self-driven workloads and region options */
 	bool explain;                /* --explain: a summary for people on stderr */
+	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
 };
 
 #define OPTS(p) ((struct run_opts *)(p))
@@ -273,6 +274,15 @@ static bool opt_explain(void *o, const char *v)
 	return true;
 }
 
+static bool opt_probes(void *o, const char *v)
+{
+	if (cb_probes_parse(v, &OPTS(o)->probes) < 0) {
+		cli_error("--probes must be all, none, default or a list of taskstats,pagemap,smaps,perf, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
 static const struct cli_option run_options[] = {
 	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
 	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
@@ -311,6 +321,8 @@ static const struct cli_option run_options[] = {
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
+	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all or none; "
+	  "default all but perf (it adds a little to each fault)", opt_probes },
 	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  opt_precopy_depth },
@@ -493,9 +505,14 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	*spec = (struct cb_run_spec){
 		.workload = cb_workload_find(o->workload), .size = size, .page_size = page_size,
 		.writer = o->writer, .fork = !o->no_fork, .thp = o->thp, .cpu = (int)o->cpu,
-		.seed = o->seed, .clock = clk, .params = o->params,
+		.seed = o->seed, .clock = clk, .params = o->params, .probes = o->probes,
 	};
 	return 0;
+}
+
+static bool probe_on(unsigned probes, enum cb_probe p)
+{
+	return ((probes ? probes : CB_PROBES_DEFAULT) & (1u << p)) != 0;
 }
 
 static int apply_sysctls(const struct run_opts *o)
@@ -531,7 +548,7 @@ int cmd_run(int argc, char **argv)
 	if (!out)
 		return EXIT_USAGE;
 	/* Delay accounting on for the run; a parent writer must then be a process born after that. */
-	if (cli_evidence_prepare() == 1 && spec.workload->page_order && o.writer == CB_WRITER_PARENT &&
+	if (probe_on(o.probes, CB_PROBE_TASKSTATS) && cli_evidence_prepare() == 1 && spec.workload->page_order && o.writer == CB_WRITER_PARENT &&
 	    (status = cli_fork_accounted()) >= 0)
 		return status;
 	if (o.explain && !(ex = cli_explain_new())) {

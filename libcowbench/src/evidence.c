@@ -184,6 +184,41 @@ static void hook_after(void *arg, const struct cb_touch_sides *s)
 		smaps_read_sides(ev, s, &ev->w_after, &ev->s_after);
 }
 
+void cb_evidence_select(struct cb_evidence *ev, unsigned probes)
+{
+	if (probes == 0)
+		probes = CB_PROBES_DEFAULT;
+	for (int i = 0; i < CB_NPROBES; i++)
+		ev->disabled[i] = !(probes & (1u << i));
+}
+
+int cb_probes_parse(const char *text, unsigned *out)
+{
+	char buf[128], *save, *tok;
+
+	if (strcmp(text, "none") == 0) {
+		*out = CB_PROBES_NONE;
+		return 0;
+	}
+	if (strcmp(text, "all") == 0 || strcmp(text, "default") == 0) {
+		*out = strcmp(text, "all") == 0 ? (1u << CB_NPROBES) - 1 : CB_PROBES_DEFAULT;
+		return 0;
+	}
+	if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf) || !*text)
+		return -EINVAL;
+	*out = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int i = 0;
+
+		while (i < CB_NPROBES && strcmp(tok, probe_names[i]) != 0)
+			i++;
+		if (i == CB_NPROBES)
+			return -EINVAL;
+		*out |= 1u << i;
+	}
+	return *out ? 0 : -EINVAL;
+}
+
 void cb_evidence_hooks(struct cb_evidence *ev, struct cb_touch_hooks *hooks)
 {
 	for (int i = 0; i < CB_NPROBES; i++)

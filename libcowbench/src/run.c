@@ -155,6 +155,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	};
 	/* Stock-kernel probes read around the loop, never inside it (cowbench/evidence.h). */
 	cb_evidence_init(&ev, spec->page_size, order, (size_t)count);
+	cb_evidence_select(&ev, spec->probes);
 	cb_evidence_hooks(&ev, &hooks);
 	have_stats = cb_cowstats_read(NULL, &before) == 0;
 	err = cb_touch_run(&tp, &res);

@@ -27,6 +27,7 @@ struct cb_run_spec {
 	uint64_t seed;
 	const struct cb_clock *clock;
 	int inject_child_signal;   /* test aid, see cb_touch_params */
+	unsigned probes;           /* evidence probes to run (cowbench/evidence.h); 0: the default set */
 	struct cb_wl_params params; /* self-driven workloads and region options */
 };
 
