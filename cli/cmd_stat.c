@@ -31,7 +31,7 @@ struct stat_opts {
 	pid_t pid;
 	double interval;
 	long count;
-	bool children, csv;
+	bool children, csv, system;
 };
 
 /* One process's counters; -1 where not measured. */
@@ -55,6 +55,7 @@ struct stat_state {
 	pid_t root;
 	bool own_child;      /* root is our child: its end is caught before it is reaped */
 	bool have_cowstats;
+	bool system_only;    /* --system without a process: COW faults of the whole machine */
 	struct cb_cowstats cs_base, cs_prev, cs_cur;
 	double t0;
 };
@@ -106,6 +107,19 @@ static bool opt_children(void *o, const char *v)
 	return true;
 }
 
+static bool opt_system(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->system = true;
+	return true;
+}
+
+/* Test aid (documented): read another file than /proc/cow_stats. */
+static const char *cowstats_path(void)
+{
+	return getenv("COWBENCH_COWSTATS");
+}
+
 static bool opt_format(void *o, const char *v)
 {
 	if (strcmp(v, "csv") != 0 && strcmp(v, "text") != 0) {
@@ -121,6 +135,8 @@ static const struct cli_option stat_options[] = {
 	{ "interval", "S", "seconds between lines, decimals allowed; default 1", opt_interval },
 	{ "count", "N", "stop after N lines (default: until the process ends or Ctrl-C)", opt_count },
 	{ "children", NULL, "add the process's descendants, following forks", opt_children },
+	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
+	  "alone, no process is needed", opt_system },
 	{ "format", "text|csv", "aligned text (default) or CSV", opt_format },
 };
 
@@ -347,7 +363,7 @@ static void sample_all(struct stat_state *st)
 	drain_exits(st);
 	if (st->have_cowstats) {
 		st->cs_prev = st->cs_cur;
-		if (cb_cowstats_read(NULL, &st->cs_cur) < 0)
+		if (cb_cowstats_read(cowstats_path(), &st->cs_cur) < 0)
 			st->have_cowstats = false;
 	}
 }
@@ -386,6 +402,12 @@ static struct line sum_line(const struct stat_state *st, bool total)
 	if (st->have_cowstats &&
 	    cb_cowstats_delta(total ? &st->cs_base : &st->cs_prev, &st->cs_cur, "faults", &d))
 		l.sys_cow = (int64_t)d;
+	if (st->system_only) { /* the machine's copies, counted by the cowbench kernel */
+		l.procs = -1;
+		l.copies = l.sys_cow;
+		if (cb_cowstats_delta(total ? &st->cs_base : &st->cs_prev, &st->cs_cur, "copy_ns_total", &d))
+			l.copy_ns = (int64_t)d;
+	}
 	return l;
 }
 
@@ -420,10 +442,7 @@ static void print_line(const struct stat_state *st, const char *label, const str
 	double mean = l->copies > 0 && l->copy_ns >= 0 ? (double)l->copy_ns / (double)l->copies : NAN;
 
 	printf(csv ? "%s" : "%8s", label);
-	if (csv)
-		printf(",%" PRId64, l->procs);
-	else
-		printf(" %5" PRId64, l->procs);
+	cell_int(csv, 5, l->procs);
 	cell_int(csv, 10, l->copies);
 	if (csv) {
 		cell_int(csv, 0, l->copy_ns);
@@ -582,8 +601,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 		cli_error("give either -p PID or -- COMMAND, not both");
 		return -1;
 	}
-	if (!o->pid && argi >= argc) {
-		cli_error("nothing to watch: give -p PID or -- COMMAND (see cowbench stat --help)");
+	if (!o->pid && argi >= argc && !o->system) {
+		cli_error("nothing to watch: give -p PID, -- COMMAND or --system (see cowbench stat --help)");
 		return -1;
 	}
 	*cmd = argi;
@@ -614,6 +633,18 @@ int cmd_stat(int argc, char **argv)
 		cli_error("out of memory");
 		return EXIT_INTERNAL;
 	}
+	st.system_only = st.o.system && !st.o.pid && cmd >= argc;
+	st.have_cowstats = cb_cowstats_read(cowstats_path(), &st.cs_base) == 0;
+	st.cs_cur = st.cs_base;
+	if (st.system_only) {
+		if (!st.have_cowstats) {
+			cli_error("--system needs %s, from the cowbench kernel (see kernel/README.md)",
+				  cowstats_path() ? cowstats_path() : CB_COWSTATS_PATH);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		goto watch;
+	}
 	/* Switched on only now: a process already running was born without its delay record. */
 	predates = cli_evidence_prepare() == 1 && st.o.pid;
 	st.ts_err = cb_delayacct_enabled() == 1 ? cb_taskstats_open(&st.ts) : CB_EDELAYACCT;
@@ -634,8 +665,6 @@ int cmd_stat(int argc, char **argv)
 	add_proc(&st, st.root, true);
 	if (st.o.children)
 		discover_children(&st, true);
-	st.have_cowstats = cb_cowstats_read(NULL, &st.cs_base) == 0;
-	st.cs_cur = st.cs_base;
 	if (st.own_child) {
 		int e = release_held(st.root, go_fd, err_fd);
 
@@ -645,6 +674,7 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
+watch:
 	catch_stop_signals();
 	note_missing(&st);
 	print_header(&st);

@@ -265,6 +265,56 @@ START_TEST(test_stat_pid_lines)
 }
 END_TEST
 
+/* --system: the machine's COW faults from /proc/cow_stats (a stand-in file here, which grows by 100). */
+START_TEST(test_stat_system)
+{
+	const char *argv[] = { CB_CLI_PATH, "stat", "--system", "--interval=0.05", "--count=6", "--format=csv", NULL };
+	char path[] = "/tmp/cbtest-cowstatsXXXXXX", tmp[64], f[F_N][32];
+	char *text = tu_slurp(CB_FIXTURE_DIR "/cowstats_patch.txt", NULL);
+	int fd = mkstemp(path);
+	struct cli_result r;
+	char env[96];
+	pid_t pid;
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(env, sizeof(env), "COWBENCH_COWSTATS=%s", path);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) { /* 100 more faults and 10 us more copy time, swapped in whole */
+		usleep(120000);
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
+		fp = fopen(tmp, "w");
+		fputs("faults: 16484\ncopy_ns_total: 5908240\n", fp);
+		fclose(fp);
+		_exit(rename(tmp, path) == 0 ? 0 : 1);
+	}
+	r = tu_run_cli_env(argv, env);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(tu_count_lines(r.out), 1 + 6 + 1);
+	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
+	ck_assert_str_eq(f[F_COPIES], "100");
+	ck_assert_str_eq(f[F_COPY_NS], "10000");
+	ck_assert_str_eq(f[F_SYS], "100");
+	ck_assert_str_eq(f[F_PROCS], "");
+	ck_assert_str_eq(f[F_MINFLT], "");
+	tu_free(&r);
+	free(text);
+	/* without the cowbench kernel's file: bad input, one line, nothing measured */
+	const char *absent[] = { CB_CLI_PATH, "stat", "--system", NULL };
+	r = tu_run_cli_env(absent, "COWBENCH_COWSTATS=/nonexistent/cow_stats");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_int_eq(r.out_len, 0);
+	tu_free(&r);
+}
+END_TEST
+
 /* Run argv as nobody, capturing output like tu_run_cli. */
 static struct cli_result run_as_nobody(const char *const *argv)
 {
@@ -372,6 +422,7 @@ static Suite *stat_suite(void)
 	tcase_add_test(tc, test_stat_exit_status);
 	tcase_add_test(tc, test_stat_pid_lines);
 	tcase_add_test(tc, test_stat_children);
+	tcase_add_test(tc, test_stat_system);
 	tcase_add_test(tc, test_stat_pid_final_counts);
 	tcase_add_test(tc, test_stat_unprivileged);
 	tcase_add_test(tc, test_run_explain_root);
