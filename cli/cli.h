@@ -78,6 +78,8 @@ int cli_evidence_prepare(void);
  * parent, the child's exit status to return.
  */
 int cli_fork_accounted(void);
+/* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
+void cli_evidence_info(void);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -69,5 +69,6 @@ int cmd_info(int argc, char **argv)
 		printf("%-22s present, value %ld\n", "vm.cow_precopy:", precopy);
 	else
 		line("vm.cow_precopy:", present(CB_PRECOPY_SYSCTL));
+	cli_evidence_info();
 	return 0;
 }

@@ -200,3 +200,18 @@ int cli_fork_accounted(void)
 			return EXIT_INTERNAL;
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
+
+void cli_evidence_info(void)
+{
+	static const char *const labels[CB_NPROBES] = {
+		[CB_PROBE_TASKSTATS] = "taskstats:", [CB_PROBE_PAGEMAP] = "pagemap:",
+		[CB_PROBE_SMAPS] = "smaps_rollup:", [CB_PROBE_PERF] = "perf counters:",
+	};
+
+	for (int p = 0; p < CB_NPROBES; p++) {
+		char detail[160];
+
+		cb_probe_check((enum cb_probe)p, detail, sizeof(detail));
+		printf("%-22s %s\n", labels[p], detail);
+	}
+}

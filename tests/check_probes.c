@@ -395,6 +395,41 @@ START_TEST(test_unprivileged_probes)
 }
 END_TEST
 
+/* cowbench info's self-description: what each probe can do for this process, and why not. */
+START_TEST(test_probe_check)
+{
+	int *res = shared_alloc(4 * sizeof(int));
+	char detail[160];
+	pid_t pid;
+
+	ck_assert_int_eq(cb_probe_check(CB_PROBE_SMAPS, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(cb_probe_check((enum cb_probe)99, detail, sizeof(detail)), -EINVAL);
+	if (skip_unless_root("the privileged answers"))
+		return;
+	ck_assert_int_eq(cb_probe_check(CB_PROBE_TASKSTATS, detail, sizeof(detail)), 0);
+	ck_assert_ptr_nonnull(strstr(detail, "wpcopy"));
+	ck_assert_int_eq(cb_probe_check(CB_PROBE_PAGEMAP, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(cb_probe_check(CB_PROBE_PERF, detail, sizeof(detail)), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct passwd *nobody = getpwnam("nobody");
+
+		if (!nobody || setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
+			_exit(1);
+		prctl(PR_SET_DUMPABLE, 1); /* like any user's process: its /proc files are its own */
+		res[0] = cb_probe_check(CB_PROBE_TASKSTATS, detail, sizeof(detail));
+		res[1] = cb_probe_check(CB_PROBE_PAGEMAP, detail, sizeof(detail));
+		res[2] = cb_probe_check(CB_PROBE_SMAPS, detail, sizeof(detail));
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(res[0], -EPERM);
+	ck_assert_int_eq(res[1], CB_ENOPFN);
+	ck_assert_int_eq(res[2], 0);
+}
+END_TEST
+
 static Suite *probes_suite(void)
 {
 	Suite *s = suite_create("probes");
@@ -412,6 +447,7 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_reuse_after_child_exit);
 	tcase_add_test(tc, test_delayacct_off_is_empty);
 	tcase_add_test(tc, test_unprivileged_probes);
+	tcase_add_test(tc, test_probe_check);
 	suite_add_tcase(s, tc);
 	return s;
 }

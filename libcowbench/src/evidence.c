@@ -8,6 +8,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
+#include <cowbench/sysctl.h>
 
 static const char *const probe_names[CB_NPROBES] = { "taskstats", "pagemap", "smaps", "perf" };
 
@@ -328,5 +329,75 @@ void cb_evidence_fill_copy_mean(struct cb_row *row)
 	} else if (row->cow_faults != CB_NA && row->cow_faults > 0 && row->cow_copy_ns != CB_NA) {
 		row->kernel_copy_ns_mean = (double)row->cow_copy_ns / (double)row->cow_faults;
 		snprintf(row->kernel_copy_source, sizeof(row->kernel_copy_source), "cow_stats");
+	}
+}
+
+static int check_taskstats(char *detail, size_t len)
+{
+	struct cb_taskstats_sock *s;
+	struct cb_taskstats t;
+	int on = cb_delayacct_enabled();
+	int err = cb_taskstats_open(&s);
+
+	if (err == 0) {
+		err = cb_taskstats_query(s, gettid(), false, &t);
+		cb_taskstats_close(s);
+	}
+	if (err < 0) {
+		snprintf(detail, len, "%s (%s)", cb_probe_reason(CB_PROBE_TASKSTATS, err),
+			 err == -EPERM ? "CAP_NET_ADMIN" : cb_strerror(err));
+		return err;
+	}
+	snprintf(detail, len, "yes (wpcopy counts, version %u; kernel.task_delayacct=%d%s)", t.version, on,
+		 on == 1 ? "" : ": cowbench run/stat switch it on as root for the run");
+	return 0;
+}
+
+static int check_pagemap(char *detail, size_t len)
+{
+	volatile char page[1] = { 1 };
+	uint64_t e = 0;
+	int err = cb_pagemap_read(0, (const void *)page, 1, (size_t)sysconf(_SC_PAGESIZE), &e);
+
+	if (err == 0 && !(e & CB_PM_PFN_MASK))
+		err = CB_ENOPFN; /* present, frame hidden: not privileged */
+	snprintf(detail, len, "%s", err == 0 ? "yes (page frame numbers visible)" :
+		 err == CB_ENOPFN ? "needs-root (frame numbers read as 0)" : cb_strerror(err));
+	return err;
+}
+
+static int check_perf(char *detail, size_t len)
+{
+	struct cb_perfcount pc;
+	long paranoid = -1;
+	int err = cb_perfcount_open(&pc, 0);
+
+	cb_sysctl_read_long("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+	if (err == 0)
+		cb_perfcount_close(&pc);
+	snprintf(detail, len, "%s (kernel.perf_event_paranoid=%ld; opt-in: --probes=all)",
+		 err == 0 ? "yes" : cb_probe_reason(CB_PROBE_PERF, err), paranoid);
+	return err;
+}
+
+int cb_probe_check(enum cb_probe p, char *detail, size_t len)
+{
+	struct cb_smaps sm;
+	int err;
+
+	switch (p) {
+	case CB_PROBE_TASKSTATS:
+		return check_taskstats(detail, len);
+	case CB_PROBE_PAGEMAP:
+		return check_pagemap(detail, len);
+	case CB_PROBE_PERF:
+		return check_perf(detail, len);
+	case CB_PROBE_SMAPS:
+		err = cb_smaps_read(0, &sm);
+		snprintf(detail, len, "%s", err == 0 ? "yes" : cb_strerror(err));
+		return err;
+	default:
+		snprintf(detail, len, "unknown probe");
+		return -EINVAL;
 	}
 }

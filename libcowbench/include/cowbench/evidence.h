@@ -75,6 +75,12 @@ void cb_evidence_row_init(struct cb_row *row);
 void cb_evidence_fill_copy_mean(struct cb_row *row);
 
 const char *cb_probe_name(enum cb_probe p);
+/**
+ * Can probe p measure here, for this process? 0 when it can, else the code
+ * cells would be empty for (its reason: cb_probe_reason). detail gets a
+ * short human line either way.
+ */
+int cb_probe_check(enum cb_probe p, char *detail, size_t len);
 /** Short reason a probe did not measure: "needs-root", "delayacct-off", "not-supported", ... */
 const char *cb_probe_reason(enum cb_probe p, int err);
 
