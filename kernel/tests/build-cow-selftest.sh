@@ -61,7 +61,8 @@ else
 fi
 log "compiling cow.c (liburing: $uring)"
 (cd "$M" && gcc -static -O2 -Wall -U_FORTIFY_SOURCE -I "$T/hdr/include" -isystem "$S/tools/include/uapi" \
-	-I "$S/tools/testing/selftests" -o "$BIN.tmp" cow.c vm_util.c thp_settings.c "${libs[@]}" -lpthread -lm)
+	-I "$S/tools/testing/selftests" -o "$BIN.tmp" cow.c vm_util.c thp_settings.c "${libs[@]}" -lpthread -lm \
+	2> "$T/cc.log") || { cat "$T/cc.log" >&2; exit 1; }
 mv "$BIN.tmp" "$BIN"
 echo "$stamp" > "$BIN.stamp"
 echo "$BIN"
