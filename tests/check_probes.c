@@ -130,7 +130,7 @@ START_TEST(test_pagemap_fixtures)
 END_TEST
 
 /* Run seq, child writes, with the evidence hooks; the row says what the probes saw. */
-static int touch_with_evidence(enum cb_writer writer, bool fork, struct cb_row *row)
+static int touch_with_evidence_sig(enum cb_writer writer, bool fork, int sig, struct cb_row *row)
 {
 	static size_t order[NPAGES];
 	struct cb_clock clk;
@@ -145,6 +145,7 @@ static int touch_with_evidence(enum cb_writer writer, bool fork, struct cb_row *
 	struct cb_touch_params p = {
 		.size = NPAGES * page_size(), .page_size = page_size(), .writer = writer, .fork = fork,
 		.cpu = -1, .clock = &clk, .order = order, .count = NPAGES, .hooks = &hooks,
+		.inject_child_signal = sig,
 	};
 	memset(row, 0, sizeof(*row));
 	cb_evidence_row_init(row);
@@ -157,6 +158,26 @@ static int touch_with_evidence(enum cb_writer writer, bool fork, struct cb_row *
 	cb_touch_result_free(&res);
 	return err;
 }
+
+static int touch_with_evidence(enum cb_writer writer, bool fork, struct cb_row *row)
+{
+	return touch_with_evidence_sig(writer, fork, 0, row);
+}
+
+/* A writer killed after its release: the probes saw only the before side, so every cell stays empty. */
+START_TEST(test_killed_writer_is_empty)
+{
+	struct cb_row row;
+
+	ck_assert_int_eq(touch_with_evidence_sig(CB_WRITER_CHILD, true, SIGKILL, &row), CB_ECHILD);
+	ck_assert_int_eq(row.wpcopy_count, CB_NA);
+	ck_assert_int_eq(row.cow_copies, CB_NA);
+	ck_assert_int_eq(row.cow_reuses, CB_NA);
+	ck_assert_int_eq(row.private_dirty_kb, CB_NA);
+	ck_assert_int_eq(row.perf_minflt, CB_NA);
+	ck_assert(isnan(row.kernel_copy_ns_mean));
+}
+END_TEST
 
 START_TEST(test_child_writes_copies)
 {
@@ -330,9 +351,14 @@ START_TEST(test_reuse_after_child_exit)
 	delayacct_on();
 	ck_assert_int_eq(in_child(reuse_measure, r), 0);
 	ck_assert_int_eq(r->err, 0);
-	ck_assert_int_eq(r->d.reused, NPAGES);
-	ck_assert_int_eq(r->d.copied, 0);
-	ck_assert_int_le(r->copies, SLACK); /* ~0: stack or sanitizer pages at most */
+	/*
+	 * Nearly all reused. A few may still be copied: a page waiting in another
+	 * CPU's LRU batch holds an extra reference, and then the kernel copies.
+	 */
+	ck_assert_int_eq(r->d.reused + r->d.copied, NPAGES);
+	ck_assert_int_ge(r->d.reused, NPAGES - SLACK);
+	ck_assert_int_le(r->copies, SLACK);
+	ck_assert_int_ge(r->copies, r->d.copied); /* every new frame was a kernel copy */
 	ck_assert_int_ge(r->minflt, NPAGES); /* yet every write faulted */
 	ck_assert_int_ge(r->version, 13);
 	ck_assert_int_eq(r->missing_err, -ESRCH);
@@ -448,6 +474,7 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_delayacct_off_is_empty);
 	tcase_add_test(tc, test_unprivileged_probes);
 	tcase_add_test(tc, test_probe_check);
+	tcase_add_test(tc, test_killed_writer_is_empty);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -175,6 +175,8 @@ static void hook_after(void *arg, const struct cb_touch_sides *s)
 {
 	struct cb_evidence *ev = arg;
 
+	ev->after_ran = true;
+
 	if (!ev->disabled[CB_PROBE_PERF])
 		perf_after(ev);
 	if (!ev->disabled[CB_PROBE_TASKSTATS])
@@ -293,6 +295,16 @@ static void fill_taskstats(const struct cb_evidence *ev, struct cb_row *row)
 
 void cb_evidence_fill_row(const struct cb_evidence *ev, struct cb_row *row)
 {
+	struct cb_evidence whole;
+
+	/* The writer died before it was looked at: a before without an after measures nothing. */
+	if (!ev->after_ran) {
+		whole = *ev;
+		for (int i = 0; i < CB_NPROBES; i++)
+			if (whole.err[i] == 0)
+				whole.err[i] = -ESRCH;
+		ev = &whole;
+	}
 	if (ev->err[CB_PROBE_PAGEMAP] == 0) {
 		row->cow_copies = ev->pm.copied;
 		row->cow_reuses = ev->pm.reused;

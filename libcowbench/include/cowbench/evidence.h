@@ -45,6 +45,7 @@ struct cb_evidence {
 	size_t pm_pages;
 	struct cb_perfcount perfc;
 	bool perf_open;
+	bool after_ran;         /* the writer finished and was looked at: results are whole */
 	int self_accounted;     /* cb_taskstats_self_accounted() of the caller, found before the region exists */
 };
 
