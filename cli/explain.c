@@ -114,7 +114,7 @@ static void print_breakdown(const struct cli_explain *ex, FILE *fp)
 	fprintf(fp, "    %6.2f us  kernel copy path per copy [%s]: allocate a page, copy it, map it\n", k / 1e3,
 		ex->source[0] ? ex->source : "?");
 	if (have(&ex->memcpy))
-		fprintf(fp, "    %6.2f us    of which a 4 KiB memcpy takes in user space\n", avg(&ex->memcpy) / 1e3);
+		fprintf(fp, "    %6.2f us    of which a page's memcpy takes in user space\n", avg(&ex->memcpy) / 1e3);
 	fprintf(fp, "    %6.2f us  remainder of the median fault: trap entry/exit, page-table and TLB work\n",
 		(p50 - k) / 1e3);
 	fprintf(fp, "  => the kernel copy path is %.0f%% of the median fault", 100.0 * k / p50);

@@ -54,7 +54,7 @@ void cb_evidence_init(struct cb_evidence *ev, size_t page_size, const size_t *to
 /*
  * Probe sets: bits (1 << enum cb_probe). perf is not in the default set:
  * a software counter on the writer adds a little to every fault it counts
- * (about 3 % of a COW fault here), while the others read only around the loop.
+ * (about 4 % of a COW fault here, bench_overhead), while the others read only around the loop.
  */
 #define CB_PROBES_DEFAULT ((1u << CB_PROBE_TASKSTATS) | (1u << CB_PROBE_PAGEMAP) | (1u << CB_PROBE_SMAPS))
 #define CB_PROBES_NONE (1u << 31)
