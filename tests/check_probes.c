@@ -456,6 +456,29 @@ START_TEST(test_probe_check)
 }
 END_TEST
 
+/* kernel_copy_ns_mean: taskstats first, the cowbench kernel's counters otherwise, empty with neither. */
+START_TEST(test_copy_mean_sources)
+{
+	struct cb_row row;
+
+	cb_evidence_row_init(&row);
+	row.cow_faults = row.cow_copy_ns = CB_NA;
+	cb_evidence_fill_copy_mean(&row);
+	ck_assert(isnan(row.kernel_copy_ns_mean));
+	ck_assert_str_eq(row.kernel_copy_source, "");
+	row.cow_faults = 1000;
+	row.cow_copy_ns = 500000;
+	cb_evidence_fill_copy_mean(&row);
+	ck_assert_double_eq_tol(row.kernel_copy_ns_mean, 500.0, 1e-9);
+	ck_assert_str_eq(row.kernel_copy_source, "cow_stats");
+	row.wpcopy_count = 2000;
+	row.wpcopy_ns = 4000000;
+	cb_evidence_fill_copy_mean(&row);
+	ck_assert_double_eq_tol(row.kernel_copy_ns_mean, 2000.0, 1e-9);
+	ck_assert_str_eq(row.kernel_copy_source, "taskstats");
+}
+END_TEST
+
 static Suite *probes_suite(void)
 {
 	Suite *s = suite_create("probes");
@@ -475,6 +498,7 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_unprivileged_probes);
 	tcase_add_test(tc, test_probe_check);
 	tcase_add_test(tc, test_killed_writer_is_empty);
+	tcase_add_test(tc, test_copy_mean_sources);
 	suite_add_tcase(s, tc);
 	return s;
 }
