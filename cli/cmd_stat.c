@@ -619,12 +619,46 @@ static int wait_status(pid_t pid)
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
+/*
+ * Taskstats, then the process (-p PID, or COMMAND held before exec) and its
+ * baseline. 0, or EXIT_USAGE after saying why.
+ */
+static int start_watching(struct stat_state *st, char **cmdv)
+{
+	int go_fd = -1, err_fd = -1, e;
+	/* Switched on only now: a process already running was born without its delay record. */
+	bool predates = cli_evidence_prepare() == 1 && st->o.pid;
+
+	st->ts_err = cb_delayacct_enabled() == 1 ? cb_taskstats_open(&st->ts) : CB_EDELAYACCT;
+	if (predates && st->ts_err == 0)
+		st->ts_err = CB_EPREDATES;
+	if (st->ts_err == 0 && cb_taskstats_listen(&st->exits) < 0)
+		st->exits = NULL; /* then a process's last interval before it is reaped is lost */
+	st->root = st->o.pid;
+	if (!st->root) {
+		st->root = spawn_held(cmdv, &go_fd, &err_fd);
+		if (st->root < 0) {
+			cli_error("cannot start %s: %s", cmdv[0], strerror(errno));
+			return EXIT_USAGE;
+		}
+		st->own_child = true;
+	}
+	add_proc(st, st->root, true);
+	if (st->o.children)
+		discover_children(st, true);
+	if (st->own_child && (e = release_held(st->root, go_fd, err_fd)) != 0) {
+		cli_error("cannot run %s: %s", cmdv[0], strerror(e));
+		st->own_child = false; /* already reaped */
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_state st = { .o = { .interval = 1.0 } };
-	int cmd, go_fd = -1, err_fd = -1, status = 0;
-	bool predates;
 	struct line total;
+	int cmd, status;
 
 	if (parse_stat_args(argc, argv, &st.o, &cmd) < 0)
 		return EXIT_USAGE;
@@ -636,58 +670,27 @@ int cmd_stat(int argc, char **argv)
 	st.system_only = st.o.system && !st.o.pid && cmd >= argc;
 	st.have_cowstats = cb_cowstats_read(cowstats_path(), &st.cs_base) == 0;
 	st.cs_cur = st.cs_base;
-	if (st.system_only) {
-		if (!st.have_cowstats) {
-			cli_error("--system needs %s, from the cowbench kernel (see kernel/README.md)",
-				  cowstats_path() ? cowstats_path() : CB_COWSTATS_PATH);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		goto watch;
+	if (st.system_only && !st.have_cowstats) {
+		cli_error("--system needs %s, from the cowbench kernel (see kernel/README.md)",
+			  cowstats_path() ? cowstats_path() : CB_COWSTATS_PATH);
+		status = EXIT_USAGE;
+	} else {
+		status = st.system_only ? 0 : start_watching(&st, argv + cmd);
 	}
-	/* Switched on only now: a process already running was born without its delay record. */
-	predates = cli_evidence_prepare() == 1 && st.o.pid;
-	st.ts_err = cb_delayacct_enabled() == 1 ? cb_taskstats_open(&st.ts) : CB_EDELAYACCT;
-	if (predates && st.ts_err == 0)
-		st.ts_err = CB_EPREDATES;
-	if (st.ts_err == 0 && cb_taskstats_listen(&st.exits) < 0)
-		st.exits = NULL; /* then a process's last interval before it is reaped is lost */
-	st.root = st.o.pid;
-	if (!st.root) {
-		st.root = spawn_held(argv + cmd, &go_fd, &err_fd);
-		if (st.root < 0) {
-			cli_error("cannot start %s: %s", argv[cmd], strerror(errno));
-			status = EXIT_USAGE;
-			goto out;
-		}
-		st.own_child = true;
-	}
-	add_proc(&st, st.root, true);
-	if (st.o.children)
-		discover_children(&st, true);
-	if (st.own_child) {
-		int e = release_held(st.root, go_fd, err_fd);
-
-		if (e) {
-			cli_error("cannot run %s: %s", argv[cmd], strerror(e));
-			status = EXIT_USAGE;
-			goto out;
+	if (status == 0) {
+		catch_stop_signals();
+		note_missing(&st);
+		print_header(&st);
+		st.t0 = now_s();
+		run_loop(&st);
+		total = sum_line(&st, true);
+		print_line(&st, "total", &total);
+		if (st.own_child) {
+			if (stop_requested)
+				kill(st.root, SIGTERM);
+			status = wait_status(st.root);
 		}
 	}
-watch:
-	catch_stop_signals();
-	note_missing(&st);
-	print_header(&st);
-	st.t0 = now_s();
-	run_loop(&st);
-	total = sum_line(&st, true);
-	print_line(&st, "total", &total);
-	if (st.own_child) {
-		if (stop_requested)
-			kill(st.root, SIGTERM);
-		status = wait_status(st.root);
-	}
-out:
 	cb_taskstats_close(st.ts);
 	cb_taskstats_close(st.exits);
 	free(st.procs);
