@@ -145,7 +145,8 @@ static const struct cli_option stat_options[] = {
 static void stat_usage(void)
 {
 	printf("usage: cowbench stat [OPTIONS] -p PID\n"
-	       "       cowbench stat [OPTIONS] -- COMMAND [ARGS...]\n\n"
+	       "       cowbench stat [OPTIONS] -- COMMAND [ARGS...]\n"
+	       "       cowbench stat [OPTIONS] --system\n\n"
 	       "Every interval, a process's COW copies and copy time (taskstats, root), faults,\n"
 	       "Private_Dirty (smaps_rollup) and system-wide COW faults (/proc/cow_stats, cowbench\n"
 	       "kernel); a total at the end. With COMMAND, exits with the command's status.\n\n");
