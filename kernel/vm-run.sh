@@ -170,8 +170,14 @@ mem_mb() {
 	esac
 }
 MEMMB=$(mem_mb "$MEM")
+SMPARG=$SMP
+# One socket per node: CPUs sharing a cache across nodes make the guest WARN.
+if [[ $NUMA == 2 && $SMP -ge 2 ]]; then
+	(( SMP % 2 == 0 )) || { log "--numa 2 needs an even --smp"; exit 2; }
+	SMPARG="$SMP,sockets=2,cores=$(( SMP / 2 )),threads=1"
+fi
 QEMU=(qemu-system-x86_64 -nodefaults -no-user-config -display none -serial stdio
-	-no-reboot -kernel "$KERNEL" -initrd "$WORK/initramfs.cpio.gz" -smp "$SMP")
+	-no-reboot -kernel "$KERNEL" -initrd "$WORK/initramfs.cpio.gz" -smp "$SMPARG")
 if [[ $NUMA == 2 ]]; then
 	half=$(( MEMMB / 2 ))
 	QEMU+=(-m "${MEMMB}M"
