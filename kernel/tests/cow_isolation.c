@@ -83,12 +83,25 @@ static void *writer(void *arg)
 {
 	long t = (long)arg;
 
-	for (long i = t; i < npages; i += nthreads) {
-		/* Even phases: interleaved ascending; odd phases: random order. */
-		long p = cur_phase & 1 ? perm[i] : i;
-		uint64_t h = mix((uint64_t)side << 40 ^ (uint64_t)cur_round << 32 ^ (uint64_t)cur_phase << 24 ^ p);
+	long chunk = (npages + nthreads - 1) / nthreads;
 
-		if (h & 1)
+	for (long i = t; i < npages; i += nthreads) {
+		/*
+		 * Phase 0, 3, ...: interleaved ascending; 1, 4, ...: random
+		 * order; 2, 5, ...: each thread writes every page of its own
+		 * contiguous chunk in order (sequential streams).
+		 */
+		int kind = cur_phase % 3;
+		long p = kind == 1 ? perm[i] : i;
+		uint64_t h;
+
+		if (kind == 2) {
+			p = t * chunk + i / nthreads;
+			if (p >= npages)
+				break;
+		}
+		h = mix((uint64_t)side << 40 ^ (uint64_t)cur_round << 32 ^ (uint64_t)cur_phase << 24 ^ p);
+		if ((h & 1) && kind != 2)
 			continue;
 		for (int k = 0; k < 1 + (int)((h >> 1) & 1); k++) {
 			int j = (h >> (2 + 2 * k)) % SLOTS;

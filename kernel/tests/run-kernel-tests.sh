@@ -94,6 +94,7 @@ iso() {
 		for thp in 0 1; do
 			cow_isolation --threads 3 --rounds 4 --pages 1536 --thp \$thp || exit 1
 			cow_isolation --threads 2 --rounds 2 --pages 700 --thp \$thp --phases 6 || exit 1
+			cow_isolation --threads 1 --rounds 3 --pages 1100 --thp \$thp --phases 3 || exit 1
 		done
 		cat /proc/cow_stats | grep -E '^(faults|precopy_(attempts|success|skip_(large|raced|exclusive|mapped_once|writable)))'
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || [ $mode = 0 ] || { echo 'no page was pre-copied'; exit 1; }
