@@ -38,21 +38,25 @@ PATCHED=$("$HERE/build.sh" | tail -1) || exit 1
 STOCK=$("$HERE/build.sh" --stock | tail -1) || exit 1
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/cowbench-bench.XXXXXX")
 
+# Modes are interleaved inside every repetition, so that slow drifts of the
+# emulated machine (TCG translation cache, memory layout) hit all modes alike.
 guest_script() {
-	local modes=$1
-	local s
+	local modes=$1 rep s pat m
+	local single_per=$(( (SINGLE_REPS + REPS - 1) / REPS ))
 	echo "set -e"
-	for s in $SIZES; do
-		for pat in seq random single; do
-			local reps=$REPS
-			[[ $pat == single ]] && reps=$SINGLE_REPS
-			for m in $modes; do
-				local mode=${m%:*} depth=${m#*:}
-				if [[ $mode == none ]]; then
-					echo "cowfaults --pattern $pat --size-mb $s --reps $reps | grep summary"
-				else
-					echo "cowfaults --pattern $pat --size-mb $s --reps $reps --precopy $mode --depth $depth | grep summary"
-				fi
+	for rep in $(seq 1 "$REPS"); do
+		for s in $SIZES; do
+			for pat in seq random single; do
+				local n=1
+				[[ $pat == single ]] && n=$single_per
+				for m in $modes; do
+					local mode=${m%:*} depth=${m#*:}
+					if [[ $mode == none ]]; then
+						echo "cowfaults --pattern $pat --size-mb $s --reps $n | grep '^cowfaults '"
+					else
+						echo "cowfaults --pattern $pat --size-mb $s --reps $n --precopy $mode --depth $depth | grep '^cowfaults '"
+					fi
+				done
 			done
 		done
 	done
@@ -72,13 +76,27 @@ import re
 import sys
 
 def load(path):
-    rows = []
+    """Aggregate the per-repetition lines of cowfaults per (pattern, pages, mode)."""
+    groups = {}
     for line in open(path, errors="replace"):
-        if "cowfaults-summary" not in line:
+        if not line.startswith("cowfaults "):
             continue
         kv = dict(re.findall(r"(\w+)=([^\s]+)", line))
-        rows.append(kv)
+        k = (kv["pattern"], kv["pages"], kv["precopy"], kv["depth"])
+        groups.setdefault(k, []).append(kv)
+    rows = []
+    for (pat, pages, pc, depth), rs in groups.items():
+        f = sum(float(r["faults"]) for r in rs) / len(rs)
+        succ = sum(float(r["precopy_success"]) for r in rs) / len(rs)
+        ns = sorted(float(r["ns"]) for r in rs)
+        written = float(rs[0]["written"])
+        hits = max(written - f, 0.0)
+        rows.append({"pattern": pat, "pages": pages, "precopy": pc, "depth": depth,
+                     "reps": len(rs), "faults_avg": f, "ns_median": ns[len(ns) // 2],
+                     "ns_per_page": ns[len(ns) // 2] / written,
+                     "hit_rate": min(hits / succ, 1.0) if succ else 0.0, "success": succ})
     return rows
+
 
 stock, patched = load(sys.argv[1]), load(sys.argv[2])
 seed = {  # the seed study: faults and runtime change vs. pre-copy off (depth 1)
@@ -100,8 +118,8 @@ for size in sorted({r["pages"] for r in patched}, key=int):
         b = base[0]
         bf, bt = float(b["faults_avg"]), float(b["ns_median"])
         name = f"{pat} {int(size) * 4 // 1024}M"
-        for r in [s for s in stock if s["pattern"] == pat and s["pages"] == size]:
-            print(f"{name:<14}{'stock':<22}{float(r['faults_avg']):>10.1f}{'':>10}{float(r['ns_median']) / 1e6:>11.3f}ms"
+        for r in [x for x in stock if x["pattern"] == pat and x["pages"] == size]:
+            print(f"{name:<14}{'stock':<22}{float(r['faults_avg']):>10.1f}{'':>10}{float(r['ns_median']) / 1e3:>11.1f}us"
                   f"{'':>11}{float(r['ns_per_page']):>9.0f}{'':>7}")
         for r in [x for x in patched if x["pattern"] == pat and x["pages"] == size]:
             mode = {"0": "off", "1": f"depth {r['depth']}", "2": "adaptive"}[r["precopy"]]
@@ -109,7 +127,7 @@ for size in sorted({r["pages"] for r in patched}, key=int):
             df = f"{100 * (f - bf) / bf:+.1f}%" if bf else "-"
             dt = f"{100 * (t - bt) / bt:+.1f}%" if bt else "-"
             hit = f"{float(r['hit_rate']) * 100:.0f}%" if r["precopy"] != "0" else ""
-            print(f"{name:<14}{'patched ' + mode:<22}{f:>10.1f}{df:>10}{t / 1e6:>11.3f}ms{dt:>11}"
+            print(f"{name:<14}{'patched ' + mode:<22}{f:>10.1f}{df:>10}{t / 1e3:>11.1f}us{dt:>11}"
                   f"{float(r['ns_per_page']):>9.0f}{hit:>7}")
         print(f"{'':<14}seed (6.8, depth 1): {seed[pat]}")
         print()

@@ -54,6 +54,17 @@ def main():
     timer = threading.Timer(a.timeout, killer)
     timer.start()
 
+    def on_signal(signum, _frame):
+        # QEMU runs in its own session: take it down with us.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        sys.exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+
     started = False
     status = None
     splats = []
