@@ -7,6 +7,10 @@
 #
 #   kernel/bench.sh [--reps N] [--single-reps N] [--sizes "16 64"] [--smp N]
 #
+#   --reps N         repetitions of seq and random (default 9, at least 5)
+#   --single-reps N  repetitions of the single-page write (default 63)
+#   --smp N          guest CPUs (default 1: the least emulation noise)
+#
 # The workload is kernel/tests/cowfaults.c: a child writes the memory it
 # shares with its parent after fork() (one byte per page: in page order, in a
 # random permutation, or a single page) and reports the /proc/cow_stats fault
@@ -18,10 +22,10 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPS=5
-SINGLE_REPS=31
+REPS=9
+SINGLE_REPS=63
 SIZES="16 64"
-SMP=2
+SMP=1
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--reps) REPS=$2; shift ;;
@@ -38,18 +42,21 @@ PATCHED=$("$HERE/build.sh" | tail -1) || exit 1
 STOCK=$("$HERE/build.sh" --stock | tail -1) || exit 1
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/cowbench-bench.XXXXXX")
 
-# Modes are interleaved inside every repetition, so that slow drifts of the
+# Modes are interleaved inside every repetition, and their order rotates from
+# one repetition to the next, so that slow drifts and warm-up effects of the
 # emulated machine (TCG translation cache, memory layout) hit all modes alike.
 guest_script() {
-	local modes=$1 rep s pat m
+	local -a modes=($1)
+	local rep s pat m i
 	local single_per=$(( (SINGLE_REPS + REPS - 1) / REPS ))
 	echo "set -e"
-	for rep in $(seq 1 "$REPS"); do
+	for rep in $(seq 0 $(( REPS - 1 ))); do
 		for s in $SIZES; do
 			for pat in seq random single; do
 				local n=1
 				[[ $pat == single ]] && n=$single_per
-				for m in $modes; do
+				for i in "${!modes[@]}"; do
+					m=${modes[$(( (i + rep) % ${#modes[@]} ))]}
 					local mode=${m%:*} depth=${m#*:}
 					if [[ $mode == none ]]; then
 						echo "cowfaults --pattern $pat --size-mb $s --reps $n | grep '^cowfaults '"
