@@ -100,6 +100,8 @@ static const struct cb_column columns[] = {
 	INT(perf_cs, "writer's context switches, same window (perf software counter)"),
 	INT(perf_migrations, "writer's CPU migrations, same window (perf software counter)"),
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
+	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
+	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -77,6 +77,8 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->memcpy_ns = NAN;
 	row->cow_faults = CB_NA;
 	row->cow_copy_ns = CB_NA;
+	row->precopy_attempts = CB_NA;
+	row->precopy_success = CB_NA;
 	row->precopy = CB_NA;
 	set_str(row->thp, sizeof(row->thp), spec->thp ? "on" : "off");
 	row->cpu = spec->cpu >= 0 ? spec->cpu : CB_NA;
@@ -122,6 +124,10 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 		row->cow_faults = (int64_t)d;
 	if (cb_cowstats_delta(before, after, "copy_ns_total", &d))
 		row->cow_copy_ns = (int64_t)d;
+	if (cb_cowstats_delta(before, after, "precopy_attempts", &d))
+		row->precopy_attempts = (int64_t)d;
+	if (cb_cowstats_delta(before, after, "precopy_success", &d))
+		row->precopy_success = (int64_t)d;
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)

@@ -91,6 +91,7 @@ struct cb_row {
 	int64_t snap_shared_dirty_kb_before, snap_shared_dirty_kb;
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
+	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
 	/* New columns go above this line, in the column table's order. */
 };
 
