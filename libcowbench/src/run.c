@@ -65,8 +65,14 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->size_bytes = (int64_t)spec->size;
 	row->pages = (int64_t)(spec->size / spec->page_size);
 	row->touched = CB_NA;
-	set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
-	row->fork = spec->fork;
+	/* writer and fork describe the fork-and-touch primitive; self-driven workloads have neither. */
+	if (spec->workload->page_order) {
+		set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
+		row->fork = spec->fork;
+	} else {
+		row->writer[0] = '\0';
+		row->fork = CB_NA;
+	}
 	row->rep = rep;
 	set_str(row->status, sizeof(row->status), "not-run");
 	row->elapsed_ns = CB_NA;
