@@ -20,37 +20,6 @@ static size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static bool skip_unless_root(const char *what)
-{
-	if (geteuid() == 0)
-		return false;
-	printf("SKIP: %s needs root\n", what);
-	return true;
-}
-
-/* The runner puts kernel.task_delayacct back after the tests, however a forked test ended. */
-static long saved_delayacct = -1;
-
-static void save_delayacct(void)
-{
-	/*
-	 * kernel.task_delayacct is one switch for the whole machine: suites run
-	 * from several build trees at once take turns (the lock goes with the runner).
-	 */
-	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-
-	if (fd >= 0)
-		flock(fd, LOCK_EX);
-	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
-		saved_delayacct = -1;
-}
-
-static void restore_delayacct(void)
-{
-	if (saved_delayacct >= 0 && geteuid() == 0)
-		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, saved_delayacct);
-}
-
 /* Root tests turn delay accounting on; the forked test process puts it back however it ends. */
 static void delayacct_on(void)
 {
@@ -183,7 +152,7 @@ START_TEST(test_child_writes_copies)
 {
 	struct cb_row row;
 
-	if (skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
 		return;
 	delayacct_on();
 	ck_assert_int_eq(touch_with_evidence(CB_WRITER_CHILD, true, &row), 0);
@@ -239,7 +208,7 @@ START_TEST(test_parent_writes_copies)
 {
 	struct cb_row *row = shared_alloc(sizeof(*row)), here;
 
-	if (skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
 		return;
 	delayacct_on();
 	ck_assert_int_eq(in_child(parent_writer, row), 0);
@@ -249,7 +218,7 @@ START_TEST(test_parent_writes_copies)
 	ck_assert_int_eq(row->cow_copies, NPAGES);
 	ck_assert_int_eq(row->cow_reuses, 0);
 	/* This process was born before accounting went on: its copies are not counted, and we say so. */
-	if (saved_delayacct != 0)
+	if (tu_saved_delayacct != 0)
 		return; /* it was already on (someone else's run): this process may well be counted */
 	ck_assert_int_eq(touch_with_evidence(CB_WRITER_PARENT, true, &here), 0);
 	ck_assert_int_eq(here.wpcopy_count, CB_NA);
@@ -268,7 +237,7 @@ START_TEST(test_no_fork_no_copies)
 {
 	struct cb_row *row = shared_alloc(sizeof(*row));
 
-	if (skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats"))
 		return;
 	delayacct_on();
 	ck_assert_int_eq(in_child(no_fork_writer, row), 0);
@@ -346,7 +315,7 @@ START_TEST(test_reuse_after_child_exit)
 {
 	struct reuse_result *r = shared_alloc(sizeof(*r));
 
-	if (skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
 		return;
 	delayacct_on();
 	ck_assert_int_eq(in_child(reuse_measure, r), 0);
@@ -370,7 +339,7 @@ START_TEST(test_delayacct_off_is_empty)
 {
 	struct cb_row row;
 
-	if (skip_unless_root("changing kernel.task_delayacct"))
+	if (tu_skip_unless_root("changing kernel.task_delayacct"))
 		return;
 	atexit(cb_sysctl_restore_all);
 	ck_assert_int_eq(cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0), 0);
@@ -393,7 +362,7 @@ START_TEST(test_unprivileged_probes)
 	pid_t pid;
 	int ws;
 
-	if (skip_unless_root("dropping to nobody"))
+	if (tu_skip_unless_root("dropping to nobody"))
 		return;
 	ck_assert_ptr_nonnull(nobody);
 	delayacct_on();
@@ -430,7 +399,7 @@ START_TEST(test_probe_check)
 
 	ck_assert_int_eq(cb_probe_check(CB_PROBE_SMAPS, detail, sizeof(detail)), 0);
 	ck_assert_int_eq(cb_probe_check((enum cb_probe)99, detail, sizeof(detail)), -EINVAL);
-	if (skip_unless_root("the privileged answers"))
+	if (tu_skip_unless_root("the privileged answers"))
 		return;
 	ck_assert_int_eq(cb_probe_check(CB_PROBE_TASKSTATS, detail, sizeof(detail)), 0);
 	ck_assert_ptr_nonnull(strstr(detail, "wpcopy"));
@@ -485,7 +454,7 @@ static Suite *probes_suite(void)
 	TCase *tc = tcase_create("probes");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, save_delayacct, restore_delayacct);
+	tcase_add_unchecked_fixture(tc, tu_save_delayacct, tu_restore_delayacct);
 	tcase_add_test(tc, test_smaps_fixture);
 	tcase_add_test(tc, test_smaps_self);
 	tcase_add_test(tc, test_pagemap_classify);

@@ -11,37 +11,6 @@
 #define WRITES 2048
 #define SLACK 64 /* pages libc and the loader copy around exec and exit */
 
-static bool skip_unless_root(const char *what)
-{
-	if (geteuid() == 0)
-		return false;
-	printf("SKIP: %s needs root\n", what);
-	return true;
-}
-
-/* The runner puts kernel.task_delayacct back however a test ended (cowbench restores it too). */
-static long saved_delayacct = -1;
-
-static void save_delayacct(void)
-{
-	/*
-	 * kernel.task_delayacct is one switch for the whole machine: suites run
-	 * from several build trees at once take turns (the lock goes with the runner).
-	 */
-	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-
-	if (fd >= 0)
-		flock(fd, LOCK_EX);
-	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &saved_delayacct) < 0)
-		saved_delayacct = -1;
-}
-
-static void restore_delayacct(void)
-{
-	if (saved_delayacct >= 0 && geteuid() == 0)
-		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, saved_delayacct);
-}
-
 /* The CSV line starting with prefix, split into fields (static storage). */
 static int csv_line(const char *out, const char *prefix, char fields[][32], int max)
 {
@@ -115,7 +84,7 @@ static void check_writer_total(const char *threads)
 /* A program that makes a known number of COW copies: stat reports that number. */
 START_TEST(test_stat_command_counts_copies)
 {
-	if (skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats"))
 		return;
 	check_writer_total("1");
 }
@@ -124,7 +93,7 @@ END_TEST
 /* Threads that exited still count: the thread group's record keeps them. */
 START_TEST(test_stat_command_threads)
 {
-	if (skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats"))
 		return;
 	check_writer_total("4");
 }
@@ -148,7 +117,7 @@ START_TEST(test_stat_children)
 	char script[512];
 	char f[F_N][32];
 
-	if (skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats"))
 		return;
 	snprintf(script, sizeof(script), "%s 3000; %s 2000 2; true", CB_COW_WRITER, CB_COW_WRITER);
 	const char *argv[] = { CB_CLI_PATH, "stat", "--children", "--interval=5", "--format=csv", "--", "sh", "-c",
@@ -203,7 +172,7 @@ START_TEST(test_stat_pid_final_counts)
 	char f[F_N][32];
 	pid_t pid;
 
-	if (skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0); /* before the process is born */
 	snprintf(n, sizeof(n), "%d", WRITES);
@@ -234,7 +203,7 @@ START_TEST(test_stat_pid_lines)
 	pid_t pid;
 	char pidtext[16];
 
-	if (skip_unless_root("switching kernel.task_delayacct"))
+	if (tu_skip_unless_root("switching kernel.task_delayacct"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
 	pid = fork();
@@ -352,7 +321,7 @@ START_TEST(test_stat_unprivileged)
 	char n[16];
 	char f[F_N][32];
 
-	if (skip_unless_root("dropping to nobody"))
+	if (tu_skip_unless_root("dropping to nobody"))
 		return;
 	snprintf(n, sizeof(n), "%d", WRITES);
 	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--format=csv", "--", CB_COW_WRITER, n,
@@ -376,7 +345,7 @@ START_TEST(test_run_explain_root)
 			       "--format=csv", NULL };
 	struct cli_result r;
 
-	if (skip_unless_root("taskstats and pagemap"))
+	if (tu_skip_unless_root("taskstats and pagemap"))
 		return;
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
@@ -395,7 +364,7 @@ START_TEST(test_run_explain_unprivileged)
 			       "--format=csv", NULL };
 	struct cli_result r;
 
-	if (skip_unless_root("dropping to nobody"))
+	if (tu_skip_unless_root("dropping to nobody"))
 		return;
 	r = run_as_nobody(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
@@ -415,7 +384,7 @@ static Suite *stat_suite(void)
 	TCase *tc = tcase_create("stat");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, save_delayacct, restore_delayacct);
+	tcase_add_unchecked_fixture(tc, tu_save_delayacct, tu_restore_delayacct);
 	tcase_add_test(tc, test_stat_usage_errors);
 	tcase_add_test(tc, test_stat_command_counts_copies);
 	tcase_add_test(tc, test_stat_command_threads);

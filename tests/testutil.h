@@ -10,9 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cowbench/sysctl.h>
+#include <cowbench/taskstats.h>
 
 extern char **environ;
 
@@ -120,6 +124,39 @@ static inline void tu_assert_usage_error(const char *const *argv, const char *ne
 	if (needle)
 		ck_assert_msg(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
 	tu_free(&r);
+}
+
+/* Root-only tests print why they skip and pass: a non-root run is not a failure. */
+static inline bool tu_skip_unless_root(const char *what)
+{
+	if (geteuid() == 0)
+		return false;
+	printf("SKIP: %s needs root\n", what);
+	return true;
+}
+
+/*
+ * kernel.task_delayacct is one switch for the whole machine. Suites that
+ * turn it on save it in an unchecked fixture and put it back however a
+ * forked test ended; suites run from several build trees at once take
+ * turns on a lock file (the lock goes with the runner process).
+ */
+static long tu_saved_delayacct = -1;
+
+static inline void tu_save_delayacct(void)
+{
+	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &tu_saved_delayacct) < 0)
+		tu_saved_delayacct = -1;
+}
+
+static inline void tu_restore_delayacct(void)
+{
+	if (tu_saved_delayacct >= 0 && geteuid() == 0)
+		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, tu_saved_delayacct);
 }
 
 #define TU_MAIN(suite_fn)                                                   \

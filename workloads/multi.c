@@ -155,13 +155,7 @@ static void fill_row(const struct cb_run_spec *spec, const struct multi_shared *
 	snprintf(row->copy_nodes, sizeof(row->copy_nodes), "%s", sh->res[0].nodes);
 	if (touched && cb_lat_stats_compute(lat, touched, &st) == 0) {
 		row->ns_per_page = st.mean;
-		row->lat_min_ns = st.min;
-		row->lat_mean_ns = st.mean;
-		row->lat_p50_ns = st.p50;
-		row->lat_p90_ns = st.p90;
-		row->lat_p99_ns = st.p99;
-		row->lat_p999_ns = st.p999;
-		row->lat_max_ns = st.max;
+		cb_row_set_latency(row, &st);
 	}
 }
 

@@ -102,6 +102,17 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	stamp_row(row);
 }
 
+void cb_row_set_latency(struct cb_row *row, const struct cb_lat_stats *st)
+{
+	row->lat_min_ns = st->min;
+	row->lat_mean_ns = st->mean;
+	row->lat_p50_ns = st->p50;
+	row->lat_p90_ns = st->p90;
+	row->lat_p99_ns = st->p99;
+	row->lat_p999_ns = st->p999;
+	row->lat_max_ns = st->max;
+}
+
 static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 {
 	struct cb_lat_stats st;
@@ -110,15 +121,8 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 	row->elapsed_ns = (int64_t)res->elapsed_ns;
 	row->ns_per_page = (double)res->elapsed_ns / (double)res->count;
 	row->faults = res->minflt;
-	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) < 0)
-		return;
-	row->lat_min_ns = st.min;
-	row->lat_mean_ns = st.mean;
-	row->lat_p50_ns = st.p50;
-	row->lat_p90_ns = st.p90;
-	row->lat_p99_ns = st.p99;
-	row->lat_p999_ns = st.p999;
-	row->lat_max_ns = st.max;
+	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) == 0)
+		cb_row_set_latency(row, &st);
 }
 
 /* Kernel-side counters of cowbench's patch: deltas only where the file exists before and after. */

@@ -8,6 +8,7 @@
 #include <cowbench/clock.h>
 #include <cowbench/params.h>
 #include <cowbench/report.h>
+#include <cowbench/stats.h>
 #include <cowbench/touch.h>
 #include <cowbench/workload.h>
 
@@ -30,6 +31,9 @@ struct cb_run_spec {
 	unsigned probes;           /* evidence probes to run (cowbench/evidence.h); 0: the default set */
 	struct cb_wl_params params; /* self-driven workloads and region options */
 };
+
+/** Copy a latency summary into the row's lat_* columns. */
+void cb_row_set_latency(struct cb_row *row, const struct cb_lat_stats *st);
 
 /** Fill the identity columns of a row from a spec (measurements left empty). */
 void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep);
