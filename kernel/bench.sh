@@ -52,6 +52,7 @@ guest_script() {
 	echo "set -e"
 	for rep in $(seq 0 $(( REPS - 1 ))); do
 		for s in $SIZES; do
+			echo "cowfaults --pattern memcpy --size-mb $s --reps 1 | grep '^cowfaults '"
 			for pat in seq random single; do
 				local n=1
 				[[ $pat == single ]] && n=$single_per
@@ -138,6 +139,16 @@ for size in sorted({r["pages"] for r in patched}, key=int):
                   f"{float(r['ns_per_page']):>9.0f}{hit:>7}")
         print(f"{'':<14}seed (6.8, depth 1): {seed[pat]}")
         print()
+memcpy = {r["pages"]: float(r["ns_median"]) for r in patched if r["pattern"] == "memcpy"}
+if memcpy:
+    print("The copy limit: seq runtime over a plain memcpy of the same bytes (same guest boot)")
+    for size in sorted(memcpy, key=int):
+        parts = []
+        for r in [x for x in patched if x["pattern"] == "seq" and x["pages"] == size]:
+            mode = {"0": "off", "1": f"depth {r['depth']}", "2": "adaptive"}[r["precopy"]]
+            parts.append(f"{mode} {float(r['ns_median']) / memcpy[size]:.1f}x")
+        print(f"  seq {int(size) * 4 // 1024}M: memcpy {memcpy[size] / 1e3:.1f}us; " + ", ".join(parts))
+    print()
 print("faults: COW faults of the child's write loop (mean over reps); runtime: median wall time of")
 print("the loop; d.*: change against cow_precopy=0 on the patched kernel in the same boot;")
 print("hit: pre-copied pages the child wrote later / pre-copied pages.")
