@@ -39,16 +39,9 @@ done
 log() { echo "build.sh: $*" >&2; }
 
 # ---- dependencies ---------------------------------------------------------
+# tests/install-deps.sh is the one place that apt-installs (and skips what is there).
 ensure_packages() {
-	local missing=() p sudo=""
-	for p in "$@"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	[[ ${#missing[@]} -eq 0 ]] && return 0
-	[[ $(id -u) -ne 0 ]] && sudo=sudo
-	log "installing: ${missing[*]}"
-	$sudo apt-get update -qq >&2
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+	"$HERE/../tests/install-deps.sh" "$@" >&2
 }
 
 SRC_PKG=linux-source-6.12

@@ -81,16 +81,9 @@ done
 [[ $# -gt 0 ]] || { log "no COMMAND given"; usage 2; }
 [[ $NUMA == 0 || $NUMA == 1 || $NUMA == 2 ]] || { log "--numa supports 2 nodes"; exit 2; }
 
+# tests/install-deps.sh is the one place that apt-installs (and skips what is there).
 ensure_packages() {
-	local missing=() p sudo=""
-	for p in "$@"; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-	done
-	[[ ${#missing[@]} -eq 0 ]] && return 0
-	[[ $(id -u) -ne 0 ]] && sudo=sudo
-	log "installing: ${missing[*]}"
-	$sudo apt-get update -qq >&2
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+	"$HERE/../tests/install-deps.sh" "$@" >&2
 }
 ensure_packages qemu-system-x86 busybox-static cpio gzip gcc libc6-dev python3
 

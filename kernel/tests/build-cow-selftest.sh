@@ -15,16 +15,8 @@ OUTDIR=${XDG_CACHE_HOME:-$HOME/.cache}/cowbench/guest-bin
 BIN="$OUTDIR/cow-selftest"
 
 log() { echo "build-cow-selftest: $*" >&2; }
-missing=()
-for p in "$SRC_PKG" build-essential rsync xz-utils; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-	sudo=""
-	[[ $(id -u) -ne 0 ]] && sudo=sudo
-	$sudo apt-get update -qq >&2
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
-fi
+"$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/install-deps.sh" \
+	"$SRC_PKG" build-essential rsync xz-utils >&2
 
 # liburing is optional: without it cow.c skips its io_uring tests.
 if ! dpkg -s liburing-dev >/dev/null 2>&1; then
