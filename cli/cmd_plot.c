@@ -593,6 +593,15 @@ static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 		n);
 }
 
+/* report.md is UTF-8: times in scaled units (cowbench/units.h), ratios with an x. */
+static const char *report_value(char *buf, size_t len, double v, bool is_time)
+{
+	if (is_time)
+		return cb_fmt_ns(buf, len, v, CB_UNITS_UTF8);
+	snprintf(buf, len, "%.4gx", v);
+	return buf;
+}
+
 static void report_table(FILE *fp, const struct plots *p)
 {
 	const char *metric[] = { "elapsed_ns", "fork_ns", "slowdown" };
@@ -605,17 +614,18 @@ static void report_table(FILE *fp, const struct plots *p)
 			double *v = malloc((p->g[i].n ? p->g[i].n : 1) * sizeof(*v));
 			struct cb_summary s;
 			size_t nv = v ? cb_group_values(&p->g[i], metric[m], v) : 0;
-			double sc = m < 2 ? 1e-6 : 1;
-			const char *unit = m < 2 ? " ms" : "x";
+			char med[24], mean[24], lo[24], hi[24];
 
 			if (nv && cb_summarize(v, nv, BOOT_SEED, &s) == 0) {
-				fprintf(fp, "| `%s` | %s | %zu | %.4g%s | %.4g%s | ", p->g[i].key, metric[m], s.n,
-					s.median * sc, unit, s.mean * sc, unit);
+				report_value(med, sizeof(med), s.median, m < 2);
+				report_value(mean, sizeof(mean), s.mean, m < 2);
+				fprintf(fp, "| `%s` | %s | %zu | %s | %s | ", p->g[i].key, metric[m], s.n, med, mean);
 				if (isnan(s.ci_lo))
 					fputs("- | - | ", fp);
 				else
-					fprintf(fp, "%.4g to %.4g%s | %.1f %%%s | ", s.ci_lo * sc, s.ci_hi * sc, unit,
-						s.cv * 100, s.cv > CB_NOISY_CV ? " (noisy)" : "");
+					fprintf(fp, "%s to %s | %.1f %%%s | ", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
+						report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.cv * 100,
+						s.cv > CB_NOISY_CV ? " (noisy)" : "");
 				fprintf(fp, "%zu |\n", s.outliers);
 			}
 			free(v);

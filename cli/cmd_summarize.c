@@ -142,7 +142,7 @@ static void num(FILE *fp, double v, bool fixed)
 static void csv_header(FILE *fp)
 {
 	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi\r\n",
+	      "ratio_ci95_hi\n",
 	      fp);
 }
 
@@ -171,7 +171,7 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	} else {
 		fputs(",,", fp);
 	}
-	fputs("\r\n", fp);
+	fputs("\n", fp);
 }
 
 static void json_num(FILE *fp, const char *name, double v)
@@ -208,17 +208,21 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	fputs("}\n", fp);
 }
 
-/* Compact numbers for people: 4 significant digits. */
-static void human(char *buf, size_t len, double v)
+/* Numbers for people in the metric's own unit (cowbench/units.h); counts and ratios plain. */
+static void human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
 {
+	size_t n = strlen(metric);
+
 	if (isnan(v))
 		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1e9)
-		snprintf(buf, len, "%.4gG", v / 1e9);
-	else if (fabs(v) >= 1e6)
-		snprintf(buf, len, "%.4gM", v / 1e6);
+	else if (n > 3 && strcmp(metric + n - 3, "_ns") == 0)
+		cb_fmt_ns(buf, len, v, style);
+	else if (n > 6 && strcmp(metric + n - 6, "_bytes") == 0)
+		cb_fmt_bytes(buf, len, v);
+	else if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
+		cb_fmt_bytes(buf, len, v * 1024);
 	else if (fabs(v) >= 1e4)
-		snprintf(buf, len, "%.4gk", v / 1e3);
+		snprintf(buf, len, "%.0f", v);
 	else
 		snprintf(buf, len, "%.4g", v);
 }
@@ -234,20 +238,22 @@ static void table_header(FILE *fp, bool ratios, int keyw)
 
 static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
-	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
+	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16];
+	enum cb_units_style st = cb_units_style_for(fp);
 
-	human(med, sizeof(med), l->s.median);
-	human(mean, sizeof(mean), l->s.mean);
-	human(sd, sizeof(sd), l->s.stddev);
-	human(lo, sizeof(lo), l->s.ci_lo);
-	human(hi, sizeof(hi), l->s.ci_hi);
+	human(med, sizeof(med), l->s.median, l->metric, st);
+	human(mean, sizeof(mean), l->s.mean, l->metric, st);
+	human(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
+	human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
+
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %9s %9s %9s %21s %6s %4zu", keyw, l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
-		l->s.outliers);
+	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, l->key, l->metric, l->s.n, cb_pad_width(med, 9),
+		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
 	if (l->failed)

@@ -112,12 +112,20 @@ const struct cb_column *cb_columns(size_t *count);
 enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE };
 int cb_format_parse(const char *s, enum cb_format *out);
 
+#define CB_REPORT_MAX_TCOLS 40
+
 struct cb_report {
 	FILE *fp;
 	enum cb_format format;
 	bool sync;         /* fsync after every row (files) */
 	bool started;
 	size_t rows;
+	/* The table's current block (its columns depend on the workload). */
+	int units;                 /* enum cb_units_style of fp */
+	size_t tcols;
+	unsigned char tcol[CB_REPORT_MAX_TCOLS];
+	char table_workload[32];
+	bool table_ok, table_cell;
 };
 
 /** Start a report on fp (headers are written with the first row or at close). */
