@@ -105,6 +105,8 @@ static const struct cb_column columns[] = {
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)"),
+	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
+	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -92,6 +92,7 @@ struct cb_row {
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
+	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
 	/* New columns go above this line, in the column table's order. */
 };
 
