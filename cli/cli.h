@@ -2,6 +2,7 @@
 #define COWBENCH_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -80,6 +81,21 @@ int cli_evidence_prepare(void);
 int cli_fork_accounted(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
+
+/* The closing summary of cowbench run on a terminal (closing.c). */
+struct cli_closing;
+struct cli_closing *cli_closing_new(void);
+void cli_closing_add(struct cli_closing *cl, const struct cb_row *row);
+/* One unrecorded --no-fork rep of the same writes: the reference the summary compares with. */
+void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec);
+void cli_closing_print(const struct cli_closing *cl, FILE *fp);
+void cli_closing_free(struct cli_closing *cl);
+
+/* One transient progress line on stderr at a terminal (progress.c); cleared before other output. */
+bool cli_progress_enabled(void);
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress_clear(void);
+void cli_fmt_duration(char *buf, size_t len, double s);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/units.h>
 
 #include "cli.h"
 
@@ -25,6 +26,7 @@ struct run_opts {
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* self-driven workloads and region options */
 	bool explain;                /* --explain: a summary for people on stderr */
+	bool quiet;                  /* --quiet: no progress, no closing summary */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
 };
 
@@ -274,6 +276,13 @@ static bool opt_explain(void *o, const char *v)
 	return true;
 }
 
+static bool opt_quiet(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->quiet = true;
+	return true;
+}
+
 static bool opt_probes(void *o, const char *v)
 {
 	if (cb_probes_parse(v, &OPTS(o)->probes) < 0) {
@@ -321,6 +330,7 @@ static const struct cli_option run_options[] = {
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
+	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
 	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all or none; "
 	  "default all but perf (it adds a little to each fault)", opt_probes },
 	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
@@ -427,22 +437,42 @@ static int injected_signal(long rep)
 	return at == rep ? SIGKILL : 0;
 }
 
-static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
-		    struct cli_explain *ex)
+/* "[rep 2/5] seq 64 MiB  0:03" on a terminal while a rep runs (cleared before its row). */
+static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spec, long i, uint64_t start_ns)
 {
+	char size[24], el[16];
+
+	if (o->quiet)
+		return;
+	cli_fmt_duration(el, sizeof(el), (double)(cb_monotonic_ns() - start_ns) / 1e9);
+	if (i < 1)
+		cli_progress("[warm-up %ld/%ld] %s %s  elapsed %s", i + o->warmup, o->warmup, spec->workload->name,
+			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
+	else
+		cli_progress("[rep %ld/%ld] %s %s  elapsed %s", i, o->reps, spec->workload->name,
+			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
+}
+
+static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
+		    struct cli_explain *ex, struct cli_closing *cl)
+{
+	uint64_t start = cb_monotonic_ns();
 	int failed = 0;
 
 	for (long i = 1 - o->warmup; i <= o->reps; i++) {
 		struct cb_row row;
 		int err;
 
+		rep_progress(o, spec, i, start);
 		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
 		err = cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
+		cli_progress_clear();
 		if (i < 1)
 			continue; /* warm-up: measured, not recorded */
 		if (err)
 			failed = 1;
 		cli_explain_add(ex, &row);
+		cli_closing_add(cl, &row);
 		if (cb_report_row(rep, &row) < 0) {
 			cli_error("cannot write results: %s", strerror(errno));
 			return EXIT_RUN_FAILED;
@@ -532,6 +562,7 @@ int cmd_run(int argc, char **argv)
 	struct cb_run_spec spec;
 	struct cb_report report;
 	struct cli_explain *ex = NULL;
+	struct cli_closing *cl = NULL;
 	FILE *out;
 	int argi = cli_parse_options(argc, argv, run_options, N_RUN_OPTIONS, &o, run_usage), status;
 
@@ -559,8 +590,11 @@ int cmd_run(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 
+	/* The closing summary is for a person at a terminal, like hyperfine's. */
+	if (!o.quiet && isatty(STDOUT_FILENO) == 1)
+		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
-	status = run_reps(&o, &spec, &report, ex);
+	status = run_reps(&o, &spec, &report, ex, cl);
 	if (cb_report_finish(&report) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(errno));
 		status = EXIT_RUN_FAILED;
@@ -569,8 +603,15 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	if (cl && !o.no_fork)
+		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
+	cli_closing_reference(cl, &spec);
+	cli_progress_clear();
 	cli_explain_print(ex, stderr);
 	cli_explain_free(ex);
+	fflush(stderr);
+	cli_closing_print(cl, stdout);
+	cli_closing_free(cl);
 	return status;
 }
 
