@@ -38,6 +38,11 @@ struct cli_option {
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
+/* -w -s -r -o -f -q: the long option a short letter stands for, and back (0/NULL: none). */
+const char *cli_short_option(char letter);
+char cli_short_letter(const char *name);
+/* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
+const char *cli_closest_name(const char *name, const char *const *names, size_t n);
 
 /*
  * Set a kernel knob for this run (value < 0: leave it). The old value
@@ -46,6 +51,8 @@ void cli_print_options(const struct cli_option *table, int n);
 int cli_apply_sysctl(const char *option, const char *path, long value);
 /* Put back, at exit and on those signals, what the library changed with cb_sysctl_override. */
 void cli_restore_sysctls_at_exit(void);
+/* Text written to stderr when one of those signals stops the program (NULL: none); kept by the caller. */
+void cli_set_interrupt_note(const char *text);
 
 /*
  * cowbench run's options, shared with cowbench matrix (cmd_run.c): a

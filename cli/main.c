@@ -26,7 +26,7 @@ static void usage(FILE *fp)
 		    "Measure what copy-on-write really costs after fork().\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
-	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options.\n"
+	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options; -V, --version the build.\n"
 		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input.\n");
 }
 
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("cowbench %s (%s)\n", cb_version(), cb_git_revision());
 		return 0;
 	}
