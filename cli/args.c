@@ -123,7 +123,7 @@ const char *cli_closest_name(const char *name, const char *const *names, size_t 
 	for (size_t i = 0; i < n; i++) {
 		size_t d = edit_distance(name, names[i]);
 
-		if (d < best_d && d * 2 < strlen(names[i])) {
+		if (d < best_d && d * 2 <= strlen(names[i])) {
 			best = names[i];
 			best_d = d;
 		}
