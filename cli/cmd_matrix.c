@@ -30,7 +30,7 @@ struct matrix_opts {
 	struct cb_matrix m;
 	const char *file;
 	long reps, warmup;          /* -1: from the file, else the default */
-	bool shuffle, dry_run, any_axis;
+	bool shuffle, dry_run, any_axis, quiet;
 	uint64_t shuffle_seed;
 	bool seed_given;
 	unsigned shard_i, shard_n;
@@ -39,7 +39,7 @@ struct matrix_opts {
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_HELP, M_N };
+enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
 
 static const struct {
 	const char *name, *metavar, *help;
@@ -54,6 +54,7 @@ static const struct {
 	[M_OUTPUT] = { "output", "FILE", "write rows to FILE (a new file) instead of standard output", false },
 	[M_FORMAT] = { "format", "csv|json|table", "row format; default csv (json: JSON Lines)", false },
 	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
+	[M_QUIET] = { "quiet", NULL, "no progress line on a terminal", false },
 	[M_HELP] = { "help", NULL, "show this help", false },
 };
 
@@ -183,6 +184,9 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 		return true;
 	case M_DRY_RUN:
 		o->dry_run = true;
+		return true;
+	case M_QUIET:
+		o->quiet = true;
 		return true;
 	default:
 		matrix_usage();
@@ -843,7 +847,7 @@ static int prepare_evidence(const struct plan *p)
 
 static int run_plan(const struct matrix_opts *o, struct plan *p)
 {
-	struct progress pr = { .on = cli_progress_enabled(), .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
+	struct progress pr = { .on = cli_progress_enabled() && !o->quiet, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
 	int status = prepare_evidence(p);

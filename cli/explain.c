@@ -232,15 +232,18 @@ static void print_split(const struct cli_explain *ex, FILE *fp)
 	if (!isnan(mc))
 		fprintf(fp, "    %9s  for scale: a 4 KiB memcpy in user space [same run; median of samples]\n",
 			cb_fmt_ns(c, sizeof(c), mc, st));
+	/* Outliers land in "the rest" of the mean: then no verdict on what a typical fault spends. */
+	if (med(ex, S_P50) > 0 && write > 1.5 * med(ex, S_P50)) {
+		fprintf(fp, "  => the kernel copy path is %s of a faulting write on average, but the mean write is %.1fx\n"
+			    "     the median: outliers (preemption, interrupts) fill the rest, so no verdict on what a\n"
+			    "     typical fault spends; pin with --cpu and run on a quiet machine\n",
+			cb_fmt_percent(pct, sizeof(pct), kpath / write), write / med(ex, S_P50));
+		return;
+	}
 	fprintf(fp, "  => the kernel copy path is %s of a faulting write on average: %s\n",
 		cb_fmt_percent(pct, sizeof(pct), kpath / write),
 		kpath >= write / 2 ? "the copy path (not only the copy) is the larger part here"
 				   : "the trap and the work around the copy path are the larger part here");
-	/* Outliers land in "the rest" of the mean: say so when they weigh. */
-	if (med(ex, S_P50) > 0 && write > 1.5 * med(ex, S_P50))
-		fprintf(fp, "     (the mean write is %.1fx the median: outliers such as preemption and interrupts weigh in\n"
-			    "     the rest; pin with --cpu and run on a quiet machine for a cleaner split)\n",
-			write / med(ex, S_P50));
 }
 
 /* Why there is no split: no fork, reuse, or pre-copy (most writes did not fault). */

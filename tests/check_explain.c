@@ -53,7 +53,7 @@ static const struct fixture fixtures[] = {
 	  "kernel copy path: allocate, charge, copy, map (41 % of the write)", "median fault" },
 	/* medians and means disagree hard: the share is still mean over mean */
 	{ "skewed", 3000, 9000, 400, 4096, 4096 * 2500, CB_NA, CB_NA, CB_NA, CB_NA, 4096, "(28 % of the write)",
-	  "% of the median" },
+	  "larger part here" },
 	/* QEMU TCG: the kernel path longer than the write around it */
 	{ "emulated", 1200, 2000, 300, 4096, 4096 * 5900, CB_NA, CB_NA, CB_NA, CB_NA, 4096, "inconsistent",
 	  "remainder" },
