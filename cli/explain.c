@@ -206,32 +206,33 @@ static void print_split(const struct cli_explain *ex, FILE *fp)
 	char a[24], b[24], c[24], pct[16];
 
 	fprintf(fp, "  where a faulting write's time goes (means: the kernel's copy-path clock gives sums):\n");
-	fprintf(fp, "    %9s  the whole write: trap, fault handling, return [user-space timing; mean]\n",
-		cb_fmt_ns(a, sizeof(a), write, st));
+	fprintf(fp, "    %*s  the whole write: trap, fault handling, return [user-space timing; mean]\n",
+		cb_pad_width(cb_fmt_ns(a, sizeof(a), write, st), 9), a);
 	if (isnan(kpath)) {
 		fprintf(fp, "    the kernel copy path was not measured here (see the note below)\n");
 		return;
 	}
 	if (!(kpath <= write) || kpath <= 0) {
-		fprintf(fp, "    %9s  kernel copy path [%s; mean]\n", cb_fmt_ns(b, sizeof(b), kpath, st), src);
+		fprintf(fp, "    %*s  kernel copy path [%s; mean]\n", cb_pad_width(cb_fmt_ns(b, sizeof(b), kpath, st), 9), b,
+			src);
 		fprintf(fp, "  => inconsistent: the kernel copy path is longer than the whole write that contains it, so no\n"
 			    "     share is given. The two clocks disagree: under emulation (QEMU TCG) both are emulated,\n"
 			    "     or preemption fell inside the kernel's timing and not in the user-space one.\n");
 		return;
 	}
-	fprintf(fp, "    %9s  kernel copy path: allocate, charge, copy, map (%s of the write) [%s; mean]\n",
-		cb_fmt_ns(b, sizeof(b), kpath, st), cb_fmt_percent(pct, sizeof(pct), kpath / write), src);
+	fprintf(fp, "    %*s  kernel copy path: allocate, charge, copy, map (%s of the write) [%s; mean]\n",
+		cb_pad_width(cb_fmt_ns(b, sizeof(b), kpath, st), 9), b, cb_fmt_percent(pct, sizeof(pct), kpath / write), src);
 	if (!isnan(kcopy) && kcopy <= kpath)
-		fprintf(fp, "    %9s    of which the copy itself (%s of the path) [%s; mean]\n",
-			cb_fmt_ns(c, sizeof(c), kcopy, st), cb_fmt_percent(pct, sizeof(pct), kcopy / kpath), src);
+		fprintf(fp, "    %*s    of which the copy itself (%s of the path) [%s; mean]\n",
+			cb_pad_width(cb_fmt_ns(c, sizeof(c), kcopy, st), 9), c, cb_fmt_percent(pct, sizeof(pct), kcopy / kpath), src);
 	else if (!isnan(kcopy))
 		fprintf(fp, "    the copy itself (%s) exceeds its path: inconsistent counters, no share [%s]\n",
 			cb_fmt_ns(c, sizeof(c), kcopy, st), src);
-	fprintf(fp, "    %9s  the rest: trap entry/exit, page-table walk, TLB, preemption (%s)\n",
-		cb_fmt_ns(c, sizeof(c), write - kpath, st), cb_fmt_percent(pct, sizeof(pct), (write - kpath) / write));
+	fprintf(fp, "    %*s  the rest: trap entry/exit, page-table walk, TLB, preemption (%s)\n",
+		cb_pad_width(cb_fmt_ns(c, sizeof(c), write - kpath, st), 9), c, cb_fmt_percent(pct, sizeof(pct), (write - kpath) / write));
 	if (!isnan(mc))
-		fprintf(fp, "    %9s  for scale: a 4 KiB memcpy in user space [same run; median of samples]\n",
-			cb_fmt_ns(c, sizeof(c), mc, st));
+		fprintf(fp, "    %*s  for scale: a 4 KiB memcpy in user space [same run; median of samples]\n",
+			cb_pad_width(cb_fmt_ns(c, sizeof(c), mc, st), 9), c);
 	/* Outliers land in "the rest" of the mean: then no verdict on what a typical fault spends. */
 	if (med(ex, S_P50) > 0 && write > 1.5 * med(ex, S_P50)) {
 		fprintf(fp, "  => the kernel copy path is %s of a faulting write on average, but the mean write is %.1fx\n"
