@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/summary.h>
 #include <cowbench/units.h>
 
 #include "cli.h"
@@ -112,31 +113,19 @@ struct spread {
 	size_t n;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static bool spread_of(const struct cli_closing *cl, int which, struct spread *s)
 {
+	const double *v = cl->v[which];
 	size_t n = cl->n[which];
-	double *v = cl->v[which], sum = 0, ss = 0, mean;
+	struct cb_summary sum;
 
-	if (n == 0)
+	if (n == 0 || cb_summarize(v, n, 1, &sum) < 0)
 		return false;
-	qsort(v, n, sizeof(*v), cmp_double);
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-	mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
-		ss += (v[i] - mean) * (v[i] - mean);
-	*s = (struct spread){
-		.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
-		.rsd = n > 1 && mean != 0 ? sqrt(ss / (double)(n - 1)) / mean : NAN,
-		.min = v[0], .max = v[n - 1], .n = n,
-	};
+	*s = (struct spread){ .median = sum.median, .rsd = sum.cv, .min = v[0], .max = v[0], .n = n };
+	for (size_t i = 1; i < n; i++) {
+		s->min = v[i] < s->min ? v[i] : s->min;
+		s->max = v[i] > s->max ? v[i] : s->max;
+	}
 	return true;
 }
 

@@ -110,15 +110,13 @@ static void matrix_usage(void)
 	       "[snapshot] workload=snapshot size=64M snapshot=fork,uffd-wp,memcpy threads=2\n"
 	       "checkpointers=1 (precopy only where vm.cow_precopy exists).\n\n");
 	for (int i = 0; i < M_N; i++) {
-		char left[64];
+		char left[64], letter = cli_short_letter(matrix_options[i].name), prefix[8] = "";
 
-		snprintf(left, sizeof(left), "%s%s--%s%s%s%s%s", cli_short_letter(matrix_options[i].name) ? "-" : "",
-			 cli_short_letter(matrix_options[i].name) ? (char[]){ cli_short_letter(matrix_options[i].name), ',', ' ', 0 }
-								  : "",
-			 matrix_options[i].name,
+		if (letter)
+			snprintf(prefix, sizeof(prefix), "-%c, ", letter);
+		snprintf(left, sizeof(left), "%s--%s%s%s%s", prefix, matrix_options[i].name,
 			 matrix_options[i].metavar ? (matrix_options[i].optional ? "[=" : "=") : "",
-			 matrix_options[i].metavar ? matrix_options[i].metavar : "",
-			 matrix_options[i].optional ? "]" : "", "");
+			 matrix_options[i].metavar ? matrix_options[i].metavar : "", matrix_options[i].optional ? "]" : "");
 		printf("  %-24s %s\n", left, matrix_options[i].help);
 	}
 	printf("\naxes (every option of cowbench run, values separated by commas):\n");

@@ -16,6 +16,7 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/evidence.h>
+#include <cowbench/summary.h>
 #include <cowbench/units.h>
 
 #include "cli.h"
@@ -133,22 +134,12 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 		snprintf(ex->notes, sizeof(ex->notes), "%s", row->evidence_notes);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median over reps; NaN when no rep measured it. */
 static double med(const struct cli_explain *ex, int which)
 {
-	const struct series *s = &ex->s[which];
+	struct cb_summary sum;
 
-	if (s->n == 0)
-		return NAN;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_double);
-	return s->n % 2 ? s->v[s->n / 2] : (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
+	return ex->s[which].n && cb_summarize(ex->s[which].v, ex->s[which].n, 1, &sum) == 0 ? sum.median : NAN;
 }
 
 static double mean_of(const struct total *t)
