@@ -166,6 +166,43 @@ START_TEST(test_matrix_interrupt_and_resume)
 }
 END_TEST
 
+/*
+ * 1. The breakdown plot: rep means, the kernel's own copy time where it has one, a cell whose
+ * copy path exceeds its write marked and drawn whole (never clamped), pre-copy cells left out.
+ */
+START_TEST(test_breakdown_never_clamps)
+{
+	char dir[] = "/tmp/cbtest-bdXXXXXX", path[512];
+	const char *argv[] = { CB_CLI_PATH, "plot", CB_FIXTURE_DIR "/results_breakdown.csv", "--out", dir, NULL };
+	struct cli_result r;
+	char *dat, *meta;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	snprintf(path, sizeof(path), "%s/data/breakdown.dat", dir);
+	dat = tu_slurp(path, NULL);
+	snprintf(path, sizeof(path), "%s/data/breakdown.gp", dir);
+	meta = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_ptr_nonnull(meta);
+	/* copy 600 (cow_stats), rest of the path 2000 - 600, rest of the write 3000 - 2000 */
+	ck_assert_msg(strstr(dat, "\"16M\"\t600.0\t1400.0\t1000.0\n"), "%s", dat);
+	/* path 3000 > write 1000: marked, the whole write drawn, no negative part */
+	ck_assert_msg(strstr(dat, " !\"\t0\t0\t1000.0\n"), "%s", dat);
+	ck_assert_msg(!strstr(dat, "\t-"), "a negative part: %s", dat);
+	ck_assert_msg(strstr(meta, "skipped = 1\n") && strstr(meta, "inconsistent = 1\n") && strstr(meta, "own_copy = 1\n"),
+		      "%s", meta);
+	free(dat);
+	free(meta);
+	snprintf(path, sizeof(path), "%s/breakdown.png", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *output_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -175,6 +212,7 @@ static Suite *output_suite(void)
 	tcase_add_loop_test(tc, test_output_case, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_loop_test(tc, test_usage_error, 0, (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));
 	tcase_add_test(tc, test_matrix_interrupt_and_resume);
+	tcase_add_test(tc, test_breakdown_never_clamps);
 	suite_add_tcase(s, tc);
 	return s;
 }
