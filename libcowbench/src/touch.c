@@ -168,24 +168,13 @@ static int write_byte(int fd)
 /* Reap pid; describe how it ended. 0 when it exited with status 0. */
 static int reap(pid_t pid, char *status, size_t len)
 {
-	int ws;
+	int ws, err = cb_wait_status(pid, &ws);
 
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR) {
-			snprintf(status, len, "error:waitpid:%s", strerror(errno));
-			return -errno;
-		}
+	if (err < 0) {
+		snprintf(status, len, "error:waitpid:%s", cb_strerror(err));
+		return err;
 	}
-	if (WIFSIGNALED(ws)) {
-		snprintf(status, len, "child-killed:SIG%s", sigabbrev_np(WTERMSIG(ws)) ?
-			 sigabbrev_np(WTERMSIG(ws)) : "UNKNOWN");
-		return CB_ECHILD;
-	}
-	if (WEXITSTATUS(ws) != 0) {
-		snprintf(status, len, "child-exit:%d", WEXITSTATUS(ws));
-		return CB_ECHILD;
-	}
-	return 0;
+	return cb_status_from_wait(ws, status, len);
 }
 
 static void kill_and_reap(pid_t pid)
