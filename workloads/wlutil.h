@@ -46,12 +46,7 @@ static inline void wl_status(struct cb_row *row, const char *fmt, ...)
 /* Why a region could not be had, as a row status. */
 static inline void wl_region_status(struct cb_row *row, int err, bool hugetlb)
 {
-	if (hugetlb && err == -EPERM)
-		wl_status(row, "no-resource:hugetlb:needs root to reserve");
-	else if (hugetlb && (err == -ENOMEM || err == -ENOENT))
-		wl_status(row, "no-resource:hugetlb:no free 2M pages");
-	else
-		wl_status(row, "error:mmap:%s", cb_strerror(err));
+	cb_region_status(err, hugetlb, row->status, sizeof(row->status));
 }
 
 /*

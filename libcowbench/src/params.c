@@ -84,8 +84,8 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec)
 	row->slowdown = row->ms_per_gib = NAN;
 	row->method[0] = row->thp_advice[0] = row->numa_policy[0] = '\0';
 	row->pages_nodes[0] = row->copy_nodes[0] = '\0';
-	if (!spec->workload || !spec->workload->run)
-		return; /* page-order workloads keep their own thp column */
+	if (!spec->workload)
+		return;
 	snprintf(row->thp_advice, sizeof(row->thp_advice), "%s", cb_thp_advice_name(p->thp));
 	row->hugetlb = p->hugetlb;
 	row->numa_nodes = cb_numa_node_count();

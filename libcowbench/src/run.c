@@ -11,6 +11,7 @@
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
+#include <cowbench/hugepage.h>
 #include <cowbench/run.h>
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
@@ -159,6 +160,13 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		set_str(row->status, sizeof(row->status), "error:out-of-memory");
 		return -ENOMEM;
 	}
+	/* hugetlb: the region, and with a fork one copy of it for the written side. */
+	err = spec->params.hugetlb ? cb_hugetlb_reserve(spec->size / CB_HUGETLB_SIZE * (spec->fork ? 2 : 1)) : 0;
+	if (err) {
+		cb_region_status(err, true, row->status, sizeof(row->status));
+		free(order);
+		return err;
+	}
 	count = spec->workload->page_order(&ctx, order);
 	if (count <= 0 || (size_t)count > ctx.npages) {
 		snprintf(row->status, sizeof(row->status), "error:page-order:%ld", count);
@@ -167,7 +175,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
-		.fork = spec->fork, .thp = spec->thp, .cpu = spec->cpu, .clock = spec->clock,
+		.fork = spec->fork, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
@@ -183,6 +191,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_evidence_fill_row(&ev, row);
 	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
+	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
 	if (res.lat_ns)
 		fill_latency(row, &res);
 	cb_touch_result_free(&res);

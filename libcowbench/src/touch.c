@@ -12,9 +12,8 @@
 #include <unistd.h>
 
 #include <cowbench/error.h>
+#include <cowbench/hugepage.h>
 #include <cowbench/touch.h>
-
-#define HUGE_ALIGN (2ul << 20)
 
 const char *cb_writer_name(enum cb_writer w)
 {
@@ -42,30 +41,24 @@ struct shared_result {
 };
 
 /*
- * The region under test: anonymous, private, every page written before
- * the fork so each is a real anonymous page shared after it. With THP
- * allowed it is 2 MiB aligned so huge pages can back it.
+ * The region under test: anonymous, private, mapped by cb_region_map as
+ * the workload's region asks (4 KiB, THP advice or hugetlb pages, NUMA
+ * policy), every page written before the fork so each is a real anonymous
+ * page shared after it.
  */
-static void *map_region(const struct cb_touch_params *p)
+static int map_region(const struct cb_touch_params *p, struct cb_region *r)
 {
-	size_t len = p->size + (p->thp ? HUGE_ALIGN : 0);
-	char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *base = raw;
+	struct cb_wl_params plain;
+	int err;
 
-	if (raw == MAP_FAILED)
-		return NULL;
-	if (p->thp) {
-		base = (char *)(((uintptr_t)raw + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1));
-		if (base > raw)
-			munmap(raw, (size_t)(base - raw));
-		if (raw + len > base + p->size)
-			munmap(base + p->size, (size_t)(raw + len - (base + p->size)));
-	}
-	/* Failure to advise is not fatal: a kernel without THP has nothing to turn off. */
-	(void)madvise(base, p->size, p->thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	if (!p->region)
+		cb_wl_params_default(&plain);
+	err = cb_region_map(r, p->size, p->region ? p->region : &plain);
+	if (err)
+		return err;
 	for (size_t off = 0; off < p->size; off += p->page_size)
-		*(volatile uint64_t *)(base + off) = off | 1; /* non-zero: never the zero page */
-	return base;
+		*(volatile uint64_t *)((char *)r->addr + off) = off | 1; /* non-zero: never the zero page */
+	return 0;
 }
 
 /* A buffer the writer owns outright: mapped and populated after the fork, so writing it never faults. */
@@ -240,8 +233,13 @@ static int run_child_writer(const struct cb_touch_params *p, char *base, struct 
 		read_byte(go[0]);
 		if (p->inject_child_signal > 0)
 			raise(p->inject_child_signal);
-		if (!p->fork && !(base = map_region(p)))
-			_exit(4);
+		if (!p->fork) {
+			struct cb_region own; /* --no-fork: pages private from the start; exit unmaps them */
+
+			if (map_region(p, &own) < 0)
+				_exit(4);
+			base = own.addr;
+		}
 		out->region = (uintptr_t)base;
 		write_pages(p, base, out);
 		write_byte(done[1]);
@@ -356,10 +354,12 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 {
 	size_t shared_len = sizeof(struct shared_result) + p->count * sizeof(uint64_t);
 	struct shared_result *sr;
+	struct cb_region region = { 0 };
 	char *base = NULL;
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	res->huge_bytes = -1;
 	snprintf(res->status, sizeof(res->status), "ok");
 	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
 	    p->count == 0 || !p->clock) {
@@ -376,12 +376,13 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	}
 	sr->err = -ECANCELED; /* stays so unless the writer finishes */
 	if (p->fork || p->writer == CB_WRITER_PARENT) {
-		base = map_region(p);
-		if (!base) {
-			err = -ENOMEM;
-			snprintf(res->status, sizeof(res->status), "error:mmap-region");
+		err = map_region(p, &region);
+		if (err) {
+			cb_region_status(err, p->region && p->region->hugetlb, res->status, sizeof(res->status));
 			goto out;
 		}
+		base = region.addr;
+		res->huge_bytes = cb_region_huge_bytes(base, p->size);
 	}
 	if (!p->fork && p->writer == CB_WRITER_PARENT)
 		err = run_in_process(p, base, sr);
@@ -397,8 +398,7 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	if (err && err != CB_ECHILD)
 		snprintf(res->status, sizeof(res->status), "error:%s", strerror(-err));
 out:
-	if (base)
-		munmap(base, p->size);
+	cb_region_unmap(&region);
 	munmap(sr, shared_len);
 	res->err = err;
 	return err;
