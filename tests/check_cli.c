@@ -1,5 +1,6 @@
 /* Integration: the cowbench program end to end, asserting what always holds. */
 #include <cowbench/report.h>
+#include <cowbench/stats.h>
 #include <cowbench/workload.h>
 
 #include "testutil.h"
@@ -62,20 +63,13 @@ static double num(const struct table *t, int row, const char *col)
 	return strtod(c, NULL);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median_of(const struct table *t, const char *col)
 {
 	double v[64];
 
 	for (int i = 0; i < t->nrows; i++)
 		v[i] = num(t, i, col);
-	qsort(v, (size_t)t->nrows, sizeof(v[0]), cmp_double);
+	qsort(v, (size_t)t->nrows, sizeof(v[0]), cb_cmp_double);
 	return v[t->nrows / 2];
 }
 

@@ -17,6 +17,7 @@
 #include <cowbench/error.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/numa.h>
+#include <cowbench/pagemap.h>
 #include <cowbench/report.h>
 #include <cowbench/run.h>
 
@@ -108,25 +109,13 @@ static inline void *wl_shared_map(size_t len)
  */
 static inline int wl_pfns(const void *addr, size_t npages, size_t page_size, uint64_t *pfn)
 {
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	off_t off = (off_t)((uintptr_t)addr / page_size * sizeof(uint64_t));
-	size_t want = npages * sizeof(uint64_t), got = 0;
+	int err = cb_pagemap_read(0, addr, npages, page_size, pfn);
 	bool any = false;
 
-	if (fd < 0)
-		return -errno;
-	while (got < want) {
-		ssize_t n = pread(fd, (char *)pfn + got, want - got, off + (off_t)got);
-
-		if (n <= 0) {
-			close(fd);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
+	if (err)
+		return err;
 	for (size_t i = 0; i < npages; i++) {
-		pfn[i] = (pfn[i] >> 63) ? (pfn[i] & ((1ull << 55) - 1)) : 0;
+		pfn[i] = (pfn[i] & CB_PM_PRESENT) ? (pfn[i] & CB_PM_PFN_MASK) : 0;
 		any |= pfn[i] != 0;
 	}
 	return any ? 0 : -EPERM;

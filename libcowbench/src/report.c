@@ -178,7 +178,7 @@ int cb_csv_write_field(FILE *fp, const char *field)
 	return fputc('"', fp) == EOF ? -EIO : 0;
 }
 
-static void json_string(FILE *fp, const char *s)
+void cb_json_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
 	for (; *s; s++) {
@@ -229,10 +229,10 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 		cb_row_format(row, c, cell, sizeof(cell));
 		if (i)
 			fputc(',', fp);
-		json_string(fp, c->name);
+		cb_json_string(fp, c->name);
 		fputc(':', fp);
 		if (c->type == CB_COL_STR)
-			json_string(fp, cell);
+			cb_json_string(fp, cell);
 		else
 			fputs(cell[0] ? cell : "null", fp);
 	}

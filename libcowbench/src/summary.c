@@ -4,14 +4,8 @@
 #include <string.h>
 
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/summary.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Linear interpolation between closest ranks (R type 7) of a sorted sample. */
 static double quantile(const double *s, size_t n, double p)
@@ -24,21 +18,12 @@ static double quantile(const double *s, size_t n, double p)
 	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
 }
 
-static uint64_t next_random(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double resampled_mean(const double *v, size_t n, uint64_t *st)
 {
 	double sum = 0;
 
 	for (size_t i = 0; i < n; i++)
-		sum += v[next_random(st) % n];
+		sum += v[cb_splitmix64(st) % n];
 	return sum / (double)n;
 }
 
@@ -54,7 +39,7 @@ static double mean_of(const double *v, size_t n)
 /* 2.5th and 97.5th percentiles of B resampled statistics. */
 static void percentile_ci(double *stat, size_t b, double *lo, double *hi)
 {
-	qsort(stat, b, sizeof(*stat), cmp_double);
+	qsort(stat, b, sizeof(*stat), cb_cmp_double);
 	*lo = quantile(stat, b, 0.025);
 	*hi = quantile(stat, b, 0.975);
 }
@@ -74,7 +59,7 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 		return -ENOMEM;
 	}
 	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
+	qsort(s, n, sizeof(*s), cb_cmp_double);
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;

@@ -13,6 +13,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/hugepage.h>
+#include <cowbench/stats.h>
 #include <cowbench/touch.h>
 
 const char *cb_writer_name(enum cb_writer w)
@@ -170,6 +171,39 @@ static int reap(pid_t pid, char *status, size_t len)
 	return cb_status_from_wait(ws, status, len);
 }
 
+static void close_pair(int fd[2])
+{
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/*
+ * Two pipes, then fork: 0 in the child, the pid in the parent, or a
+ * negative errno with nothing left open. Each side closes the ends it
+ * does not use.
+ */
+static pid_t fork_with_pipes(int a[2], int b[2])
+{
+	pid_t pid;
+	int err;
+
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		err = -errno;
+		close_pair(a);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close_pair(a);
+		close_pair(b);
+		return err;
+	}
+	return pid;
+}
+
 static void kill_and_reap(pid_t pid)
 {
 	char ignored[CB_STATUS_LEN];
@@ -204,26 +238,11 @@ static int run_child_writer(const struct cb_touch_params *p, char *base, struct 
 			    char *status)
 {
 	int go[2], done[2];
-	pid_t pid;
+	pid_t pid = fork_with_pipes(go, done);
 	int err = 0;
 
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(done, O_CLOEXEC) < 0) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		close(done[0]);
-		close(done[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		close(go[1]);
 		close(done[0]);
@@ -270,26 +289,11 @@ static int run_parent_writer(const struct cb_touch_params *p, char *base, struct
 {
 	int ready[2], release[2];
 	cpu_set_t old;
-	pid_t pid;
+	pid_t pid = fork_with_pipes(ready, release);
 	int err;
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(release, O_CLOEXEC) < 0) {
-		err = -errno;
-		close(ready[0]);
-		close(ready[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(ready[0]);
-		close(ready[1]);
-		close(release[0]);
-		close(release[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		close(ready[0]);
 		close(release[1]);
@@ -411,13 +415,6 @@ void cb_touch_result_free(struct cb_touch_result *res)
 	res->count = 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pages)
 {
 	size_t len = page_size * (pages ? pages : 1);
@@ -436,7 +433,7 @@ double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pa
 			__asm__ __volatile__("" ::: "memory"); /* the copy must happen here */
 			d[i] = cb_clock_ns(clk, cb_clock_read(clk) - t0);
 		}
-		qsort(d, pages, sizeof(d[0]), cmp_double);
+		qsort(d, pages, sizeof(d[0]), cb_cmp_double);
 		median = d[pages / 2]; /* raw, like the fault latencies it is compared with */
 	}
 	if (src != MAP_FAILED)
