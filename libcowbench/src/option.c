@@ -127,8 +127,11 @@ int cb_option_parse(const struct cb_option *o, const char *text, struct cb_wl_op
 	case CB_OPT_ENUM:
 		err = parse_enum(o, text, &v);
 		break;
-	case CB_OPT_SIZE:
-		err = text ? cb_size_parse(text, &v) : -EINVAL;
+	case CB_OPT_SIZE: /* cb_size_parse refuses 0; an option whose range starts at 0 takes it */
+		if (text && strcmp(text, "0") == 0)
+			v = 0;
+		else
+			err = text ? cb_size_parse(text, &v) : -EINVAL;
 		break;
 	default:
 		err = parse_uint(text, o->type == CB_OPT_PERCENT, &v);
