@@ -476,6 +476,41 @@ START_TEST(test_identity_from_columns)
 }
 END_TEST
 
+/* Completion offers a workload's options from its table: after --workload=stride, --stride=. */
+START_TEST(test_completion_follows_workload)
+{
+	static const char script[] =
+		"source " CB_SOURCE_DIR "/docs/cowbench.bash-completion; "
+		"c() { COMP_WORDS=(\"" CB_CLI_PATH "\" run \"$1\" \"$2\"); COMP_CWORD=3; "
+		"COMP_LINE=\"${COMP_WORDS[*]}\"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _cowbench; "
+		"echo \"${COMPREPLY[*]}\"; }; "
+		"c --workload=stride --str; c --workload=seq --str; c --workload=snapshot --snapshot=u";
+	const char *argv[] = { "/bin/bash", "-c", script, NULL };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+	pid_t pid;
+	int fd[2], ws;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	fp = fdopen(fd[0], "r");
+	ck_assert_int_gt(getdelim(&out, &len, '\0', fp), 0);
+	fclose(fp);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_str_eq(out, "--stride=\n\nuffd-wp\n");
+	free(out);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -498,6 +533,7 @@ static Suite *cli_suite(void)
 	tcase_add_loop_test(tc, test_unhonoured_option_refused, 0, sizeof(refused) / sizeof(refused[0]));
 	tcase_add_test(tc, test_small_sizes_for_fork_and_multi);
 	tcase_add_test(tc, test_identity_from_columns);
+	tcase_add_test(tc, test_completion_follows_workload);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -57,7 +57,7 @@ static const struct cb_column columns[] = {
 	INT(checkpointers, "snapshot: copier threads (--checkpointers)", LEGACY_ID),
 	INT(batch_bytes, "snapshot: bytes each copier copies (and, with fork, unmaps) at a time (--batch)", LEGACY_ID),
 	INT(children, "multi: children forked from the same parent (--children)", LEGACY_ID),
-	STR(thp_advice, "self-driven workloads: THP advice on the region: never, madvise or always (--thp)", ID),
+	STR(thp_advice, "THP advice on the region: never, madvise or always (--thp)", ID),
 	INT(hugetlb, "1: the region is 2 MiB hugetlb pages (--hugetlb)", ID),
 	INT(huge_bytes, "bytes of the region backed by huge pages after populating (smaps AnonHugePages or *_Hugetlb)"),
 	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)", LEGACY_ID),
