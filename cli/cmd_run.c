@@ -296,7 +296,7 @@ static bool table_has(const char *name)
 
 static void add_workload_option(const struct cb_workload *w, const struct cb_option *wo)
 {
-	const char *mv = cb_option_metavar(wo, run_metavars[n_run_options], sizeof(run_metavars[0]));
+	const char *mv;
 
 	for (int i = 0; i < N_GENERIC; i++)
 		if (strcmp(generic_options[i].name, wo->name) == 0) {
@@ -310,6 +310,7 @@ static void add_workload_option(const struct cb_workload *w, const struct cb_opt
 		fprintf(stderr, "cowbench: internal error: more than %d run options\n", MAX_RUN_OPTIONS);
 		exit(EXIT_INTERNAL);
 	}
+	mv = cb_option_metavar(wo, run_metavars[n_run_options], sizeof(run_metavars[0]));
 	/* A flag takes an optional 0/1 so a matrix can turn it off as well as on. */
 	run_options[n_run_options++] = (struct cli_option){
 		.name = wo->name, .metavar = mv ? mv : "[0|1]", .help = wo->help, .parse = opt_workload_option,
