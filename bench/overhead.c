@@ -22,16 +22,9 @@ struct sample {
 	double p50_ns, total_ns;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), cb_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -66,7 +59,7 @@ static struct sample minimal_loop(const struct cb_clock *clk, size_t size)
 		t1 = cb_tsc_end();
 		for (size_t i = 0; i < pages; i++)
 			lat[i] = cb_clock_ns(clk, ticks[i]);
-		s.p50_ns = cb_percentile_sorted((qsort(lat, pages, sizeof(*lat), cmp_double), lat), pages, 50);
+		s.p50_ns = cb_percentile_sorted((qsort(lat, pages, sizeof(*lat), cb_cmp_double), lat), pages, 50);
 		s.total_ns = cb_clock_ns(clk, t1 - t0);
 		if (write(fds[1], &s, sizeof(s)) != sizeof(s))
 			_exit(1);

@@ -150,6 +150,23 @@ static void unknown_option(const char *arg, const struct cli_option *table, int 
 		cli_error("unknown option --%s (see --help)", name);
 }
 
+static const char *applying; /* the option whose parse runs (cli_option_name) */
+
+bool cli_option_apply(const struct cli_option *o, void *opts, const char *value)
+{
+	bool ok;
+
+	applying = o->name;
+	ok = o->parse(opts, value);
+	applying = NULL;
+	return ok;
+}
+
+const char *cli_option_name(void)
+{
+	return applying;
+}
+
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void))
 {
@@ -208,9 +225,7 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 				if (cli_short_letter(table[i].name) == c)
 					c = 0x100 + i;
 		}
-		const struct cli_option *o = &table[c - 0x100];
-
-		if (!o->parse(opts, optarg))
+		if (!cli_option_apply(&table[c - 0x100], opts, optarg))
 			goto out;
 	}
 	ret = optind;

@@ -35,12 +35,12 @@ int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t
 
 /* ---- rows grouped by cell ---- */
 
-#define CB_ROW_KEY_LEN 352 /* a cell key, or the identity of a row of cowbench run */
+#define CB_ROW_KEY_LEN 512 /* a row's identity (cb_row_key): its cell and identity columns */
 
 struct cb_row;
 
 struct cb_row_group {
-	char key[CB_ROW_KEY_LEN];   /* cb_row_key() of its rows */
+	char key[CB_ROW_KEY_LEN];   /* cb_row_key() of its rows, less the pairs after the cell every group shares */
 	const struct cb_row **rows; /* rows whose status is ok */
 	size_t n;
 	size_t failed;              /* rows with another status (not in rows[]) */
