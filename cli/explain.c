@@ -39,7 +39,7 @@ enum { S_COPIES, S_REUSES, S_SHARED, S_WPCOPY, S_COWFAULTS, S_PRECOPIED, S_P50, 
 struct cli_explain {
 	char workload[32], writer[8], notes[96];
 	int64_t size, pages, touched, fork;
-	size_t rows, failed;
+	size_t rows, failed, noted; /* noted: reps with evidence notes */
 	struct series s[S_N];
 	struct total write;      /* first-write latency: sum of (mean x writes), writes */
 	struct total taskstats;  /* wpcopy_ns, wpcopy_count */
@@ -130,8 +130,10 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 	add_total(&ex->path, int_or_nan(row->cow_path_ns), int_or_nan(row->cow_faults));
 	add_total(&ex->copy, int_or_nan(row->cow_copy_ns), int_or_nan(row->cow_faults));
 	add_total(&ex->precopy, int_or_nan(row->precopy_ns), int_or_nan(row->precopy_success));
-	if (row->evidence_notes[0])
+	if (row->evidence_notes[0]) {
 		snprintf(ex->notes, sizeof(ex->notes), "%s", row->evidence_notes);
+		ex->noted++;
+	}
 }
 
 /* Median over reps; NaN when no rep measured it. */
@@ -297,7 +299,10 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 	print_memory(ex, fp);
 	if (ex->failed)
 		fprintf(fp, "  %zu failed reps left out (their rows say how)\n", ex->failed);
-	if (ex->notes[0])
+	if (ex->notes[0] && ex->noted < ex->rows)
+		fprintf(fp, "cowbench: note: not measured in %zu of %zu reps: %s (see README, \"Explaining COW on a stock kernel\")\n",
+			ex->noted, ex->rows, ex->notes);
+	else if (ex->notes[0])
 		fprintf(fp, "cowbench: note: not measured: %s (see README, \"Explaining COW on a stock kernel\")\n",
 			ex->notes);
 }
