@@ -88,6 +88,7 @@ int cmd_matrix(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 /* Let options follow operands: move them (with their separate values) before the first operand. */
@@ -96,5 +97,9 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
 		       const char *baseline, bool quiet);
+/* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
+/* A number for people: 4 significant digits, k/M/G suffixes, "-" for NAN. */
+void cli_human(char *buf, size_t len, double v);
 
 #endif

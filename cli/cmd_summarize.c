@@ -209,7 +209,7 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 }
 
 /* Compact numbers for people: 4 significant digits. */
-static void human(char *buf, size_t len, double v)
+void cli_human(char *buf, size_t len, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
@@ -236,11 +236,11 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
 	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
 
-	human(med, sizeof(med), l->s.median);
-	human(mean, sizeof(mean), l->s.mean);
-	human(sd, sizeof(sd), l->s.stddev);
-	human(lo, sizeof(lo), l->s.ci_lo);
-	human(hi, sizeof(hi), l->s.ci_hi);
+	cli_human(med, sizeof(med), l->s.median);
+	cli_human(mean, sizeof(mean), l->s.mean);
+	cli_human(sd, sizeof(sd), l->s.stddev);
+	cli_human(lo, sizeof(lo), l->s.ci_lo);
+	cli_human(hi, sizeof(hi), l->s.ci_hi);
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
 		snprintf(cv, sizeof(cv), "-");
@@ -330,7 +330,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 /* Read every file (all checked before anything is printed) into one row array. */
-static int read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 {
 	char why[512];
 
@@ -447,7 +447,7 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
+	if (cli_read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
 		free(rows);
 		return EXIT_USAGE;
 	}

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include <cowbench/compare.h>
+#include <cowbench/report.h>
 
 #include "testutil.h"
 
@@ -252,6 +253,200 @@ START_TEST(test_noise_verdicts)
 }
 END_TEST
 
+
+/* ---- cowbench compare, end to end on fixtures ---- */
+
+#define FX(name) CB_FIXTURE_DIR "/" name
+#define OLD FX("compare_old.csv")
+#define NEW FX("compare_new.csv")
+
+/* The output line that holds both needles (NULL when none does). */
+static char *line_with(const char *text, const char *a, const char *b)
+{
+	static char line[1024];
+
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = '\0';
+			if (strstr(line, a) && strstr(line, b))
+				return line;
+		}
+		p += len + (e != NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_cli_table)
+{
+	const char *argv[] = { "cowbench", "compare", OLD, NEW, NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_uint_eq(r.err_len, 0);
+	/* +20 % on 8 + 7 reps at CV 3 %: significant, and worse for a time. */
+	l = line_with(r.out, "workload=seq size=1M fork=1 ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "worse") && strstr(l, "+18.9%") && strstr(l, "(0+1 failed)"), "%s", r.out);
+	l = line_with(r.out, "workload=seq size=1M fork=1 ", "faults");
+	ck_assert_msg(l && strstr(l, "better") && strstr(l, "-75.0%"), "%s", r.out);
+	/* The same distribution on both sides: '~'. */
+	l = line_with(r.out, "workload=seq size=1M fork=0 ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, " ~ ") && !strstr(l, "worse") && !strstr(l, "better"), "%s", r.out);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=random size=1M fork=1", "only in old"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=single size=1M fork=1", "only in new"));
+	ck_assert_ptr_nonnull(strstr(r.out, "1 better, 1 worse, 0 changed, 4 ~"));
+	tu_free(&r);
+}
+END_TEST
+
+/* Field of a CSV record by header name. */
+static const char *field(const struct cb_csv_record *h, const struct cb_csv_record *r, const char *name)
+{
+	for (size_t i = 0; i < h->nfields; i++)
+		if (strcmp(h->field[i], name) == 0)
+			return r->field[i];
+	ck_abort_msg("no column %s", name);
+	return NULL;
+}
+
+START_TEST(test_cli_csv_and_json)
+{
+	const char *csv[] = { "cowbench", "compare", "--format=csv", OLD, NEW, NULL };
+	const char *json[] = { "cowbench", "compare", OLD, NEW, "--format", "json", NULL };
+	struct cli_result r = tu_run_cli(csv), j;
+	struct cb_csv_record h = { 0 }, rec = { 0 };
+	FILE *fp;
+	int rows = 0, worse = 0, same = 0, one_side = 0;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	fp = fmemopen(r.out, r.out_len, "r");
+	ck_assert_int_eq(cb_csv_read_record(fp, &h), 1);
+	ck_assert_uint_eq(h.nfields, 23);
+	while (cb_csv_read_record(fp, &rec) == 1) {
+		ck_assert_uint_eq(rec.nfields, h.nfields);
+		rows++;
+		if (strcmp(field(&h, &rec, "verdict"), "worse") == 0) {
+			worse++;
+			ck_assert_str_eq(field(&h, &rec, "metric"), "elapsed_ns");
+			ck_assert_str_eq(field(&h, &rec, "significant"), "1");
+			ck_assert(strtod(field(&h, &rec, "p"), NULL) < 0.05);
+			ck_assert(strtod(field(&h, &rec, "change_ci95_lo_pct"), NULL) > 0);
+			ck_assert_str_eq(field(&h, &rec, "n_new"), "7");
+		}
+		if (strcmp(field(&h, &rec, "verdict"), "~") == 0) {
+			same++;
+			ck_assert_str_eq(field(&h, &rec, "significant"), "0");
+		}
+		if (strcmp(field(&h, &rec, "present"), "both") != 0) {
+			one_side++;
+			ck_assert_str_eq(field(&h, &rec, "metric"), "");
+		}
+		cb_csv_record_free(&rec);
+	}
+	cb_csv_record_free(&rec);
+	cb_csv_record_free(&h);
+	fclose(fp);
+	ck_assert_int_eq(rows, 8);
+	ck_assert_int_eq(worse, 1);
+	ck_assert_int_eq(same, 4);
+	ck_assert_int_eq(one_side, 2);
+	j = tu_run_cli(json);
+	ck_assert_msg(j.status == 0, "exit %d: %s", j.status, j.err);
+	ck_assert_int_eq(tu_count_lines(j.out), rows);
+	for (char *p = j.out; *p; p = strchr(p, '\n') + 1)
+		ck_assert_msg(*p == '{' && strchr(p, '\n')[-1] == '}', "not a JSON line: %s", p);
+	ck_assert_ptr_nonnull(strstr(j.out, "\"verdict\":\"worse\""));
+	ck_assert_ptr_nonnull(strstr(j.out, "\"present\":\"new\",\"verdict\":\"only-new\""));
+	tu_free(&r);
+	tu_free(&j);
+}
+END_TEST
+
+START_TEST(test_cli_fail_above)
+{
+	const char *tight[] = { "cowbench", "compare", "--fail-above=10", OLD, NEW, NULL };
+	const char *loose[] = { "cowbench", "compare", "--fail-above=25%", OLD, NEW, NULL };
+	const char *same[] = { "cowbench", "compare", "--fail-above=0", OLD, OLD, NULL };
+	struct cli_result r = tu_run_cli(tight);
+
+	/* +18.9 % beyond 10 %: exit 1, the output still complete, the reason on stderr. */
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=1 ", "worse"));
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "regression beyond --fail-above=10%: workload=seq size=1M fork=1 elapsed_ns"));
+	tu_free(&r);
+	r = tu_run_cli(loose);
+	ck_assert_int_eq(r.status, 0);
+	tu_free(&r);
+	/* A file against itself: nothing significant, even with a 0 % threshold. */
+	r = tu_run_cli(same);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "0 better, 0 worse, 0 changed, 9 ~"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_by_axis)
+{
+	const char *fork[] = { "cowbench", "compare", "--by=fork", OLD, NULL };
+	const char *kernel[] = { "cowbench", "compare", "--by=kernel", "--format=csv", OLD, NEW, NULL };
+	const char *base[] = { "cowbench", "compare", "--by=fork=1", "--metric=elapsed_ns", OLD, NULL };
+	struct cli_result r = tu_run_cli(fork);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "old: fork=0\nnew: fork=1\n"));
+	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "worse"), "%s", r.out);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=random size=1M", "only in new"));
+	tu_free(&r);
+	/* Two kernels in two files told apart by their kernel column, as a CI gate would. */
+	r = tu_run_cli(kernel);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(line_with(r.out, "kernel,kernel=6.12.0,kernel=6.12.0-cow,workload=seq size=1M fork=1,elapsed_ns",
+					 ",worse"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=0,elapsed_ns", ",~"));
+	tu_free(&r);
+	r = tu_run_cli(base);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "old: fork=1\nnew: fork=0\n"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M ", "better"));
+	tu_free(&r);
+}
+END_TEST
+
+static const char *const bad_inputs[][8] = {
+	{ "cowbench", "compare", OLD, NULL },
+	{ "cowbench", "compare", OLD, NEW, OLD, NULL },
+	{ "cowbench", "compare", OLD, "/nonexistent/new.csv", NULL },
+	{ "cowbench", "compare", OLD, FX("results_garbage.csv"), NULL },
+	{ "cowbench", "compare", OLD, FX("results_schema2.csv"), NULL },
+	{ "cowbench", "compare", "--alpha=2", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--alpha=0", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--fail-above=-1", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--fail-above=ten", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--format=xml", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--metric=workload", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--metric=", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--by=nope", OLD, NULL },
+	{ "cowbench", "compare", "--by=size", OLD, NULL },
+	{ "cowbench", "compare", "--by=fork=7", OLD, NULL },
+	{ "cowbench", "compare", "--by=Fork;rm", OLD, NULL },
+	{ "cowbench", "compare", "--by=fork", NULL },
+	{ "cowbench", "compare", "--output=/nonexistent/dir/x.csv", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--bogus", OLD, NEW, NULL },
+};
+
+START_TEST(test_cli_bad_input)
+{
+	tu_assert_usage_error(bad_inputs[_i], NULL);
+}
+END_TEST
+
 static Suite *compare_suite(void)
 {
 	Suite *s = suite_create("compare");
@@ -270,6 +465,14 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_compare_small_samples_and_determinism);
 	tcase_add_test(tc, test_ratio_of_medians);
 	tcase_add_test(tc, test_noise_verdicts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_cli_table);
+	tcase_add_test(tc, test_cli_csv_and_json);
+	tcase_add_test(tc, test_cli_fail_above);
+	tcase_add_test(tc, test_cli_by_axis);
+	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

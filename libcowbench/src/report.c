@@ -184,6 +184,11 @@ static void json_string(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
+void cb_json_write_string(FILE *fp, const char *s)
+{
+	json_string(fp, s);
+}
+
 static void write_csv_header(FILE *fp)
 {
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {

@@ -114,7 +114,20 @@ static struct cb_row_group *find_or_add(struct cb_row_group **g, size_t *n, cons
 	return ng;
 }
 
+static bool row_key(const struct cb_row *row, char *buf, size_t len, void *ctx)
+{
+	(void)ctx;
+	cb_row_key(row, buf, len);
+	return true;
+}
+
 int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups)
+{
+	return cb_group_rows_by(rows, n, row_key, NULL, out, ngroups);
+}
+
+int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key_of, void *ctx, struct cb_row_group **out,
+		     size_t *ngroups)
 {
 	struct cb_row_group *g = NULL;
 	size_t ng = 0;
@@ -124,7 +137,8 @@ int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out
 		struct cb_row_group *grp;
 		const struct cb_row **nr;
 
-		cb_row_key(&rows[i], key, sizeof(key));
+		if (!key_of(&rows[i], key, sizeof(key), ctx))
+			continue;
 		grp = find_or_add(&g, &ng, key);
 		if (!grp)
 			goto nomem;

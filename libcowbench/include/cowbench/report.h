@@ -129,6 +129,8 @@ int cb_report_finish(struct cb_report *r);
 
 /** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
 int cb_csv_write_field(FILE *fp, const char *field);
+/** Write a JSON string literal (quotes, backslashes and control characters escaped). */
+void cb_json_write_string(FILE *fp, const char *s);
 
 /** One parsed CSV record. */
 struct cb_csv_record {
