@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cowbench/report.h> /* enum cb_format */
+
 /* Exit statuses of the cowbench program. */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how */
 #define EXIT_USAGE      2 /* bad input: nothing was measured or written */
@@ -17,6 +19,9 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
+bool cli_parse_format(const char *text, enum cb_format *out);
+bool cli_parse_output(const char *text, const char **out);
 
 /*
  * Options are data: one table per command drives getopt_long, the

@@ -160,21 +160,12 @@ static bool opt_fail_above(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (cb_format_parse(v, &COPTS(o)->format) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_format(v, &COPTS(o)->format);
 }
 
 static bool opt_output(void *o, const char *v)
 {
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	COPTS(o)->output = v;
-	return true;
+	return cli_parse_output(v, &COPTS(o)->output);
 }
 
 static const struct cli_option cmp_options[] = {
@@ -454,6 +445,35 @@ static void csv_num(FILE *fp, double v)
 		fprintf(fp, "%.10g", v);
 }
 
+/* What a line compares, from where to where (free text: quoted/escaped on output). */
+static const char *const text_names[] = { "by", "old", "new", "cell" };
+
+#define N_TEXTS (sizeof(text_names) / sizeof(text_names[0]))
+
+static void line_texts(const struct cmp_opts *o, const struct line *l, const char *t[N_TEXTS])
+{
+	t[0] = o->by;
+	t[1] = l->old->label;
+	t[2] = l->new_->label;
+	t[3] = l->cell;
+}
+
+/* The numbers of a compared line, in CSV column order (NAN: not defined). */
+static const char *const number_names[] = {
+	"old_median", "old_ci95_lo", "old_ci95_hi", "new_median", "new_ci95_lo", "new_ci95_hi",
+	"change_pct", "change_ci95_lo_pct", "change_ci95_hi_pct", "p",
+};
+
+#define N_NUMBERS (sizeof(number_names) / sizeof(number_names[0]))
+
+static void line_numbers(const struct line *l, double v[N_NUMBERS])
+{
+	const double all[N_NUMBERS] = { l->c.old_center, l->c.old_lo, l->c.old_hi, l->c.new_center, l->c.new_lo,
+					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.test.p };
+
+	memcpy(v, all, sizeof(all));
+}
+
 static void csv_header(FILE *fp)
 {
 	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
@@ -466,29 +486,25 @@ static const char *const present_names[] = { "both", "old", "new" };
 
 static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 {
-	cb_csv_write_field(fp, o->by);
-	fputc(',', fp);
-	cb_csv_write_field(fp, l->old->label);
-	fputc(',', fp);
-	cb_csv_write_field(fp, l->new_->label);
-	fputc(',', fp);
-	cb_csv_write_field(fp, l->cell);
+	double v[N_NUMBERS];
+
+	const char *t[N_TEXTS];
+
+	line_texts(o, l, t);
+	for (size_t i = 0; i < N_TEXTS; i++) {
+		if (i)
+			fputc(',', fp);
+		cb_csv_write_field(fp, t[i]);
+	}
 	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
 	if (!l->metric) {
 		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s\r\n", l->failed_old, l->failed_new, l->verdict);
 		return;
 	}
 	fprintf(fp, ",%zu,%zu,%zu,%zu", l->c.n_old, l->c.n_new, l->failed_old, l->failed_new);
-	csv_num(fp, l->c.old_center);
-	csv_num(fp, l->c.old_lo);
-	csv_num(fp, l->c.old_hi);
-	csv_num(fp, l->c.new_center);
-	csv_num(fp, l->c.new_lo);
-	csv_num(fp, l->c.new_hi);
-	csv_num(fp, l->change);
-	csv_num(fp, l->change_lo);
-	csv_num(fp, l->change_hi);
-	csv_num(fp, l->c.test.p);
+	line_numbers(l, v);
+	for (size_t i = 0; i < N_NUMBERS; i++)
+		csv_num(fp, v[i]);
 	fprintf(fp, ",%d,%d,%s\r\n", l->c.test.exact, l->c.significant, l->verdict);
 }
 
@@ -503,28 +519,22 @@ static void json_num(FILE *fp, const char *name, double v)
 
 static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 {
-	fputs("{\"by\":", fp);
-	cb_json_write_string(fp, o->by);
-	fputs(",\"old\":", fp);
-	cb_json_write_string(fp, l->old->label);
-	fputs(",\"new\":", fp);
-	cb_json_write_string(fp, l->new_->label);
-	fputs(",\"cell\":", fp);
-	cb_json_write_string(fp, l->cell);
+	double v[N_NUMBERS];
+
+	const char *t[N_TEXTS];
+
+	line_texts(o, l, t);
+	for (size_t i = 0; i < N_TEXTS; i++) {
+		fprintf(fp, "%s\"%s\":", i ? "," : "{", text_names[i]);
+		cb_json_write_string(fp, t[i]);
+	}
 	fprintf(fp, ",\"present\":\"%s\",\"verdict\":\"%s\",\"failed_old\":%zu,\"failed_new\":%zu",
 		present_names[l->present], l->verdict, l->failed_old, l->failed_new);
 	if (l->metric) {
 		fprintf(fp, ",\"metric\":\"%s\",\"n_old\":%zu,\"n_new\":%zu", l->metric, l->c.n_old, l->c.n_new);
-		json_num(fp, "old_median", l->c.old_center);
-		json_num(fp, "old_ci95_lo", l->c.old_lo);
-		json_num(fp, "old_ci95_hi", l->c.old_hi);
-		json_num(fp, "new_median", l->c.new_center);
-		json_num(fp, "new_ci95_lo", l->c.new_lo);
-		json_num(fp, "new_ci95_hi", l->c.new_hi);
-		json_num(fp, "change_pct", l->change);
-		json_num(fp, "change_ci95_lo_pct", l->change_lo);
-		json_num(fp, "change_ci95_hi_pct", l->change_hi);
-		json_num(fp, "p", l->c.test.p);
+		line_numbers(l, v);
+		for (size_t i = 0; i < N_NUMBERS; i++)
+			json_num(fp, number_names[i], v[i]);
 		fprintf(fp, ",\"exact\":%s,\"significant\":%s", l->c.test.exact ? "true" : "false",
 			l->c.significant ? "true" : "false");
 	}

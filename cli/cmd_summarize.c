@@ -73,21 +73,12 @@ static bool opt_baseline(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (cb_format_parse(v, &SOPTS(o)->format) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_format(v, &SOPTS(o)->format);
 }
 
 static bool opt_output(void *o, const char *v)
 {
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	SOPTS(o)->output = v;
-	return true;
+	return cli_parse_output(v, &SOPTS(o)->output);
 }
 
 static bool opt_quiet(void *o, const char *v)
