@@ -27,8 +27,7 @@
 #define MAX_METRICS 32
 
 struct cmp_opts {
-	const char *metrics;
-	char metric[MAX_METRICS][48]; /* metrics split at commas */
+	char metric[MAX_METRICS][48]; /* --metric, split at commas */
 	size_t nmetric;
 	char by[64];      /* --by=AXIS: compare values of AXIS inside the files; "" = two files */
 	char by_base[64]; /* --by=AXIS=VALUE: the baseline value; "" = the first in natural order */
@@ -89,7 +88,6 @@ static bool opt_metric(void *o, const char *v)
 		cli_error("--metric needs a comma-separated list of numeric columns");
 		return false;
 	}
-	COPTS(o)->metrics = v;
 	return true;
 }
 
