@@ -133,8 +133,13 @@ pids+=($!)
 wait_for 20 scontrol ping || fail "slurmctld did not answer"
 slurmd -D -N cbnode -f "$SLURM_CONF" 2>>"$tmp/slurmd.log" &
 pids+=($!)
-node_idle() { sinfo -h -n cbnode -o %T | grep -qx idle; }
-wait_for 30 node_idle || fail "node cbnode did not become idle: $(sinfo -h -n cbnode -o '%T %E' 2>&1)"
+# slurmd registers on start and retries until slurmctld takes it; a busy machine can be slow.
+node_idle() {
+	kill -0 "${pids[-1]}" 2>/dev/null || return 0 # slurmd died: stop waiting, the check below says so
+	sinfo -h -n cbnode -o %T | grep -qx idle
+}
+wait_for 60 node_idle || fail "node cbnode did not become idle: $(sinfo -h -n cbnode -o '%T %E' 2>&1)"
+kill -0 "${pids[-1]}" 2>/dev/null || fail "slurmd exited"
 
 # --- README's array job, verbatim ---
 mapfile -t lines < <(grep -E '^sbatch --array=1-4 analysis/slurm-matrix\.sbatch ' "$src/README.md" | sed 's/ *#.*$//')
@@ -189,4 +194,4 @@ wait_for 60 job_done || fail "resubmitted task still running after 60 s"
 scontrol -o show job "$job" | grep -q 'JobState=COMPLETED' || fail "resubmitted task did not complete"
 [ "$(wc -l <"$outdir/part-2.csv")" -eq "$before" ] || fail "--resume of a complete part added rows"
 job=""
-say "ok: $(wc -l <want-cells.txt) cells x $reps reps from 4 array tasks equal the unsharded plan; task states: $states"
+say "ok in ${SECONDS} s: $(wc -l <want-cells.txt) cells x $reps reps from 4 array tasks equal the unsharded plan; task states: $states"
