@@ -419,6 +419,29 @@ START_TEST(test_cli_by_axis)
 }
 END_TEST
 
+START_TEST(test_cli_output_file)
+{
+	char path[] = "/tmp/cbtest-compareXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "compare", "--format=csv", "--output", path, OLD, NEW, NULL };
+	struct cli_result r;
+	char *text;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_uint_eq(r.out_len, 0);
+	text = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(strncmp(text, "by,old,new,cell,metric,present,", 31), 0);
+	ck_assert_int_eq(tu_count_lines(text), 9);
+	free(text);
+	unlink(path);
+	tu_free(&r);
+}
+END_TEST
+
 static const char *const bad_inputs[][8] = {
 	{ "cowbench", "compare", OLD, NULL },
 	{ "cowbench", "compare", OLD, NEW, OLD, NULL },
@@ -472,6 +495,7 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_cli_csv_and_json);
 	tcase_add_test(tc, test_cli_fail_above);
 	tcase_add_test(tc, test_cli_by_axis);
+	tcase_add_test(tc, test_cli_output_file);
 	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	suite_add_tcase(s, tc);
 	return s;
