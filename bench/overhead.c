@@ -30,13 +30,6 @@ struct sample {
 	double p50_ns, total_ns;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The loop a careful person writes by hand, with nothing of cowbench in it. */
 static struct sample minimal_loop(const struct cb_clock *clk, size_t size)
 {
@@ -68,7 +61,7 @@ static struct sample minimal_loop(const struct cb_clock *clk, size_t size)
 		t1 = cb_tsc_end();
 		for (size_t i = 0; i < pages; i++)
 			lat[i] = cb_clock_ns(clk, ticks[i]);
-		s.p50_ns = cb_percentile_sorted((qsort(lat, pages, sizeof(*lat), cmp_double), lat), pages, 50);
+		s.p50_ns = cb_percentile_sorted((qsort(lat, pages, sizeof(*lat), cb_cmp_double), lat), pages, 50);
 		s.total_ns = cb_clock_ns(clk, t1 - t0);
 		if (write(fds[1], &s, sizeof(s)) != sizeof(s))
 			_exit(1);

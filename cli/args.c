@@ -83,6 +83,23 @@ bool cli_parse_u64(const char *text, uint64_t *out)
 	return true;
 }
 
+static const char *applying; /* the option whose parse runs (cli_option_name) */
+
+bool cli_option_apply(const struct cli_option *o, void *opts, const char *value)
+{
+	bool ok;
+
+	applying = o->name;
+	ok = o->parse(opts, value);
+	applying = NULL;
+	return ok;
+}
+
+const char *cli_option_name(void)
+{
+	return applying;
+}
+
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void))
 {
@@ -118,9 +135,7 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 				cli_error("unknown option %s (see --help)", argv[optind - 1]);
 			goto out;
 		}
-		const struct cli_option *o = &table[c - 0x100];
-
-		if (!o->parse(opts, optarg))
+		if (!cli_option_apply(&table[c - 0x100], opts, optarg))
 			goto out;
 	}
 	ret = optind;

@@ -7,9 +7,9 @@
 
 #include <cowbench/report.h> /* enum cb_format */
 
-/* Exit statuses of the cowbench program. */
-#define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how */
-#define EXIT_USAGE      2 /* bad input: nothing was measured or written */
+/* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
+#define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
+#define EXIT_USAGE      2 /* bad input: nothing was measured or written (CB_EXIT_USAGE) */
 #define EXIT_INTERNAL   70
 
 /* Print "cowbench: ..." and one newline on stderr. */
@@ -34,6 +34,14 @@ struct cli_option {
 	/* Parse the value into the command's options; return false after printing an error. */
 	bool (*parse)(void *opts, const char *value);
 };
+
+/*
+ * Parse one option's value; false after printing an error. While parse
+ * runs, cli_option_name() is its option's name: one parse function serves
+ * every option that comes from a table (a workload's).
+ */
+bool cli_option_apply(const struct cli_option *o, void *opts, const char *value);
+const char *cli_option_name(void);
 
 /* A metavar in brackets ("[A|B]") makes the value optional: "--name" alone passes NULL. */
 #define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')

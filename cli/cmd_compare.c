@@ -210,15 +210,12 @@ static void cell_identity(const struct cb_row *row, char *buf, size_t len)
 static void axis_value(const struct cb_row *row, const char *key, const char *axis, char *out, size_t len)
 {
 	const struct cb_column *c;
-	double v;
 
 	if (cb_key_value(key, axis, out, len))
 		return;
 	c = cb_column_find(axis);
-	if (c && c->type == CB_COL_STR)
-		snprintf(out, len, "%s", cb_row_text(row, axis));
-	else if (c && cb_row_number(row, axis, &v))
-		snprintf(out, len, "%.10g", v);
+	if (c)
+		cb_row_format(row, c, out, len);
 	else
 		snprintf(out, len, "%s", "");
 }
@@ -242,20 +239,23 @@ static void key_without(const char *key, const char *axis, char *out, size_t len
 	}
 }
 
-static bool side_key(const struct cb_row *row, char *buf, size_t len, void *ctx)
+static bool side_key(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx)
 {
 	const struct side_filter *f = ctx;
-	char key[CB_ROW_KEY_LEN], value[CB_ROW_KEY_LEN];
+	char key[CB_ROW_KEY_LEN], value[CB_ROW_KEY_LEN], cell[CB_ROW_KEY_LEN];
 
 	cell_identity(row, key, sizeof(key));
 	if (!f->axis) {
 		snprintf(buf, len, "%s", key);
+		*cell_len = strlen(row->cell);
 		return true;
 	}
 	axis_value(row, key, f->axis, value, sizeof(value));
 	if (strcmp(value, f->value) != 0)
 		return false;
 	key_without(key, f->axis, buf, len);
+	key_without(row->cell, f->axis, cell, sizeof(cell)); /* the key's leading cell part, less the axis */
+	*cell_len = strlen(cell);
 	return true;
 }
 
@@ -266,11 +266,27 @@ struct side {
 	size_t ng;
 };
 
+/*
+ * Group one side's rows by cell. Grouping drops the pairs after the cell
+ * that every group of the side shares (the kernel of a one-kernel file),
+ * so two sides that differ only in those still match cell by cell; a side
+ * of one group gets the same treatment, which grouping leaves out.
+ */
 static int group_side(const struct cb_row *rows, size_t n, const char *axis, struct side *s)
 {
 	struct side_filter f = { axis, s->value };
+	char key[CB_ROW_KEY_LEN];
+	size_t cell_len;
+	int err = cb_group_rows_by(rows, n, side_key, &f, &s->g, &s->ng);
 
-	return cb_group_rows_by(rows, n, side_key, &f, &s->g, &s->ng);
+	if (err || s->ng != 1 || s->g[0].n == 0)
+		return err;
+	side_key(s->g[0].rows[0], key, sizeof(key), &cell_len, &f);
+	if (cell_len > 0 && cell_len < sizeof(s->g[0].key))
+		s->g[0].key[cell_len] = '\0';
+	else if (cell_len == 0)
+		snprintf(s->g[0].key, sizeof(s->g[0].key), "workload=%s", s->g[0].rows[0]->workload);
+	return 0;
 }
 
 /* ---- lines of the comparison ---- */
@@ -524,7 +540,7 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	line_texts(o, l, t);
 	for (size_t i = 0; i < N_TEXTS; i++) {
 		fprintf(fp, "%s\"%s\":", i ? "," : "{", text_names[i]);
-		cb_json_write_string(fp, t[i]);
+		cb_json_string(fp, t[i]);
 	}
 	fprintf(fp, ",\"present\":\"%s\",\"verdict\":\"%s\",\"failed_old\":%zu,\"failed_new\":%zu",
 		present_names[l->present], l->verdict, l->failed_old, l->failed_new);

@@ -176,13 +176,11 @@ static void json_num(FILE *fp, const char *name, double v)
 
 static void json_line(FILE *fp, const struct line *l, const char *baseline)
 {
-	fputs("{\"cell\":\"", fp);
-	for (const char *p = l->key; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', fp);
-		fputc(*p, fp);
-	}
-	fprintf(fp, "\",\"metric\":\"%s\",\"n\":%zu,\"failed\":%zu", l->metric, l->s.n, l->failed);
+	fputs("{\"cell\":", fp);
+	cb_json_string(fp, l->key);
+	fputs(",\"metric\":", fp);
+	cb_json_string(fp, l->metric);
+	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
 	json_num(fp, "median", l->s.median);
 	json_num(fp, "mean", l->s.mean);
 	json_num(fp, "stddev", l->s.stddev);
@@ -191,7 +189,8 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	json_num(fp, "cv", l->s.cv);
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
-		fprintf(fp, ",\"baseline\":\"%s\"", baseline);
+		fputs(",\"baseline\":", fp);
+		cb_json_string(fp, baseline);
 		json_num(fp, "ratio", l->ratio);
 		json_num(fp, "ratio_ci95_lo", l->rlo);
 		json_num(fp, "ratio_ci95_hi", l->rhi);

@@ -7,14 +7,7 @@
 #include <cowbench/compare.h>
 #include <cowbench/summary.h>
 
-#include "splitmix.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include <cowbench/stats.h>
 
 /* ---- Mann-Whitney U ---- */
 
@@ -25,7 +18,7 @@ struct ranked {
 
 static int cmp_ranked(const void *a, const void *b)
 {
-	return cmp_double(&((const struct ranked *)a)->v, &((const struct ranked *)b)->v);
+	return cb_cmp_double(&((const struct ranked *)a)->v, &((const struct ranked *)b)->v);
 }
 
 /* Rank sum of a (mid-ranks for ties) and the tie term sum(t^3 - t) over tied groups. */
@@ -158,7 +151,7 @@ static double center_scratch(const double *v, size_t n, enum cb_center c, double
 	if (c == CB_CENTER_MEAN)
 		return mean_of(v, n);
 	memcpy(tmp, v, n * sizeof(*tmp));
-	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
 	return median_sorted(tmp, n);
 }
 
@@ -190,7 +183,7 @@ static double resampled_center(const double *v, size_t n, enum cb_center c, uint
 	}
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = v[cb_splitmix64(st) % n];
-	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
 	return median_sorted(tmp, n);
 }
 
@@ -207,7 +200,7 @@ double cb_quantile_sorted(const double *s, size_t n, double p)
 
 static void percentile_interval(double *stat, size_t k, double conf, double *lo, double *hi)
 {
-	qsort(stat, k, sizeof(*stat), cmp_double);
+	qsort(stat, k, sizeof(*stat), cb_cmp_double);
 	*lo = cb_quantile_sorted(stat, k, (1 - conf) / 2);
 	*hi = cb_quantile_sorted(stat, k, 1 - (1 - conf) / 2);
 }

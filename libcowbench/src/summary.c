@@ -5,14 +5,8 @@
 
 #include <cowbench/compare.h>
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/summary.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *out)
 {
@@ -25,7 +19,7 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 	if (!s)
 		return -ENOMEM;
 	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
+	qsort(s, n, sizeof(*s), cb_cmp_double);
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
@@ -114,10 +108,59 @@ static struct cb_row_group *find_or_add(struct cb_row_group **g, size_t *n, cons
 	return ng;
 }
 
-static bool row_key(const struct cb_row *row, char *buf, size_t len, void *ctx)
+/* Whether key has the pair tok (len bytes) after its first skip bytes, as a whole token. */
+static bool has_token(const char *key, size_t skip, const char *tok, size_t len)
+{
+	for (const char *p = key + skip; *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strncmp(p, tok, len) == 0 && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+static void drop_token(char *key, const char *tok, size_t len, size_t skip)
+{
+	for (char *p = key + skip; *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strncmp(p, tok, len) == 0 && (p[len] == ' ' || p[len] == '\0')) {
+			char *end = p + len + (p[len] == ' ');
+
+			if (!*end && p > key)
+				p--; /* the last token: take the space before it */
+			memmove(p, end, strlen(end) + 1);
+			return;
+		}
+}
+
+/*
+ * Shown keys name what differs: a pair every group has (same host kernel,
+ * same clock...) is dropped after the cell part. Distinct keys stay distinct.
+ */
+static void trim_common(struct cb_row_group *g, size_t ng, const size_t *cell_len)
+{
+	char first[CB_ROW_KEY_LEN];
+	size_t skip0 = cell_len[0] + (g[0].key[cell_len[0]] == ' ');
+
+	if (ng < 2)
+		return;
+	snprintf(first, sizeof(first), "%s", g[0].key);
+	for (const char *p = first + skip0; *p; p += strcspn(p, " "), p += strspn(p, " ")) {
+		size_t len = strcspn(p, " ");
+		bool everywhere = true;
+
+		for (size_t i = 1; i < ng && everywhere; i++)
+			everywhere = has_token(g[i].key, cell_len[i], p, len);
+		for (size_t i = 0; everywhere && i < ng; i++)
+			drop_token(g[i].key, p, len, cell_len[i]);
+	}
+	for (size_t i = 0; i < ng; i++)
+		if (!g[i].key[0] && g[i].n)
+			snprintf(g[i].key, sizeof(g[i].key), "workload=%s", g[i].rows[0]->workload);
+}
+
+static bool row_key(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx)
 {
 	(void)ctx;
 	cb_row_key(row, buf, len);
+	*cell_len = strlen(row->cell);
 	return true;
 }
 
@@ -130,18 +173,24 @@ int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key_of, 
 		     size_t *ngroups)
 {
 	struct cb_row_group *g = NULL;
-	size_t ng = 0;
+	size_t ng = 0, *cell_len = NULL;
 	char key[CB_ROW_KEY_LEN];
 
 	for (size_t i = 0; i < n; i++) {
 		struct cb_row_group *grp;
 		const struct cb_row **nr;
+		size_t *cl, klen;
 
-		if (!key_of(&rows[i], key, sizeof(key), ctx))
+		if (!key_of(&rows[i], key, sizeof(key), &klen, ctx))
 			continue;
 		grp = find_or_add(&g, &ng, key);
 		if (!grp)
 			goto nomem;
+		cl = realloc(cell_len, ng * sizeof(*cl));
+		if (!cl)
+			goto nomem;
+		cell_len = cl;
+		cell_len[grp - g] = klen;
 		if (strcmp(rows[i].status, "ok") != 0) {
 			grp->failed++;
 			continue;
@@ -153,11 +202,15 @@ int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key_of, 
 		grp->rows[grp->n++] = &rows[i];
 	}
 	if (ng)
+		trim_common(g, ng, cell_len);
+	free(cell_len);
+	if (ng)
 		qsort(g, ng, sizeof(*g), cmp_group);
 	*out = g;
 	*ngroups = ng;
 	return 0;
 nomem:
+	free(cell_len);
 	cb_row_groups_free(g, ng);
 	return -ENOMEM;
 }
