@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cowbench/report.h>
 #include <cowbench/sysctl.h>
 
 #include "cli.h"
@@ -46,6 +47,25 @@ bool cli_parse_long(const char *text, long min, long max, long *out)
 	if (errno || *end || v < min || v > max)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool cli_parse_format(const char *text, enum cb_format *out)
+{
+	if (cb_format_parse(text, out) < 0) {
+		cli_error("--format must be table, csv or json, not '%s'", text);
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_output(const char *text, const char **out)
+{
+	if (!*text) {
+		cli_error("--output needs a file name");
+		return false;
+	}
+	*out = text;
 	return true;
 }
 

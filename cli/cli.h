@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cowbench/units.h>
+
+#include <cowbench/report.h> /* enum cb_format */
+
 /* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
 #define EXIT_USAGE      2 /* bad input: nothing was measured or written (CB_EXIT_USAGE) */
@@ -18,6 +22,9 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
+bool cli_parse_format(const char *text, enum cb_format *out);
+bool cli_parse_output(const char *text, const char **out);
 
 /*
  * Options are data: one table per command drives getopt_long, the
@@ -119,6 +126,7 @@ int cmd_matrix(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 /* Let options follow operands: move them (with their separate values) before the first operand. */
@@ -127,5 +135,9 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
 		       const char *baseline, bool quiet);
+/* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
+/* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
+void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
 
 #endif

@@ -73,21 +73,12 @@ static bool opt_baseline(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (cb_format_parse(v, &SOPTS(o)->format) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_format(v, &SOPTS(o)->format);
 }
 
 static bool opt_output(void *o, const char *v)
 {
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	SOPTS(o)->output = v;
-	return true;
+	return cli_parse_output(v, &SOPTS(o)->output);
 }
 
 static bool opt_quiet(void *o, const char *v)
@@ -208,7 +199,7 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 }
 
 /* Numbers for people in the metric's own unit (cowbench/units.h); counts and ratios plain. */
-static void human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
+void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
 {
 	size_t n = strlen(metric);
 
@@ -240,11 +231,11 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16];
 	enum cb_units_style st = cb_units_style_for(fp);
 
-	human(med, sizeof(med), l->s.median, l->metric, st);
-	human(mean, sizeof(mean), l->s.mean, l->metric, st);
-	human(sd, sizeof(sd), l->s.stddev, l->metric, st);
-	human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
-	human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
+	cli_human(med, sizeof(med), l->s.median, l->metric, st);
+	cli_human(mean, sizeof(mean), l->s.mean, l->metric, st);
+	cli_human(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	cli_human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
+	cli_human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
 
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
@@ -335,7 +326,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 /* Read every file (all checked before anything is printed) into one row array. */
-static int read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 {
 	char why[512];
 
@@ -452,7 +443,7 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
+	if (cli_read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
 		free(rows);
 		return EXIT_USAGE;
 	}

@@ -12,6 +12,7 @@ packages=(
 	gnuplot-nox            # plots (analysis/)
 	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
 	tmux                   # screen tests: progress, rows and the closing summary on a real terminal
+	slurm-wlm munge        # the slurm test: README's array job on a single-node Slurm (tests/slurm-test.sh)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
 packages+=("$@")
