@@ -110,6 +110,12 @@ static const struct cb_column columns[] = {
 	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
 	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
+	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
+	INT(steal_ns, "CPU time stolen by the hypervisor from all CPUs during the rep (/proc/stat steal delta, ns; tick resolution)"),
+	INT(runq, "runnable tasks on the machine around the rep (/proc/stat procs_running, larger of the reads before and after)"),
+	INT(migrations, "writer's CPU migrations during the loop (/proc/thread-self/sched se.nr_migrations; empty without CONFIG_SCHED_DEBUG)"),
+	INT(writer_cpu, "CPU the writer ran on when its loop ended (sched_getcpu)"),
+	STR(stop, "adaptive repetitions (--target-ci): on a cell's last rep, why it stopped: target, max-reps or max-time"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

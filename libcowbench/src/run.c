@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <cowbench/version.h>
@@ -12,6 +14,7 @@
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
 #include <cowbench/hugepage.h>
+#include <cowbench/noise.h>
 #include <cowbench/run.h>
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
@@ -100,6 +103,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->version, sizeof(row->version), cb_version());
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;
+	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = CB_NA;
 	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
 	cb_row_init_workload(row, spec);
 	cb_evidence_row_init(row);
@@ -125,6 +129,9 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 	row->elapsed_ns = (int64_t)res->elapsed_ns;
 	row->ns_per_page = (double)res->elapsed_ns / (double)res->count;
 	row->faults = res->minflt;
+	row->nivcsw = res->nivcsw;
+	row->writer_cpu = res->cpu >= 0 ? res->cpu : CB_NA;
+	row->migrations = res->migrations >= 0 ? res->migrations : CB_NA;
 	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) == 0)
 		cb_row_set_latency(row, &st);
 }
@@ -240,15 +247,44 @@ int cb_run_spec_check(const struct cb_run_spec *spec, char *why, size_t len)
 	return err;
 }
 
+static long involuntary_switches(void)
+{
+	struct rusage self, children;
+
+	if (getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &children) < 0)
+		return -1;
+	return self.ru_nivcsw + children.ru_nivcsw;
+}
+
+/*
+ * A self-driven workload's threads and children are its writers: their
+ * involuntary switches over the whole rep (children counted once reaped).
+ */
+static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
+{
+	long before = involuntary_switches(), after;
+	int err = spec->workload->run(spec, row), cpu = sched_getcpu();
+
+	after = involuntary_switches();
+	if (before >= 0 && after >= before)
+		row->nivcsw = after - before;
+	row->writer_cpu = cpu >= 0 ? cpu : CB_NA;
+	return err;
+}
+
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 {
+	struct cb_sys_sample before, after;
 	int err;
 
 	cb_row_init(row, spec, rep);
+	cb_sys_sample_read(NULL, &before);
 	if (spec->workload->page_order)
 		err = run_page_order(spec, row);
 	else
-		err = spec->workload->run(spec, row);
+		err = run_self_driven(spec, row);
+	cb_sys_sample_read(NULL, &after);
+	cb_sys_sample_fill_row(&before, &after, row);
 	stamp_row(row);
 	return err;
 }

@@ -13,6 +13,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/hugepage.h>
+#include <cowbench/noise.h>
 #include <cowbench/stats.h>
 #include <cowbench/touch.h>
 
@@ -37,6 +38,7 @@ struct shared_result {
 	int err;
 	uintptr_t region; /* where the writer's region is (a --no-fork child maps its own) */
 	long minflt, majflt;
+	long nivcsw, cpu, migrations; /* noise around the loop (cowbench/noise.h); -1: unknown */
 	uint64_t elapsed_ticks;
 	uint64_t lat[]; /* per-write ticks */
 };
@@ -114,11 +116,14 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	struct rusage r0, r1;
 	uint64_t *lat = map_private_populated(p->count * sizeof(uint64_t));
 	uint64_t t0, t1;
+	long mig0, mig1;
 
 	if (!lat) {
 		out->err = -ENOMEM;
 		return;
 	}
+	/* Noise counters are read outside the timed loop, so they cost it nothing. */
+	mig0 = cb_thread_migrations();
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = cb_clock_read(p->clock);
 #if defined(__x86_64__) || defined(__i386__)
@@ -129,6 +134,10 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 		touch_loop_monotonic(base, p->order, p->count, p->page_size, lat);
 	t1 = cb_clock_read(p->clock);
 	getrusage(RUSAGE_SELF, &r1);
+	out->cpu = sched_getcpu();
+	mig1 = cb_thread_migrations();
+	out->migrations = mig0 >= 0 && mig1 >= mig0 ? mig1 - mig0 : -1;
+	out->nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
 
 	out->elapsed_ticks = t1 - t0;
 	out->minflt = r1.ru_minflt - r0.ru_minflt;
@@ -351,6 +360,9 @@ static int convert_result(const struct cb_touch_params *p, const struct shared_r
 	res->elapsed_ns = (uint64_t)(cb_clock_ns(p->clock, sr->elapsed_ticks) + 0.5);
 	res->minflt = sr->minflt;
 	res->majflt = sr->majflt;
+	res->nivcsw = sr->nivcsw;
+	res->cpu = sr->cpu;
+	res->migrations = sr->migrations;
 	return 0;
 }
 

@@ -94,6 +94,9 @@ struct cb_row {
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
 	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
 	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
+	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
+	int64_t nivcsw, steal_ns, runq, migrations, writer_cpu;
+	char stop[12];
 	/* New columns go above this line, in the column table's order. */
 };
 

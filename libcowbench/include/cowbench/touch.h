@@ -68,6 +68,8 @@ struct cb_touch_result {
 	char status[CB_STATUS_LEN]; /* "ok", "child-killed:SIGKILL", "child-exit:3", "error:..." */
 	uint64_t elapsed_ns;        /* wall time of the whole touch loop */
 	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
+	long nivcsw;                /* writer's involuntary context switches, same window */
+	long cpu, migrations;       /* CPU the loop ended on; migrations during it (-1: not known) */
 	double *lat_ns;             /* count per-write latencies (malloc'd; cb_touch_result_free) */
 	size_t count;
 	int64_t huge_bytes;         /* region bytes on huge pages once populated; -1: not known */

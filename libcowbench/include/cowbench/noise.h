@@ -1,0 +1,44 @@
+#ifndef COWBENCH_NOISE_H
+#define COWBENCH_NOISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * What else the machine did during a rep: the per-rep noise columns
+ * (steal_ns, nivcsw, runq, migrations, writer_cpu) and the choice of a
+ * quiet CPU for the writer. Everything here is read around a rep, never
+ * inside the timed loop.
+ */
+
+struct cb_row;
+
+/** System-wide counters read before and after a rep (/proc/stat). */
+struct cb_sys_sample {
+	bool ok;
+	uint64_t steal_ticks;   /* "cpu" line, steal column (USER_HZ ticks, all CPUs) */
+	long procs_running;     /* runnable tasks at the moment of the read, this one included */
+};
+
+/** Read /proc/stat (or the file at path when not NULL, for tests). */
+int cb_sys_sample_read(const char *path, struct cb_sys_sample *s);
+
+/** Fill steal_ns (delta) and runq (the larger of the two reads) of row. */
+void cb_sys_sample_fill_row(const struct cb_sys_sample *before, const struct cb_sys_sample *after,
+			    struct cb_row *row);
+
+/** The calling thread's se.nr_migrations (/proc/thread-self/sched); -1 when not available. */
+long cb_thread_migrations(void);
+
+/** Per-CPU busy ticks (all but idle and iowait) from /proc/stat (or path); returns CPUs read, <0 on error. */
+int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus);
+
+/**
+ * The allowed CPU that was least busy over `sample_ms` milliseconds (CPU 0
+ * avoided on ties: it takes most interrupts); -1 when the process may run
+ * on one CPU only or /proc/stat cannot be read.
+ */
+int cb_quiet_cpu(unsigned sample_ms);
+
+#endif

@@ -1,0 +1,131 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cowbench/noise.h>
+#include <cowbench/report.h>
+
+int cb_sys_sample_read(const char *path, struct cb_sys_sample *s)
+{
+	FILE *fp = fopen(path ? path : "/proc/stat", "re");
+	char line[512];
+	bool have_cpu = false, have_running = false;
+
+	memset(s, 0, sizeof(*s));
+	if (!fp)
+		return -errno;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t f[8];
+
+		/* cpu user nice system idle iowait irq softirq steal ... */
+		if (!have_cpu && sscanf(line, "cpu %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+					      " %" SCNu64 " %" SCNu64, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
+				       &f[7]) == 8) {
+			s->steal_ticks = f[7];
+			have_cpu = true;
+		} else if (sscanf(line, "procs_running %ld", &s->procs_running) == 1) {
+			have_running = true;
+		}
+	}
+	fclose(fp);
+	s->ok = have_cpu && have_running;
+	return s->ok ? 0 : -ENODATA;
+}
+
+void cb_sys_sample_fill_row(const struct cb_sys_sample *before, const struct cb_sys_sample *after,
+			    struct cb_row *row)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (!before->ok || !after->ok || hz <= 0)
+		return;
+	if (after->steal_ticks >= before->steal_ticks)
+		row->steal_ns = (int64_t)((after->steal_ticks - before->steal_ticks) * (1000000000u / (uint64_t)hz));
+	row->runq = before->procs_running > after->procs_running ? before->procs_running : after->procs_running;
+}
+
+long cb_thread_migrations(void)
+{
+	FILE *fp = fopen("/proc/thread-self/sched", "re");
+	char line[256];
+	long v = -1;
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "se.nr_migrations", 16) == 0) {
+			const char *colon = strchr(line, ':');
+
+			if (colon)
+				v = strtol(colon + 1, NULL, 10);
+			break;
+		}
+	fclose(fp);
+	return v;
+}
+
+int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)
+{
+	FILE *fp = fopen(path ? path : "/proc/stat", "re");
+	char line[512];
+	int n = 0;
+
+	if (!fp)
+		return -errno;
+	for (int i = 0; i < max_cpus; i++)
+		busy[i] = UINT64_MAX; /* not listed: offline */
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t f[8] = { 0 };
+		int cpu;
+
+		if (sscanf(line, "cpu%d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+				 " %" SCNu64, &cpu, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]) < 5 ||
+		    cpu < 0 || cpu >= max_cpus)
+			continue;
+		/* idle (f[3]) and iowait (f[4]) are the quiet time; steal counts as busy: the CPU was not ours. */
+		busy[cpu] = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+		n = cpu + 1 > n ? cpu + 1 : n;
+	}
+	fclose(fp);
+	return n;
+}
+
+int cb_quiet_cpu(unsigned sample_ms)
+{
+	enum { MAXC = 1024 };
+	uint64_t *a = malloc(2 * MAXC * sizeof(*a)), *b = a ? a + MAXC : NULL;
+	struct timespec ts = { .tv_sec = sample_ms / 1000, .tv_nsec = (long)(sample_ms % 1000) * 1000000L };
+	cpu_set_t set;
+	int n, best = -1, allowed = 0;
+	uint64_t best_busy = UINT64_MAX;
+
+	if (!a || sched_getaffinity(0, sizeof(set), &set) < 0 || (n = cb_cpu_busy_ticks(NULL, a, MAXC)) <= 0) {
+		free(a);
+		return -1;
+	}
+	nanosleep(&ts, NULL);
+	if (cb_cpu_busy_ticks(NULL, b, MAXC) < n)
+		n = 0;
+	for (int c = 0; c < n; c++) {
+		uint64_t d;
+
+		if (!CPU_ISSET(c, &set) || a[c] == UINT64_MAX || b[c] == UINT64_MAX)
+			continue;
+		allowed++;
+		d = b[c] >= a[c] ? b[c] - a[c] : 0;
+		/* Strictly less: on a tie the lower number wins, unless it is CPU 0 (interrupts). */
+		if (best < 0 || d < best_busy || (d == best_busy && best == 0)) {
+			best = c;
+			best_busy = d;
+		}
+	}
+	free(a);
+	return allowed > 1 ? best : -1;
+}
