@@ -247,4 +247,5 @@ const struct cb_workload cb_workload_fork = {
 	.options = fork_options,
 	.options_size = sizeof(struct fork_opts),
 	.matrix = "size=16M,64M,256M",
+	.headline = "fork_ns",
 };

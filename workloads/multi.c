@@ -251,4 +251,5 @@ const struct cb_workload cb_workload_multi = {
 	.check = multi_check,
 	.options = multi_options,
 	.options_size = sizeof(struct multi_opts),
+	.headline = "ns_per_page",
 };

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <cowbench/error.h>
+#include <cowbench/report.h>
 #include <cowbench/workload.h>
 
 #define CB_WORKLOAD(name) extern const struct cb_workload cb_workload_##name;
@@ -69,6 +70,14 @@ static int reject(const struct cb_workload *w, size_t index, char *why, size_t l
 	return CB_EREGISTRY;
 }
 
+/* The headline is what adaptive repetitions tighten: a number, from the column table. */
+static bool headline_ok(const char *name)
+{
+	const struct cb_column *c = cb_column_find(name);
+
+	return c && c->type != CB_COL_STR;
+}
+
 static int check_entry(const struct cb_workload *w, size_t index, char *why, size_t len)
 {
 	char opt_why[160];
@@ -87,6 +96,8 @@ static int check_entry(const struct cb_workload *w, size_t index, char *why, siz
 		return reject(w, index, why, len, "options and options_size go together");
 	if (cb_options_table_check(w->options, w->options_size, opt_why, sizeof(opt_why)) < 0)
 		return reject(w, index, why, len, opt_why);
+	if (w->headline && !headline_ok(w->headline))
+		return reject(w, index, why, len, "headline must name a numeric column (cowbench/report.h)");
 	return 0;
 }
 

@@ -713,4 +713,5 @@ const struct cb_workload cb_workload_snapshot = {
 	.options_size = sizeof(struct snapshot_opts),
 	.default_size = "1G",
 	.matrix = "size=64M snapshot=fork,uffd-wp,memcpy threads=2 checkpointers=1",
+	.headline = "slowdown",
 };

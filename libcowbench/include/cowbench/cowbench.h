@@ -19,5 +19,7 @@
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/units.h>
+#include <cowbench/noise.h>
+#include <cowbench/adaptive.h>
 
 #endif

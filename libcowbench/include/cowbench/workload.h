@@ -63,6 +63,12 @@ struct cb_workload {
 	 * ("size=64M snapshot=fork,uffd-wp,memcpy"), NULL for none.
 	 */
 	const char *matrix;
+	/*
+	 * Optional: the numeric column that is this workload's answer, whose
+	 * interval adaptive repetitions (--target-ci) tighten; NULL: lat_p50_ns
+	 * for page-order workloads, elapsed_ns otherwise (cowbench/adaptive.h).
+	 */
+	const char *headline;
 };
 
 /** Number of registered workloads. */

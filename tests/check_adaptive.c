@@ -1,0 +1,225 @@
+/*
+ * Adaptive repetitions against known answers: a fake measurement source of
+ * known coefficient of variation drives the stopping rule, which must stop
+ * on the target near the sample size theory predicts, with an interval that
+ * is as tight as asked, and on its bounds when the target is out of reach.
+ * Also the headline column of every workload and the noise readers.
+ */
+#include <math.h>
+
+#include <cowbench/adaptive.h>
+#include <cowbench/compare.h>
+#include <cowbench/noise.h>
+#include <cowbench/report.h>
+#include <cowbench/results.h>
+#include <cowbench/workload.h>
+
+#include "testutil.h"
+
+/* The fake source: normal values of a given mean and CV, each rep taking rep_ns on a fake clock. */
+struct source {
+	uint64_t st;
+	double mean, cv;
+	uint64_t now_ns, rep_ns;
+};
+
+static double uniform01(struct source *s)
+{
+	uint64_t z = (s->st += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double measure(struct source *s)
+{
+	double u1 = uniform01(s), u2 = uniform01(s);
+
+	s->now_ns += s->rep_ns;
+	return s->mean * (1 + s->cv * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+}
+
+/* The loop the CLI runs: measure, then ask the rule. Returns the reps run. */
+static size_t run_cell(const struct cb_adaptive *a, struct source *s, double *v, size_t cap, enum cb_stop *why)
+{
+	uint64_t start = s->now_ns;
+	size_t n = 0;
+
+	*why = CB_STOP_NO;
+	while (n < cap && *why == CB_STOP_NO) {
+		v[n] = measure(s);
+		n++;
+		*why = cb_adaptive_stop(a, v, n, n, s->now_ns - start);
+	}
+	return n;
+}
+
+START_TEST(test_stops_at_target_near_theory)
+{
+	/* CV 5 %, +-2 %: n = 1.96^2 * 0.05^2 / 0.02^2 = 24 (a little more with t quantiles). */
+	struct cb_adaptive a = { .target = 0.02, .conf = 0.95, .min_reps = CB_ADAPTIVE_MIN_REPS, .max_reps = 1000 };
+	size_t theory = cb_reps_needed(0.05, 0.02, 0.95), counts[400], covered = 0;
+	double v[1000];
+
+	ck_assert_uint_eq(theory, 25);
+	for (int t = 0; t < 400; t++) {
+		struct source s = { .st = 1000u + (uint64_t)t, .mean = 5000, .cv = 0.05, .rep_ns = 1 };
+		struct cb_noise_verdict nv;
+		enum cb_stop why;
+		double mean, lo, hi;
+		size_t n = run_cell(&a, &s, v, 1000, &why);
+
+		ck_assert_int_eq(why, CB_STOP_TARGET);
+		ck_assert_uint_ge(n, CB_ADAPTIVE_MIN_REPS);
+		ck_assert_int_eq(cb_noise_judge(v, n, 0.02, 0.95, &nv), 0);
+		ck_assert(nv.rel_half_width <= 0.02);
+		/* One rep fewer was not enough: it stopped at the first n that met the target. */
+		ck_assert_int_eq(cb_adaptive_stop(&a, v, n - 1, n - 1, 0), CB_STOP_NO);
+		ck_assert_int_eq(cb_t_mean_ci(v, n, 0.95, &mean, &lo, &hi), 0);
+		covered += lo <= 5000 && 5000 <= hi;
+		counts[t] = n;
+	}
+	/* The median stopping point is near theory (optional stopping stops a little early on lucky runs). */
+	for (int i = 1; i < 400; i++)
+		for (int j = i; j > 0 && counts[j - 1] > counts[j]; j--) {
+			size_t x = counts[j];
+
+			counts[j] = counts[j - 1];
+			counts[j - 1] = x;
+		}
+	ck_assert_msg(counts[200] >= theory * 7 / 10 && counts[200] <= theory * 14 / 10,
+		      "median stop %zu reps, theory %zu", counts[200], theory);
+	/* Stopping on the data costs some coverage; it must stay near the nominal 95 %. */
+	ck_assert_msg(covered >= 400 * 88 / 100, "interval covered the true mean in %zu of 400", covered);
+}
+END_TEST
+
+START_TEST(test_never_before_min_reps)
+{
+	struct cb_adaptive a = { .target = 0.05, .conf = 0.95, .min_reps = CB_ADAPTIVE_MIN_REPS };
+	struct source s = { .st = 7, .mean = 100, .cv = 0, .rep_ns = 1 };
+	double v[64];
+	enum cb_stop why;
+
+	/* Identical values meet any target at once, but two or three agreeing values prove nothing. */
+	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), CB_ADAPTIVE_MIN_REPS);
+	ck_assert_int_eq(why, CB_STOP_TARGET);
+	a.min_reps = 1; /* clamped to 3: an interval needs a spread */
+	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), 3);
+}
+END_TEST
+
+START_TEST(test_rep_bound)
+{
+	struct cb_adaptive a = { .target = 0.01, .conf = 0.95, .min_reps = 5, .max_reps = 10 };
+	struct source s = { .st = 11, .mean = 100, .cv = 0.30, .rep_ns = 1 };
+	double v[64];
+	enum cb_stop why;
+
+	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), 10);
+	ck_assert_int_eq(why, CB_STOP_MAX_REPS);
+	ck_assert_str_eq(cb_stop_name(why), "max-reps");
+	/* Failed reps count toward the bound: 4 good values out of 10 reps. */
+	ck_assert_int_eq(cb_adaptive_stop(&a, v, 4, 10, 0), CB_STOP_MAX_REPS);
+}
+END_TEST
+
+START_TEST(test_time_bound)
+{
+	struct cb_adaptive a = { .target = 0.01, .conf = 0.95, .min_reps = 5, .max_ns = 3500 };
+	struct source s = { .st = 12, .mean = 100, .cv = 0.30, .rep_ns = 1000 };
+	double v[64];
+	enum cb_stop why;
+
+	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), 4);
+	ck_assert_int_eq(why, CB_STOP_MAX_TIME);
+	ck_assert_str_eq(cb_stop_name(why), "max-time");
+}
+END_TEST
+
+START_TEST(test_target_wins_over_bound)
+{
+	struct cb_adaptive a = { .target = 0.05, .conf = 0.95, .min_reps = 5, .max_reps = 5, .max_ns = 1 };
+	double v[5] = { 100, 101, 99, 100, 100 };
+
+	ck_assert_int_eq(cb_adaptive_stop(&a, v, 5, 5, 10), CB_STOP_TARGET);
+	ck_assert_str_eq(cb_stop_name(CB_STOP_TARGET), "target");
+	ck_assert_str_eq(cb_stop_name(CB_STOP_NO), "");
+}
+END_TEST
+
+START_TEST(test_headlines)
+{
+	for (size_t i = 0; i < cb_workload_count(); i++) {
+		const struct cb_workload *w = cb_workload_at(i);
+		const struct cb_column *c = cb_column_find(cb_workload_headline(w));
+
+		ck_assert_msg(c && c->type != CB_COL_STR, "%s: headline %s", w->name, cb_workload_headline(w));
+	}
+	ck_assert_str_eq(cb_workload_headline(cb_workload_find("seq")), "lat_p50_ns");
+	ck_assert_str_eq(cb_workload_headline(cb_workload_find("fork")), "fork_ns");
+	ck_assert_str_eq(cb_workload_headline(cb_workload_find("snapshot")), "slowdown");
+}
+END_TEST
+
+START_TEST(test_headline_of_a_row)
+{
+	struct cb_row row;
+	double v;
+
+	memset(&row, 0, sizeof(row));
+	row.lat_p50_ns = NAN;
+	ck_assert(!cb_row_headline(&row, cb_workload_find("seq"), &v)); /* a failed rep has none */
+	row.lat_p50_ns = 3500.5;
+	ck_assert(cb_row_headline(&row, cb_workload_find("seq"), &v));
+	ck_assert(v == 3500.5);
+}
+END_TEST
+
+START_TEST(test_proc_stat_reader)
+{
+	struct cb_sys_sample a, b;
+	struct cb_row row;
+	uint64_t busy[4];
+
+	ck_assert_int_eq(cb_sys_sample_read(CB_FIXTURE_DIR "/proc_stat_2cpu.txt", &a), 0);
+	ck_assert(a.ok);
+	ck_assert_uint_eq(a.steal_ticks, 12468);
+	ck_assert_int_eq(a.procs_running, 7);
+	b = a;
+	b.steal_ticks += 3;
+	b.procs_running = 2;
+	memset(&row, 0, sizeof(row));
+	cb_sys_sample_fill_row(&a, &b, &row);
+	ck_assert_int_eq(row.steal_ns, 3 * (1000000000 / sysconf(_SC_CLK_TCK)));
+	ck_assert_int_eq(row.runq, 7);
+	ck_assert_int_eq(cb_cpu_busy_ticks(CB_FIXTURE_DIR "/proc_stat_2cpu.txt", busy, 4), 2);
+	ck_assert_uint_eq(busy[0], 300000u + 6000 + 120000 + 0 + 1500 + 6000);
+	ck_assert_uint_eq(busy[2], UINT64_MAX);
+	/* This machine's own /proc/stat reads too. */
+	ck_assert_int_eq(cb_sys_sample_read(NULL, &a), 0);
+	ck_assert_int_ge(a.procs_running, 1);
+}
+END_TEST
+
+static Suite *adaptive_suite(void)
+{
+	Suite *s = suite_create("adaptive");
+	TCase *tc = tcase_create("rule");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_stops_at_target_near_theory);
+	tcase_add_test(tc, test_never_before_min_reps);
+	tcase_add_test(tc, test_rep_bound);
+	tcase_add_test(tc, test_time_bound);
+	tcase_add_test(tc, test_target_wins_over_bound);
+	tcase_add_test(tc, test_headlines);
+	tcase_add_test(tc, test_headline_of_a_row);
+	tcase_add_test(tc, test_proc_stat_reader);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(adaptive_suite)
