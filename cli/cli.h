@@ -140,4 +140,43 @@ int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 /* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
 void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
 
+/* ---- how many reps a cell runs (reps.c): fixed, or until its interval is tight ---- */
+
+#include <cowbench/adaptive.h>
+
+#define CLI_DEFAULT_MAX_REPS 50 /* --target-ci without --max-reps */
+
+struct cli_reps_opts {
+	double target;   /* --target-ci as a fraction; 0: fixed --reps */
+	long max_reps;   /* 0: CLI_DEFAULT_MAX_REPS once --target-ci is given */
+	uint64_t max_ns; /* --max-time per cell; 0: none */
+};
+
+bool cli_parse_target_ci(const char *text, double *out);
+bool cli_parse_max_time(const char *text, uint64_t *ns);
+/* Bounds need a target; a target fills in the default rep bound. -1 after printing why. */
+int cli_reps_check(struct cli_reps_opts *o, long reps);
+
+struct cb_workload;
+
+/* One cell's reps so far (resumed ones included) and the rule that stops them. */
+struct cli_reps {
+	const struct cb_workload *w;
+	struct cb_adaptive rule;
+	long fixed;        /* > 0: exactly this many reps */
+	size_t cap;        /* the most reps the cell can run */
+	size_t reps;       /* reps counted, failed ones included */
+	double *v;         /* headline values of the good ones */
+	size_t n;
+	uint64_t start_ns; /* --max-time counts from here */
+};
+
+int cli_reps_begin(struct cli_reps *r, const struct cli_reps_opts *o, long reps, const struct cb_workload *w);
+/* Count one rep (measured now or read back from a resumed file). */
+void cli_reps_count(struct cli_reps *r, const struct cb_row *row);
+enum cb_stop cli_reps_judge(const struct cli_reps *r);
+/* Write why the cell stopped into the row's stop column (empty for fixed reps). */
+void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row);
+void cli_reps_end(struct cli_reps *r);
+
 #endif

@@ -36,16 +36,23 @@ struct matrix_opts {
 	unsigned shard_i, shard_n;
 	const char *resume, *output;
 	enum cb_format format;
+	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
+	long cap;                      /* the most reps a cell can run: --reps, or --max-reps when adaptive */
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
+enum { M_REPS, M_TARGET_CI, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
 
 static const struct {
 	const char *name, *metavar, *help;
 	bool optional;
 } matrix_options[M_N] = {
 	[M_REPS] = { "reps", "N", "measured repetitions per cell; default 5", false },
+	[M_TARGET_CI] = { "target-ci", "PCT", "adaptive reps: each cell runs until the 95 % interval of its headline "
+			  "metric's mean is within +-PCT % (--reps: the least)", false },
+	[M_MAX_REPS] = { "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", false },
+	[M_MAX_TIME] = { "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
+			 false },
 	[M_WARMUP] = { "warmup", "N", "unrecorded repetitions before each cell's first; default 1", false },
 	[M_SHUFFLE] = { "shuffle", "SEED", "run the cells in a seeded random order (no SEED: from the clock, printed)",
 			true },
@@ -69,7 +76,8 @@ static bool not_an_axis(const char *name)
 {
 	return !strcmp(name, "output") || !strcmp(name, "format") || !strcmp(name, "reps") ||
 	       !strcmp(name, "warmup") || !strcmp(name, "explain") || /* explain: a report, not a setting */
-	       !strcmp(name, "quiet");
+	       !strcmp(name, "quiet") || !strcmp(name, "target-ci") || !strcmp(name, "max-reps") ||
+	       !strcmp(name, "max-time"); /* how many reps: the matrix's, per cell */
 }
 
 static const struct cli_option *run_option(const char *name)
@@ -153,6 +161,12 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 	switch (which) {
 	case M_REPS:
 		return parse_count("reps", v, 1, &o->reps);
+	case M_TARGET_CI:
+		return cli_parse_target_ci(v, &o->adaptive.target);
+	case M_MAX_REPS:
+		return parse_count("max-reps", v, 1, &o->adaptive.max_reps);
+	case M_MAX_TIME:
+		return cli_parse_max_time(v, &o->adaptive.max_ns);
 	case M_WARMUP:
 		return parse_count("warmup", v, 0, &o->warmup);
 	case M_SHUFFLE:
@@ -491,7 +505,9 @@ struct plan {
 	struct cb_cells cells;
 	struct run_opts **opts;     /* per cell */
 	struct cb_run_spec *spec;   /* per cell */
-	unsigned char *done;        /* per cell x rep: the rep is already in the resumed file */
+	unsigned char *done;        /* per cell x rep (cap of them): the rep is already in the resumed file */
+	struct cli_reps *reps;      /* per cell: its reps so far and the rule that stops them */
+	unsigned char *stopped;     /* per cell: the resumed file holds the row that stopped it */
 	struct cb_clock clocks[CLI_NCLOCKS];
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
@@ -504,6 +520,10 @@ static void free_plan(struct plan *p)
 	free(p->opts);
 	free(p->spec);
 	free(p->done);
+	for (size_t i = 0; p->reps && i < p->cells.n; i++)
+		cli_reps_end(&p->reps[i]);
+	free(p->reps);
+	free(p->stopped);
 	cb_cells_free(&p->cells);
 }
 
@@ -557,8 +577,10 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 		cb_cells_shuffle(&p->cells, o->shuffle_seed);
 	p->opts = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->opts));
 	p->spec = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->spec));
-	p->done = calloc(p->cells.n * (size_t)o->reps + 1, 1);
-	if (!p->opts || !p->spec || !p->done) {
+	p->done = calloc(p->cells.n * (size_t)o->cap + 1, 1);
+	p->reps = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->reps));
+	p->stopped = calloc(p->cells.n + 1, 1);
+	if (!p->opts || !p->spec || !p->done || !p->reps || !p->stopped) {
 		cli_error("out of memory");
 		return -1;
 	}
@@ -572,6 +594,10 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 		if (cell_options(&p->cells.cell[i], p->opts[i]) < 0 ||
 		    cli_run_make_spec(p->opts[i], p->clocks, &p->spec[i]) < 0)
 			return -1; /* the option's own message names the value */
+		if (cli_reps_begin(&p->reps[i], &o->adaptive, o->reps, p->spec[i].workload) < 0) {
+			cli_error("out of memory");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -619,26 +645,33 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	for (size_t r = 0; r < res.n; r++) {
 		long c = cell_find(p, res.rows[r].cell);
 
-		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > o->reps) {
+		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > o->cap) {
 			foreign++;
 			continue;
 		}
-		p->done[(size_t)c * (size_t)o->reps + (size_t)(res.rows[r].rep - 1)] = 1;
+		p->done[(size_t)c * (size_t)o->cap + (size_t)(res.rows[r].rep - 1)] = 1;
+		/* Reps already there count toward the cell's interval; a row that stopped it ends it. */
+		cli_reps_count(&p->reps[c], &res.rows[r]);
+		p->stopped[c] |= res.rows[r].stop[0] != '\0';
 		seen++;
 	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
 	p->resumed = seen;
-	cli_note("--resume %s: %zu of %zu reps already there, skipped; %zu to run", o->resume, seen,
-		 p->cells.n * (size_t)o->reps, p->cells.n * (size_t)o->reps - seen);
+	cli_note("--resume %s: %zu of %s%zu reps already there, skipped; %s%zu to run", o->resume, seen,
+		 o->adaptive.target > 0 ? "at most " : "", p->cells.n * (size_t)o->cap,
+		 o->adaptive.target > 0 ? "at most " : "", p->cells.n * (size_t)o->cap - seen);
 	cb_results_free(&res);
 	return 0;
 }
 
+/* Reps cell c may still run (adaptive: at most this many). */
 static size_t cell_todo(const struct plan *p, size_t c, long reps)
 {
 	size_t n = 0;
 
+	if (p->stopped[c])
+		return 0;
 	for (long r = 0; r < reps; r++)
 		n += !p->done[c * (size_t)reps + (size_t)r];
 	return n;
@@ -649,19 +682,25 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 	size_t todo = 0;
 
 	for (size_t i = 0; i < p->cells.n; i++)
-		todo += cell_todo(p, i, o->reps);
-	printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
+		todo += cell_todo(p, i, o->cap);
+	if (o->adaptive.target > 0)
+		printf("# %zu cells x %ld to %ld reps until +-%g %% (+%ld warm-up each)", p->cells.n, o->reps, o->cap,
+		       o->adaptive.target * 100, o->warmup);
+	else
+		printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)
 		printf(", shard %u/%u", o->shard_i, o->shard_n);
 	if (o->shuffle)
 		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
-	printf("; %zu reps to run\n", todo);
+	printf("; %s%zu reps to run\n", o->adaptive.target > 0 ? "at most " : "", todo);
 	for (size_t i = 0; i < p->cells.n; i++) {
-		size_t t = cell_todo(p, i, o->reps);
+		size_t t = cell_todo(p, i, o->cap);
 
 		printf("%zu\t%s", p->cells.cell[i].index + 1, p->cells.cell[i].key);
-		if (t < (size_t)o->reps)
-			printf("\t(%zu of %ld reps done)", (size_t)o->reps - t, o->reps);
+		if (p->stopped[i])
+			printf("\t(%zu reps done, stopped)", p->reps[i].reps);
+		else if (t < (size_t)o->cap)
+			printf("\t(%zu of %ld reps done)", (size_t)o->cap - t, o->cap);
 		putchar('\n');
 	}
 }
@@ -795,6 +834,9 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		    struct progress *pr, size_t cell_no)
 {
 	const struct cb_cell *cell = &p->cells.cell[c];
+	struct cli_reps *reps = &p->reps[c];
+	enum cb_stop stop = CB_STOP_NO;
+	size_t todo = cell_todo(p, c, o->cap), ran = 0;
 	int worst = 0;
 
 	if (cli_run_apply_sysctls(p->opts[c]) < 0)
@@ -805,13 +847,21 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		show_progress(pr, p, c, cell_no);
 		cb_run_rep(&p->spec[c], 0, &row);
 	}
-	for (long r = 1; r <= o->reps; r++) {
+	reps->start_ns = cb_monotonic_ns(); /* --max-time: this run's time on the cell */
+	if (o->adaptive.target > 0 && reps->reps && (stop = cli_reps_judge(reps)) != CB_STOP_NO)
+		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add", cell->key,
+			 reps->reps);
+	for (long r = 1; r <= o->cap && stop == CB_STOP_NO; r++) {
 		struct cb_row row;
 
-		if (p->done[c * (size_t)o->reps + (size_t)(r - 1)])
+		if (p->done[c * (size_t)o->cap + (size_t)(r - 1)])
 			continue;
 		show_progress(pr, p, c, cell_no);
 		cb_run_rep(&p->spec[c], (int)r, &row);
+		cli_reps_count(reps, &row);
+		stop = cli_reps_judge(reps);
+		if (stop != CB_STOP_NO)
+			cli_reps_mark(reps, stop, &row);
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
 		snprintf(row.cell, sizeof(row.cell), "%s", cell->key);
 		cli_progress_clear(); /* the row starts on a clean line */
@@ -820,8 +870,11 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 			return -1;
 		}
 		pr->done++;
+		ran++;
 		interrupt_note_update(pr->done + p->resumed, pr->total + p->resumed);
 	}
+	/* A cell that stopped early frees the rest of its bound: the progress total shrinks. */
+	pr->total -= todo - ran;
 	return worst;
 }
 
@@ -883,7 +936,7 @@ static int run_plan(const struct matrix_opts *o, struct plan *p)
 	if (!out)
 		return EXIT_USAGE;
 	for (size_t i = 0; i < p->cells.n; i++)
-		pr.total += cell_todo(p, i, o->reps);
+		pr.total += cell_todo(p, i, o->cap);
 	interrupt_note_init(o, p->resumed, pr.total + p->resumed);
 	/* Rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row. */
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
@@ -892,7 +945,7 @@ static int run_plan(const struct matrix_opts *o, struct plan *p)
 	for (size_t i = 0; i < p->cells.n && status >= 0; i++) {
 		int rc;
 
-		if (cell_todo(p, i, o->reps) == 0)
+		if (cell_todo(p, i, o->cap) == 0)
 			continue;
 		rc = run_cell(o, p, i, &rep, &pr, i + 1);
 		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);
@@ -923,6 +976,9 @@ static int check_combination(struct matrix_opts *o)
 		o->reps = 5;
 	if (o->warmup < 0)
 		o->warmup = 1;
+	if (cli_reps_check(&o->adaptive, o->reps) < 0)
+		return -1;
+	o->cap = o->adaptive.target > 0 ? o->adaptive.max_reps : o->reps;
 	if (o->shuffle && !o->seed_given) {
 		o->shuffle_seed = cb_monotonic_ns() ^ (uint64_t)getpid();
 		cli_note("--shuffle seed %" PRIu64 " (give --shuffle=%" PRIu64 " to repeat this order)", o->shuffle_seed,

@@ -34,6 +34,7 @@ struct run_opts {
 	bool explain;                /* --explain: a summary for people on stderr */
 	bool quiet;                  /* --quiet: no progress, no closing summary */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
+	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
 };
 
 #define OPTS(p) ((struct run_opts *)(p))
@@ -66,6 +67,10 @@ static bool opt_count(const char *name, const char *v, long min, long *out)
 
 static bool opt_reps(void *o, const char *v) { return opt_count("reps", v, 1, &OPTS(o)->reps); }
 static bool opt_warmup(void *o, const char *v) { return opt_count("warmup", v, 0, &OPTS(o)->warmup); }
+
+static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &OPTS(o)->adaptive.target); }
+static bool opt_max_reps(void *o, const char *v) { return opt_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
+static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &OPTS(o)->adaptive.max_ns); }
 
 static bool opt_writer(void *o, const char *v)
 {
@@ -255,6 +260,10 @@ static const struct cli_option generic_options[] = {
 	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
 	{ "reps", "N", "measured repetitions, one row each; default 5", opt_reps },
 	{ "warmup", "N", "unrecorded repetitions before them; default 1", opt_warmup },
+	{ "target-ci", "PCT", "adaptive reps: run until the 95 % interval of the headline metric's mean is within "
+	  "+-PCT %; --reps becomes the least", opt_target_ci },
+	{ "max-reps", "N", "with --target-ci: stop at N reps all the same; default 50", opt_max_reps },
+	{ "max-time", "DURATION", "with --target-ci: stop once the reps took this long (30s, 2m)", opt_max_time },
 	{ "writer", "child|parent", "which side writes after the fork; default child", opt_writer },
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
 	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
@@ -484,7 +493,8 @@ static int injected_signal(long rep)
 }
 
 /* "[rep 2/5] seq 64 MiB  0:03" on a terminal while a rep runs (cleared before its row). */
-static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spec, long i, uint64_t start_ns)
+static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spec, long i, size_t cap,
+			 uint64_t start_ns)
 {
 	char size[24], el[16];
 
@@ -495,33 +505,51 @@ static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spe
 		cli_progress("[warm-up %ld/%ld] %s %s  elapsed %s", i + o->warmup, o->warmup, spec->workload->name,
 			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
 	else
-		cli_progress("[rep %ld/%ld] %s %s  elapsed %s", i, o->reps, spec->workload->name,
-			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
+		cli_progress("[rep %ld/%s%zu] %s %s  elapsed %s", i, o->adaptive.target > 0 ? "<=" : "", cap,
+			     spec->workload->name, cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
 }
 
+/* Warm-ups, then reps until the plan (--reps) or the rule (--target-ci) says stop. */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex, struct cli_closing *cl)
 {
 	uint64_t start = cb_monotonic_ns();
 	int worst = CB_EXIT_OK;
+	enum cb_stop stop = CB_STOP_NO;
+	struct cli_reps reps;
 
-	for (long i = 1 - o->warmup; i <= o->reps; i++) {
+	for (long i = 1 - o->warmup; i < 1; i++) {
 		struct cb_row row;
 
-		rep_progress(o, spec, i, start);
-		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
-		cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
+		rep_progress(o, spec, i, 0, start);
+		cb_run_rep(spec, 0, &row); /* warm-up: measured, not recorded */
 		cli_progress_clear();
-		if (i < 1)
-			continue; /* warm-up: measured, not recorded */
+	}
+	if (cli_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0) {
+		cli_error("out of memory");
+		return EXIT_INTERNAL;
+	}
+	for (long i = 1; stop == CB_STOP_NO; i++) {
+		struct cb_row row;
+
+		rep_progress(o, spec, i, reps.cap, start);
+		spec->inject_child_signal = injected_signal(i);
+		cb_run_rep(spec, (int)i, &row);
+		cli_progress_clear();
+		cli_reps_count(&reps, &row);
+		stop = cli_reps_judge(&reps);
+		if (stop != CB_STOP_NO)
+			cli_reps_mark(&reps, stop, &row);
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
 		cli_explain_add(ex, &row);
 		cli_closing_add(cl, &row);
 		if (cb_report_row(rep, &row) < 0) {
 			cli_error("cannot write results: %s", strerror(errno));
-			return EXIT_RUN_FAILED;
+			worst = EXIT_RUN_FAILED;
+			break;
 		}
 	}
+	cli_reps_end(&reps);
 	return worst; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
@@ -622,6 +650,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("unexpected argument '%s' (see cowbench run --help)", argv[argi]);
 		return EXIT_USAGE;
 	}
+	if (cli_reps_check(&o.adaptive, o.reps) < 0)
+		return EXIT_USAGE;
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
 	out = open_output(o.output);

@@ -128,12 +128,16 @@ END_TEST
 
 START_TEST(test_time_bound)
 {
-	struct cb_adaptive a = { .target = 0.01, .conf = 0.95, .min_reps = 5, .max_ns = 3500 };
+	struct cb_adaptive a = { .target = 0.01, .conf = 0.95, .min_reps = 3, .max_ns = 3500 };
 	struct source s = { .st = 12, .mean = 100, .cv = 0.30, .rep_ns = 1000 };
 	double v[64];
 	enum cb_stop why;
 
 	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), 4);
+	ck_assert_int_eq(why, CB_STOP_MAX_TIME);
+	/* The least number of reps holds even past the time bound. */
+	a.min_reps = 6;
+	ck_assert_uint_eq(run_cell(&a, &s, v, 64, &why), 6);
 	ck_assert_int_eq(why, CB_STOP_MAX_TIME);
 	ck_assert_str_eq(cb_stop_name(why), "max-time");
 }

@@ -364,6 +364,11 @@ static const struct {
 	{ "--fork=2", "fork" },
 	{ "--reps=0", "--reps" },
 	{ "--sizes=1M,,2M", "1M,,2M" },
+	{ "--target-ci=0", "--target-ci" },
+	{ "--target-ci=x", "--target-ci" },
+	{ "--max-reps=3", "--target-ci" },    /* a bound without a target */
+	{ "--max-time=5s", "--target-ci" },
+	{ "--max-time=5x", "--max-time" },
 };
 
 START_TEST(cli_bad_flags)
@@ -568,6 +573,73 @@ START_TEST(bash_completion_parses)
 }
 END_TEST
 
+/* Each cell of path: its reps are 1..n exactly once and only the last carries `stop`, which is want. */
+static void assert_stops(const char *path, size_t cells, long n, const char *want)
+{
+	struct cb_results res;
+	char why[512];
+
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, cells * (size_t)n);
+	for (size_t i = 0; i < res.n; i++) {
+		int same = 0;
+
+		for (size_t j = 0; j < res.n; j++)
+			same += strcmp(res.rows[j].cell, res.rows[i].cell) == 0 && res.rows[j].rep == res.rows[i].rep;
+		ck_assert_int_eq(same, 1);
+		ck_assert_int_le(res.rows[i].rep, n);
+		ck_assert_str_eq(res.rows[i].stop, res.rows[i].rep == n ? want : "");
+	}
+	cb_results_free(&res);
+}
+
+START_TEST(adaptive_bounds_and_resume)
+{
+	char path[] = "/tmp/cbtest-adaptXXXXXX";
+	int fd = mkstemp(path);
+	/* +-0.001 % is out of reach: the bounds decide, and the rows say which. */
+	const char *bound[] = { "cowbench", "matrix", "--workload=single", "--size=64K", "--fork=1,0", "--reps=3",
+				"--target-ci=0.001", "--max-reps=4", "--output", path, "--quiet", NULL };
+	const char *more[] = { "cowbench", "matrix", "--workload=single", "--size=64K", "--fork=1,0", "--reps=3",
+			       "--target-ci=0.001", "--max-reps=6", "--resume", path, "--quiet", NULL };
+	const char *fixed[] = { "cowbench", "matrix", "--workload=single", "--size=64K", "--fork=1,0", "--reps=3",
+				"--output", path, "--quiet", NULL };
+	const char *timed[] = { "cowbench", "matrix", "--workload=single", "--size=64K", "--fork=1,0", "--reps=3",
+				"--target-ci=0.001", "--max-time=1ms", "--output", path, "--quiet", NULL };
+	struct cli_result r;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	r = tu_run_cli(bound);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_stops(path, 2, 4, "max-reps");
+	/* Resumed with a higher bound: the rows that stopped the cells are there, so nothing runs. */
+	r = tu_run_cli(more);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_stops(path, 2, 4, "max-reps");
+	unlink(path);
+	/* Fixed reps leave `stop` empty; resumed adaptively, they count and the cells go on to the bound. */
+	r = tu_run_cli(fixed);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_stops(path, 2, 3, "");
+	r = tu_run_cli(more);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_stops(path, 2, 6, "max-reps");
+	unlink(path);
+	/* The time bound never cuts below --reps. */
+	r = tu_run_cli(timed);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	assert_stops(path, 2, 3, "max-time");
+	unlink(path);
+}
+END_TEST
+
 static Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
@@ -596,6 +668,7 @@ static Suite *matrix_suite(void)
 	tcase_add_test(out, resume_after_sigkill);
 	tcase_add_test(out, resume_drops_a_torn_row);
 	tcase_add_test(out, existing_output_is_not_clobbered);
+	tcase_add_test(out, adaptive_bounds_and_resume);
 	tcase_set_timeout(out, 300);
 	suite_add_tcase(s, lib);
 	suite_add_tcase(s, cli);

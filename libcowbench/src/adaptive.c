@@ -24,7 +24,7 @@ enum cb_stop cb_adaptive_stop(const struct cb_adaptive *a, const double *v, size
 		return CB_STOP_TARGET;
 	if (a->max_reps && reps >= a->max_reps)
 		return CB_STOP_MAX_REPS;
-	if (a->max_ns && elapsed_ns >= a->max_ns)
+	if (a->max_ns && elapsed_ns >= a->max_ns && reps >= a->min_reps) /* --reps is the least, always */
 		return CB_STOP_MAX_TIME;
 	return CB_STOP_NO;
 }

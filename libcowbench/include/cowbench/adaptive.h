@@ -30,7 +30,7 @@ struct cb_adaptive {
 	double conf;       /* level of that interval (0.95) */
 	size_t min_reps;   /* judge from this many values on (at least 3; CB_ADAPTIVE_MIN_REPS by default) */
 	size_t max_reps;   /* stop at this many reps (0: no bound) */
-	uint64_t max_ns;   /* stop once the cell has run this long (0: no bound) */
+	uint64_t max_ns;   /* stop once the cell has run this long and has min_reps reps (0: no bound) */
 };
 
 /**

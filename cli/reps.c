@@ -1,0 +1,113 @@
+/*
+ * How many reps a cell runs: a fixed --reps, or adaptive repetitions
+ * (--target-ci with --max-reps/--max-time bounds, cowbench/adaptive.h).
+ * cowbench run and cowbench matrix share this, so both stop alike.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/cowbench.h>
+
+#include "cli.h"
+
+bool cli_parse_target_ci(const char *text, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end != text && *end == '%')
+		end++;
+	if (end == text || *end || errno || !(v > 0) || !(v < 100)) {
+		cli_error("--target-ci must be a percentage above 0 and below 100 (e.g. 2 or 2%%), not '%s'", text);
+		return false;
+	}
+	*out = v / 100;
+	return true;
+}
+
+bool cli_parse_max_time(const char *text, uint64_t *ns)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	for (size_t i = 0; end != text && !errno && v > 0 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0 && v * units[i].scale < 1e19) {
+			*ns = (uint64_t)(v * units[i].scale);
+			if (*ns)
+				return true;
+		}
+	cli_error("--max-time must be a positive duration such as 30s, 500ms, 2m or 1h, not '%s'", text);
+	return false;
+}
+
+int cli_reps_check(struct cli_reps_opts *o, long reps)
+{
+	if (o->target <= 0) {
+		if (o->max_reps || o->max_ns) {
+			cli_error("--max-reps and --max-time bound --target-ci: give --target-ci too (or use --reps)");
+			return -1;
+		}
+		return 0;
+	}
+	if (!o->max_reps)
+		o->max_reps = CLI_DEFAULT_MAX_REPS;
+	if (o->max_reps < reps) {
+		cli_error("--max-reps=%ld is below --reps=%ld (with --target-ci, --reps is the least a cell runs)",
+			  o->max_reps, reps);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_reps_begin(struct cli_reps *r, const struct cli_reps_opts *o, long reps, const struct cb_workload *w)
+{
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->fixed = o->target > 0 ? 0 : reps;
+	r->rule = (struct cb_adaptive){
+		.target = o->target, .conf = 0.95, .min_reps = (size_t)(reps < 3 ? 3 : reps),
+		.max_reps = (size_t)o->max_reps, .max_ns = o->max_ns,
+	};
+	r->cap = (size_t)(o->target > 0 ? o->max_reps : reps);
+	r->v = malloc((r->cap ? r->cap : 1) * sizeof(*r->v));
+	r->start_ns = cb_monotonic_ns();
+	return r->v ? 0 : -ENOMEM;
+}
+
+void cli_reps_count(struct cli_reps *r, const struct cb_row *row)
+{
+	double v;
+
+	r->reps++;
+	if (r->n < r->cap && cb_status_exit_code(row->status) == CB_EXIT_OK && cb_row_headline(row, r->w, &v))
+		r->v[r->n++] = v;
+}
+
+enum cb_stop cli_reps_judge(const struct cli_reps *r)
+{
+	if (r->fixed)
+		return r->reps >= (size_t)r->fixed ? CB_STOP_MAX_REPS : CB_STOP_NO;
+	return cb_adaptive_stop(&r->rule, r->v, r->n, r->reps, cb_monotonic_ns() - r->start_ns);
+}
+
+void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row)
+{
+	/* Fixed reps are the plan, not a decision: the column stays empty. */
+	snprintf(row->stop, sizeof(row->stop), "%s", r->fixed ? "" : cb_stop_name(s));
+}
+
+void cli_reps_end(struct cli_reps *r)
+{
+	free(r->v);
+	r->v = NULL;
+}
