@@ -117,7 +117,15 @@ struct line {
 	struct cb_summary s;
 	bool has_ratio;
 	double ratio, rlo, rhi;
+	const struct cb_row_group *group;
+	int explained;     /* noisy lines: 1 when cb_noise_explain found what co-varied, else 0 */
+	char cause[256];   /* noisy lines: that cause, or that none was found */
 };
+
+static bool noisy(const struct line *l)
+{
+	return l->s.cv > CB_NOISY_CV;
+}
 
 /* A CSV number: empty when not measured; ratio-like values keep 4 decimals. */
 static void num(FILE *fp, double v, bool fixed)
@@ -133,7 +141,7 @@ static void num(FILE *fp, double v, bool fixed)
 static void csv_header(FILE *fp)
 {
 	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi\n",
+	      "ratio_ci95_hi,noise_cause\n",
 	      fp);
 }
 
@@ -162,6 +170,8 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	} else {
 		fputs(",,", fp);
 	}
+	fputc(',', fp);
+	cb_csv_write_field(fp, noisy(l) ? l->cause : "");
 	fputs("\n", fp);
 }
 
@@ -194,6 +204,10 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 		json_num(fp, "ratio", l->ratio);
 		json_num(fp, "ratio_ci95_lo", l->rlo);
 		json_num(fp, "ratio_ci95_hi", l->rhi);
+	}
+	if (noisy(l)) {
+		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
+		cb_json_string(fp, l->cause);
 	}
 	fputs("}\n", fp);
 }
@@ -290,15 +304,33 @@ static void emit(FILE *fp, const struct sum_opts *o, const struct line *l)
 		table_line(fp, l, o->baseline != NULL, o->keyw);
 }
 
+/* What the table prints under itself: each noisy line and what co-varied with its odd reps. */
+struct noisy_list {
+	char **text;
+	size_t n, explained;
+};
+
+static void noisy_add(struct noisy_list *nl, const struct line *l)
+{
+	char **t = realloc(nl->text, (nl->n + 1) * sizeof(*t)), *s = NULL;
+
+	if (!t)
+		return;
+	nl->text = t;
+	if (asprintf(&s, "%s %s (CV %.1f %%): %s", l->key, l->metric, l->s.cv * 100, l->cause) >= 0)
+		nl->text[nl->n++] = s;
+	nl->explained += l->explained == 1;
+}
+
 static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_row_group *g, size_t ng,
-			    size_t *lines, size_t *ratios, size_t *noisy)
+			    size_t *lines, size_t *ratios, struct noisy_list *nl)
 {
 	char metrics[512], *save = NULL;
 
 	snprintf(metrics, sizeof(metrics), "%s", o->metrics);
 	for (char *m = strtok_r(metrics, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
 		for (size_t i = 0; i < ng; i++) {
-			struct line l = { .key = g[i].key, .metric = m, .failed = g[i].failed };
+			struct line l = { .key = g[i].key, .metric = m, .failed = g[i].failed, .group = &g[i] };
 			double *v = malloc((g[i].n ? g[i].n : 1) * sizeof(*v));
 			size_t nv;
 
@@ -311,15 +343,18 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 			}
 			baseline_ratio(o, g, ng, i, m, v, nv, &l);
 			free(v);
+			if (noisy(&l)) {
+				l.explained = cb_noise_explain(&g[i], m, l.cause, sizeof(l.cause));
+				if (l.explained < 0)
+					return l.explained;
+				noisy_add(nl, &l);
+				if (!o->quiet)
+					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
+						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m, l.cause);
+			}
 			emit(fp, o, &l);
 			(*lines)++;
 			*ratios += l.has_ratio;
-			if (l.s.cv > CB_NOISY_CV) {
-				(*noisy)++;
-				if (!o->quiet)
-					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s\n",
-						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m);
-			}
 		}
 	}
 	return 0;
@@ -365,7 +400,8 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 {
 	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet };
 	struct cb_row_group *g;
-	size_t ng, lines = 0, ratios = 0, noisy = 0;
+	size_t ng, lines = 0, ratios = 0;
+	struct noisy_list nl = { 0 };
 	int err;
 
 	if (baseline && !opt_baseline(&o, baseline))
@@ -380,10 +416,21 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 		csv_header(fp);
 	else if (format == CB_FORMAT_TABLE)
 		table_header(fp, baseline != NULL, o.keyw);
-	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &noisy);
-	if (!err && format == CB_FORMAT_TABLE)
-		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)%s\n", ng, n, noisy, CB_NOISY_CV * 100,
-			noisy ? ", marked !" : "");
+	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &nl);
+	if (!err && format == CB_FORMAT_TABLE) {
+		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl.n, CB_NOISY_CV * 100);
+		if (nl.n)
+			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl.explained,
+				nl.n - nl.explained);
+		fputc('\n', fp);
+		if (nl.n)
+			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: README):\n");
+		for (size_t i = 0; i < nl.n; i++)
+			fprintf(fp, "  %s\n", nl.text[i]);
+	}
+	for (size_t i = 0; i < nl.n; i++)
+		free(nl.text[i]);
+	free(nl.text);
 	if (!err && baseline && ratios == 0)
 		cli_note("--baseline %s: no cell has a matching baseline cell", baseline);
 	cb_row_groups_free(g, ng);

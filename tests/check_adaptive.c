@@ -12,6 +12,7 @@
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
 #include <cowbench/results.h>
+#include <cowbench/summary.h>
 #include <cowbench/workload.h>
 
 #include "testutil.h"
@@ -208,6 +209,57 @@ START_TEST(test_proc_stat_reader)
 }
 END_TEST
 
+START_TEST(test_summarize_explains_noise)
+{
+	const char *argv[] = { "cowbench", "summarize", CB_FIXTURE_DIR "/noisy_cells.csv", "--metric=lat_p50_ns",
+			       "--quiet", NULL };
+	const char *csv[] = { "cowbench", "summarize", CB_FIXTURE_DIR "/noisy_cells.csv", "--metric=lat_p50_ns",
+			      "--quiet", "--format=csv", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* Cell 16M: reps 4 and 8 are slow and had 400 ms of steal against 10 ms. */
+	ck_assert_msg(strstr(r.out, "size=16M lat_p50_ns (CV 50.2 %): the 2 outlying slow reps had 40.0x the steal "
+			     "time of the 8 others (median 400 ms vs 10 ms steal_ns)"), "%s", r.out);
+	/* Cell 64M: noisy, but every noise column is constant: no cause is made up. */
+	ck_assert_msg(strstr(r.out, "size=64M lat_p50_ns (CV 26.7 %): no stated cause"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "2 noisy (CV > 10 %), marked !; 1 with a stated cause, 1 without"), "%s", r.out);
+	tu_free(&r);
+	r = tu_run_cli(csv);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, ",ratio_ci95_hi,noise_cause\n"));
+	ck_assert(strstr(r.out, ",the 2 outlying slow reps had 40.0x the steal time"));
+	tu_free(&r);
+}
+END_TEST
+
+/* Rows of one cell whose metric drifts with the rep number, every noise column flat. */
+START_TEST(test_drift_is_a_cause)
+{
+	struct cb_row rows[10];
+	struct cb_row_group *g;
+	size_t ng;
+	char buf[256];
+
+	for (int i = 0; i < 10; i++) {
+		memset(&rows[i], 0, sizeof(rows[i]));
+		snprintf(rows[i].workload, sizeof(rows[i].workload), "seq");
+		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=seq");
+		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
+		rows[i].rep = i + 1;
+		rows[i].lat_p50_ns = 3000 + 250.0 * i;
+		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = 0;
+		rows[i].runq = 2;
+		rows[i].writer_cpu = 1;
+	}
+	ck_assert_int_eq(cb_group_rows(rows, 10, &g, &ng), 0);
+	ck_assert_uint_eq(ng, 1);
+	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "drift: the metric rose with the rep number (Spearman rho 1.00)"), "%s", buf);
+	cb_row_groups_free(g, ng);
+}
+END_TEST
+
 static Suite *adaptive_suite(void)
 {
 	Suite *s = suite_create("adaptive");
@@ -222,6 +274,8 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_headlines);
 	tcase_add_test(tc, test_headline_of_a_row);
 	tcase_add_test(tc, test_proc_stat_reader);
+	tcase_add_test(tc, test_summarize_explains_noise);
+	tcase_add_test(tc, test_drift_is_a_cause);
 	suite_add_tcase(s, tc);
 	return s;
 }

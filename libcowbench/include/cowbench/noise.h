@@ -41,4 +41,17 @@ int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus);
  */
 int cb_quiet_cpu(unsigned sample_ms);
 
+struct cb_row_group;
+
+/**
+ * Explain a noisy cell: what co-varied with the metric's odd reps (Tukey
+ * outliers more than CB_NOISY_CV from the median, else the smaller side of
+ * the widest gap between values) or with
+ * the metric itself: steal_ns, nivcsw, migrations, runq, writer_cpu, the rep
+ * number. One line into buf ("the 2 odd reps had 40.0x the steal time
+ * (...)"). Returns 1 when a cause was found, 0 when none (buf says so),
+ * -ENOMEM.
+ */
+int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,320 @@
+/*
+ * Why is a cell noisy? Split its reps into the odd ones (Tukey outliers of
+ * the metric more than CB_NOISY_CV from the median, else the smaller side
+ * of the widest gap between values) and the
+ * rest, and look for a noise column that differs between the two, or that
+ * rises and falls with the metric across all reps (Spearman), or drift
+ * with the rep number. What is printed is what co-varied, never a guess.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/compare.h>
+#include <cowbench/noise.h>
+#include <cowbench/report.h>
+#include <cowbench/results.h>
+#include <cowbench/summary.h>
+
+static const struct {
+	const char *column, *what;
+	double min_factor; /* a difference this large between odd and other reps is a cause */
+} noise_columns[] = {
+	{ "steal_ns", "the steal time", 2 },
+	{ "nivcsw", "the involuntary context switches", 2 },
+	{ "migrations", "the CPU migrations", 2 },
+	{ "runq", "the run-queue length", 1.5 },
+};
+
+#define NCOLS (sizeof(noise_columns) / sizeof(noise_columns[0]))
+#define MIN_RHO 0.7 /* a rank correlation at least this strong (n >= 6) co-varies */
+
+struct sample {
+	double y;            /* the metric */
+	double x[NCOLS];     /* noise columns; NAN: not measured */
+	double cpu, rep;
+	bool odd;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A spread without Tukey outliers (two modes, e.g. reps that were
+ * preempted and reps that were not): cut at the widest gap between
+ * consecutive values, if it is wider than CB_NOISY_CV of the median.
+ */
+static bool gap_split(const struct sample *s, size_t n, double med, double *cut)
+{
+	double *v = malloc(n * sizeof(*v)), best = 0;
+
+	if (!v)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		v[i] = s[i].y;
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] - v[i - 1] > best) {
+			best = v[i] - v[i - 1];
+			*cut = (v[i] + v[i - 1]) / 2;
+		}
+	free(v);
+	return best > CB_NOISY_CV * fabs(med);
+}
+
+/* The odd reps are the smaller side of the cut (the slow side on a tie). */
+static size_t mark_side(struct sample *s, size_t n, double cut)
+{
+	size_t above = 0;
+	bool odd_above;
+
+	for (size_t i = 0; i < n; i++)
+		above += s[i].y > cut;
+	odd_above = above * 2 <= n;
+	for (size_t i = 0; i < n; i++)
+		s[i].odd = (s[i].y > cut) == odd_above;
+	return odd_above ? above : n - above;
+}
+
+/* Mark the odd reps; returns how many (0: none, or all). */
+static size_t mark_odd(struct sample *s, size_t n)
+{
+	double *v = malloc(n * sizeof(*v)), q1, q3, med, iqr, cut = 0;
+	size_t odd = 0;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v[i] = s[i].y;
+	qsort(v, n, sizeof(*v), cmp_double);
+	q1 = cb_quantile_sorted(v, n, 0.25);
+	q3 = cb_quantile_sorted(v, n, 0.75);
+	med = cb_quantile_sorted(v, n, 0.5);
+	iqr = q3 - q1;
+	for (size_t i = 0; i < n; i++)
+		/* Outside Tukey's fences and far enough from the median to matter for the CV. */
+		odd += s[i].odd = (s[i].y < q1 - 1.5 * iqr || s[i].y > q3 + 1.5 * iqr) &&
+				  fabs(s[i].y - med) > CB_NOISY_CV * fabs(med);
+	if (odd == 0 && gap_split(s, n, med, &cut))
+		odd = mark_side(s, n, cut);
+	free(v);
+	return odd < n ? odd : 0;
+}
+
+/* Median of noise column k over the odd or the other reps (robust: one lucky rep moves it not); NAN when a rep lacks it. */
+static double median_of(const struct sample *s, size_t n, size_t k, bool odd)
+{
+	double *v = malloc(n * sizeof(*v)), med = NAN;
+	size_t m = 0;
+
+	if (!v)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].odd != odd)
+			continue;
+		if (isnan(s[i].x[k])) {
+			free(v);
+			return NAN;
+		}
+		v[m++] = s[i].x[k];
+	}
+	if (m) {
+		qsort(v, m, sizeof(*v), cmp_double);
+		med = cb_quantile_sorted(v, m, 0.5);
+	}
+	free(v);
+	return med;
+}
+
+/* Average ranks (ties share their mean rank). */
+static void ranks(const double *v, size_t n, double *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		double less = 0, same = 0;
+
+		for (size_t j = 0; j < n; j++) {
+			less += v[j] < v[i];
+			same += v[j] == v[i];
+		}
+		r[i] = less + (same + 1) / 2;
+	}
+}
+
+/* Spearman's rho of a and b (NAN when either is constant). */
+static double spearman(const double *a, const double *b, size_t n)
+{
+	double *ra = malloc(2 * n * sizeof(*ra)), *rb = ra ? ra + n : NULL, sab = 0, saa = 0, sbb = 0, m;
+
+	if (!ra)
+		return NAN;
+	ranks(a, n, ra);
+	ranks(b, n, rb);
+	m = ((double)n + 1) / 2;
+	for (size_t i = 0; i < n; i++) {
+		sab += (ra[i] - m) * (rb[i] - m);
+		saa += (ra[i] - m) * (ra[i] - m);
+		sbb += (rb[i] - m) * (rb[i] - m);
+	}
+	free(ra);
+	return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+}
+
+static void fmt_value(char *buf, size_t len, const char *column, double v)
+{
+	if (strcmp(column, "steal_ns") == 0)
+		snprintf(buf, len, "%.3g ms", v / 1e6);
+	else
+		snprintf(buf, len, "%.3g", v);
+}
+
+/* Whether the odd reps are the slow ones (their mean metric above the others'). */
+static bool odd_are_slow(const struct sample *s, size_t n)
+{
+	double so = 0, sr = 0;
+	size_t no = 0, nr = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].odd) {
+			so += s[i].y;
+			no++;
+		} else {
+			sr += s[i].y;
+			nr++;
+		}
+	}
+	return so / (double)no > sr / (double)nr;
+}
+
+/*
+ * The strongest noise difference between the slow and the fast side:
+ * noise explains slowness only when the slow reps had more of it. Its
+ * factor, or 0 when none reaches the column's min_factor.
+ */
+static double odd_difference(const struct sample *s, size_t n, size_t odd, char *buf, size_t len)
+{
+	bool slow = odd_are_slow(s, n);
+	size_t ns = slow ? odd : n - odd, nf = n - ns;
+	double best = 0;
+
+	for (size_t k = 0; k < NCOLS; k++) {
+		double a = median_of(s, n, k, slow), b = median_of(s, n, k, !slow), f;
+		char va[32], vb[32], who[64];
+
+		if (isnan(a) || isnan(b) || a <= 0)
+			continue;
+		f = b > 0 ? a / b : INFINITY;
+		if (f < noise_columns[k].min_factor || f <= best)
+			continue;
+		best = f;
+		fmt_value(va, sizeof(va), noise_columns[k].column, a);
+		fmt_value(vb, sizeof(vb), noise_columns[k].column, b);
+		snprintf(who, sizeof(who), "the %zu %s rep%s", ns, slow ? "outlying slow" : "slow", ns == 1 ? "" : "s");
+		if (isinf(f))
+			snprintf(buf, len, "%s had %s (median %s %s), the %zu other%s none", who, noise_columns[k].what, va,
+				 noise_columns[k].column, nf, nf == 1 ? "" : "s");
+		else
+			snprintf(buf, len, "%s had %.1fx %s of the %zu other%s (median %s vs %s %s)", who, f,
+				 noise_columns[k].what, nf, nf == 1 ? "" : "s", va, vb, noise_columns[k].column);
+	}
+	return best;
+}
+
+/* The odd reps all ran on one CPU and the others mostly elsewhere. */
+static bool cpu_difference(const struct sample *s, size_t n, size_t odd, char *buf, size_t len)
+{
+	double cpu = NAN;
+	size_t same_other = 0, other = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(s[i].cpu))
+			return false;
+		if (!s[i].odd)
+			continue;
+		if (!isnan(cpu) && s[i].cpu != cpu)
+			return false;
+		cpu = s[i].cpu;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!s[i].odd) {
+			other++;
+			same_other += s[i].cpu == cpu;
+		}
+	if (odd < 2 || same_other * 2 > other)
+		return false;
+	snprintf(buf, len, "all %zu odd reps ran on CPU %.0f, %zu of the other %zu did", odd, cpu, same_other, other);
+	return true;
+}
+
+/* Rank correlation of the metric with a noise column, or with the rep number (drift). */
+static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
+{
+	double *y = malloc(2 * n * sizeof(*y)), *x = y ? y + n : NULL, best = 0;
+	bool found = false;
+
+	if (!y || n < 6) {
+		free(y);
+		return false;
+	}
+	for (int k = -1; k < (int)NCOLS; k++) {
+		double rho;
+		bool all = true;
+
+		for (size_t i = 0; i < n; i++) {
+			y[i] = s[i].y;
+			x[i] = k < 0 ? s[i].rep : s[i].x[k];
+			all = all && !isnan(x[i]);
+		}
+		rho = all ? spearman(y, x, n) : NAN;
+		if (isnan(rho) || fabs(rho) < MIN_RHO || fabs(rho) <= best)
+			continue;
+		best = fabs(rho);
+		found = true;
+		if (k < 0)
+			snprintf(buf, len, "drift: the metric %s with the rep number (Spearman rho %.2f)",
+				 rho > 0 ? "rose" : "fell", rho);
+		else
+			snprintf(buf, len, "the metric %s with %s (Spearman rho %.2f over %zu reps)",
+				 rho > 0 ? "rose" : "fell", noise_columns[k].what + 4, rho, n);
+	}
+	free(y);
+	return found;
+}
+
+int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
+{
+	struct sample *s = calloc(g->n ? g->n : 1, sizeof(*s));
+	size_t n = 0, odd;
+	int found = 0;
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		double v;
+
+		if (!cb_row_number(g->rows[i], metric, &s[n].y))
+			continue;
+		for (size_t k = 0; k < NCOLS; k++)
+			s[n].x[k] = cb_row_number(g->rows[i], noise_columns[k].column, &v) ? v : NAN;
+		s[n].cpu = cb_row_number(g->rows[i], "writer_cpu", &v) ? v : NAN;
+		s[n].rep = (double)g->rows[i]->rep;
+		n++;
+	}
+	odd = n >= 3 ? mark_odd(s, n) : 0;
+	if (odd && odd_difference(s, n, odd, buf, len) > 0)
+		found = 1;
+	else if (odd && cpu_difference(s, n, odd, buf, len))
+		found = 1;
+	else if (correlation(s, n, buf, len))
+		found = 1;
+	else
+		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, CPU and rep "
+			 "order did not co-vary with the %s", odd ? "odd reps" : "metric");
+	free(s);
+	return found;
+}
