@@ -7,6 +7,7 @@
 #include <cowbench/clock.h>
 #include <cowbench/size.h>
 #include <cowbench/stats.h>
+#include <cowbench/hist.h>
 #include <cowbench/sysctl.h>
 #include <cowbench/cowstats.h>
 #include <cowbench/sysinfo.h>
