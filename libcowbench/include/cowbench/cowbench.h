@@ -16,6 +16,7 @@
 #include <cowbench/report.h>
 #include <cowbench/run.h>
 #include <cowbench/evidence.h> /* taskstats, pagemap, smaps, perfcount */
+#include <cowbench/costs.h>
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
