@@ -1,5 +1,7 @@
 /* Cost columns, lat_hist and --samples from the cowbench program: what always holds. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,20 @@
 #include "testutil.h"
 
 #define MAXROWS 8
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Remove a test's output directory and everything in it. */
+static void remove_tree(const char *dir)
+{
+	ck_assert_int_eq(nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
 
 struct rows {
 	struct cb_csv_record header, row[MAXROWS + 1];
@@ -220,6 +236,99 @@ START_TEST(test_no_fork_costs_empty)
 }
 END_TEST
 
+/* plot: every write's CDF and tail from lat_hist (no six-point cdf_WL then), index from --samples. */
+START_TEST(test_plot_distributions)
+{
+	char dir[] = "/tmp/cbtest-plotXXXXXX", csv[4200], samples[4200], sarg[4300], path[4300];
+	const char *run[] = { "cowbench", "run", "--workload=hotset", "--touch=50", "--size=256K", "--reps=2",
+			      "--warmup=0", NULL, NULL, NULL };
+	const char *plot[] = { "cowbench", "plot", csv, sarg, "--out", dir, NULL };
+	struct cli_result r;
+	char *dat;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(csv, sizeof(csv), "%s/r.csv", dir);
+	snprintf(samples, sizeof(samples), "%s/s.csv", dir);
+	snprintf(path, sizeof(path), "--output=%s", csv);
+	snprintf(sarg, sizeof(sarg), "--samples=%s", samples);
+	run[7] = path;
+	run[8] = sarg;
+	r = tu_run_cli(run);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	snprintf(path, sizeof(path), "%s/dist_hotset.png", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/index_1.svg", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/cdf_hotset.png", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	/* Many points: one per non-empty bucket, the last at CDF 1 with no tail. */
+	snprintf(path, sizeof(path), "%s/data/dist_hotset.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_int_gt(tu_count_lines(dat), 10);
+	ck_assert_ptr_nonnull(strstr(dat, "\t1.00000000\tnan\n"));
+	free(dat);
+	tu_free(&r);
+	remove_tree(dir);
+}
+END_TEST
+
+/* A --samples file that is not one: exit 2, one line, nothing written. */
+START_TEST(test_plot_bad_samples)
+{
+	char bad[] = "/tmp/cbtest-badsXXXXXX", arg[64];
+	int fd = mkstemp(bad);
+	const char *plot[] = { "cowbench", "plot", CB_FIXTURE_DIR "/results_precopy.csv", arg, "--out",
+			       "/tmp/cbtest-never-plot", NULL };
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "rep,index,page,latency_ns\n1,0,5,2.5\n1,1,x,3\n", 44), 44);
+	close(fd);
+	snprintf(arg, sizeof(arg), "--samples=%s", bad);
+	tu_assert_usage_error(plot, "line 3");
+	ck_assert_int_eq(access("/tmp/cbtest-never-plot", F_OK), -1);
+	unlink(bad);
+}
+END_TEST
+
+/*
+ * The trade-off from a fixture of stride-2 rows in three pre-copy modes
+ * (synthetic numbers: faults halved and quartered, one and two copies
+ * wasted per write, p99 doubled and tripled): the report says exactly that.
+ */
+START_TEST(test_plot_tradeoff)
+{
+	char dir[] = "/tmp/cbtest-tradeXXXXXX", path[4200];
+	const char *plot[] = { "cowbench", "plot", CB_FIXTURE_DIR "/results_precopy.csv", "--out", dir, NULL };
+	struct cli_result r;
+	char *report, *dat;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", dir);
+	report = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(report);
+	ck_assert_ptr_nonnull(strstr(report, "## Pre-copy: what it saves and what it costs"));
+	ck_assert_msg(strstr(report, "| depth 1 | 512 → 256 | 50.0 % | 512 | 256 | +1.00 MiB | 2.00x ("), "%s", report);
+	ck_assert_msg(strstr(report, "| adaptive | 512 → 128 | 75.0 % | 512 | 512 | +2.00 MiB | 3.00x ("), "%s", report);
+	snprintf(path, sizeof(path), "%s/data/tradeoff.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_int_eq(tu_count_lines(dat), 3); /* a comment, then one line per mode */
+	ck_assert_ptr_nonnull(strstr(dat, "\"stride 4M depth 1\"\t50.00\t50.00\t1.000\t2\t"));
+	snprintf(path, sizeof(path), "%s/tradeoff.png", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	free(dat);
+	free(report);
+	tu_free(&r);
+	remove_tree(dir);
+}
+END_TEST
+
 static Suite *costs_suite(void)
 {
 	Suite *s = suite_create("costs");
@@ -231,6 +340,9 @@ static Suite *costs_suite(void)
 	tcase_add_test(tc, test_samples_bad_input);
 	tcase_add_test(tc, test_cost_columns_add_up);
 	tcase_add_test(tc, test_no_fork_costs_empty);
+	tcase_add_test(tc, test_plot_distributions);
+	tcase_add_test(tc, test_plot_bad_samples);
+	tcase_add_test(tc, test_plot_tradeoff);
 	suite_add_tcase(s, tc);
 	return s;
 }
