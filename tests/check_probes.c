@@ -45,6 +45,9 @@ START_TEST(test_smaps_fixture)
 	ck_assert_int_eq(cb_smaps_parse("Private_Dirty: 4 kB\nRss: 8 kB\nPrivate_Dirty:  8 kB\n", &s), 0);
 	ck_assert_int_eq(s.private_dirty_kb, 12);
 	ck_assert_int_eq(s.shared_dirty_kb, -1);
+	ck_assert_int_eq(s.private_hugetlb_kb, -1);
+	ck_assert_int_eq(cb_smaps_parse("Shared_Hugetlb: 2048 kB\nPrivate_Hugetlb:    4096 kB\n", &s), 0);
+	ck_assert_int_eq(s.private_hugetlb_kb, 4096);
 }
 END_TEST
 

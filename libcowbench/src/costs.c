@@ -14,11 +14,14 @@ void cb_costs_row_init(struct cb_row *row)
  * RssAnon and smaps' Anonymous do not move when a shared anonymous page is
  * copied (the counter swaps one anonymous page for another), so growth is
  * read from the private side: a copied page leaves Shared_* for
- * Private_Dirty, or Private_Clean when it was copied ahead and never written.
+ * Private_Dirty, or Private_Clean when it was copied ahead and never written,
+ * or Private_Hugetlb for a hugetlb page (absent from older kernels: 0).
  */
 static int64_t private_kb(const struct cb_smaps *s)
 {
-	return s->private_clean_kb < 0 || s->private_dirty_kb < 0 ? -1 : s->private_clean_kb + s->private_dirty_kb;
+	if (s->private_clean_kb < 0 || s->private_dirty_kb < 0)
+		return -1;
+	return s->private_clean_kb + s->private_dirty_kb + (s->private_hugetlb_kb > 0 ? s->private_hugetlb_kb : 0);
 }
 
 void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row)

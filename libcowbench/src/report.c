@@ -107,7 +107,7 @@ static const struct cb_column columns[] = {
 	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
-	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty, kB)"),
+	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
 	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
