@@ -215,6 +215,70 @@ START_TEST(test_foreach_cumulates)
 }
 END_TEST
 
+/*
+ * Mutated texts (bytes flipped, cut, spliced, digits grown): each either
+ * parses into a histogram that holds together, or is refused with h left
+ * empty. Under ASan this is the parser's fuzz test.
+ */
+START_TEST(test_parse_mutations)
+{
+	static const char alphabet[] = "0123456789;:h1-x ";
+	struct cb_hist *h = hist_new(), *src = hist_new();
+	char good[4096], text[4200];
+	uint64_t s = 11;
+	size_t len;
+
+	for (int i = 0; i < 300; i++)
+		cb_hist_record(src, log_uniform(&s));
+	ck_assert_int_gt(cb_hist_format(src, good, sizeof(good)), 0);
+	len = strlen(good);
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = len, edits = 1 + next_rand(&s) % 4;
+		uint64_t sum = 0;
+
+		memcpy(text, good, len + 1);
+		for (size_t e = 0; e < edits; e++) {
+			size_t at = (size_t)(next_rand(&s) % (n + 1));
+
+			switch (next_rand(&s) % 4) {
+			case 0: /* replace a byte */
+				if (at < n)
+					text[at] = alphabet[next_rand(&s) % (sizeof(alphabet) - 1)];
+				break;
+			case 1: /* cut the rest */
+				n = at;
+				text[n] = '\0';
+				break;
+			case 2: /* insert a byte */
+				if (n + 1 < sizeof(text)) {
+					memmove(text + at + 1, text + at, n - at + 1);
+					text[at] = alphabet[next_rand(&s) % (sizeof(alphabet) - 1)];
+					n++;
+				}
+				break;
+			default: /* delete a byte */
+				if (at < n) {
+					memmove(text + at, text + at + 1, n - at);
+					n--;
+				}
+				break;
+			}
+		}
+		if (cb_hist_parse(text, h) != 0) {
+			ck_assert_uint_eq(h->total, 0);
+			continue;
+		}
+		for (size_t b = 0; b < CB_HIST_BUCKETS; b++)
+			sum += h->counts[b];
+		ck_assert_uint_eq(sum, h->total);
+		ck_assert_uint_le(h->min, h->max);
+		ck_assert(cb_hist_percentile(h, 50) >= (double)h->min && cb_hist_percentile(h, 50) <= (double)h->max);
+	}
+	free(h);
+	free(src);
+}
+END_TEST
+
 static Suite *hist_suite(void)
 {
 	Suite *s = suite_create("hist");
@@ -228,6 +292,7 @@ static Suite *hist_suite(void)
 	tcase_add_test(tc, test_parse_rejects);
 	tcase_add_test(tc, test_empty_and_extremes);
 	tcase_add_test(tc, test_foreach_cumulates);
+	tcase_add_test(tc, test_parse_mutations);
 	suite_add_tcase(s, tc);
 	return s;
 }
