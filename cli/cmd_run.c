@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
@@ -418,6 +421,32 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	return 0;
 }
 
+/* PATH with its directory resolved ("./x.csv" and "x.csv" agree); the text itself when that fails. */
+static void canonical_path(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(base, sizeof(base), "%s", path);
+	if (realpath(dirname(dir), real))
+		snprintf(out, len, "%s/%s", real, basename(base));
+	else
+		snprintf(out, len, "%s", path);
+}
+
+/* Whether two output names are one file: the same inode, or the same resolved path. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[2 * PATH_MAX + 2], cb[2 * PATH_MAX + 2];
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	canonical_path(a, ca, sizeof(ca));
+	canonical_path(b, cb, sizeof(cb));
+	return strcmp(ca, cb) == 0;
+}
+
 /* Generic options a workload cannot honour are refused, never ignored. */
 static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload *w, char *why, size_t len)
 {
@@ -431,7 +460,7 @@ static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload 
 			 "workloads; use --cpu to place %s's writer", w->name);
 	else if (o->samples && !w->page_order)
 		snprintf(why, len, "--samples: workload %s has no per-page writes to record", w->name);
-	else if (o->samples && o->output && strcmp(o->samples, o->output) == 0)
+	else if (o->samples && o->output && same_file(o->samples, o->output))
 		snprintf(why, len, "--samples and --output name the same file");
 	else if (o->seed_given && !(w->flags & CB_WL_USES_SEED))
 		snprintf(why, len, "--seed: workload %s does not randomise", w->name);

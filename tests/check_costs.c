@@ -169,6 +169,8 @@ START_TEST(test_samples_bad_input)
 	const char *empty[] = { "cowbench", "run", "--samples=", NULL };
 	const char *same[] = { "cowbench", "run", "--size=64K", "--samples=/tmp/cbtest-same.csv",
 			       "--output=/tmp/cbtest-same.csv", NULL };
+	const char *same_dir[] = { "cowbench", "run", "--size=64K", "--samples=/tmp/./cbtest-same.csv",
+				   "--output=/tmp/cbtest-same.csv", NULL };
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -180,6 +182,7 @@ START_TEST(test_samples_bad_input)
 	ck_assert_int_eq(access("/tmp/cbtest-never.csv", F_OK), -1);
 	tu_assert_usage_error(empty, "--samples");
 	tu_assert_usage_error(same, "same file");
+	tu_assert_usage_error(same_dir, "same file");
 	ck_assert_int_eq(access("/tmp/cbtest-same.csv", F_OK), -1);
 }
 END_TEST
