@@ -110,6 +110,10 @@ static const struct cb_column columns[] = {
 	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
 	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
+	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
+	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
+	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)"),
 	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
 	INT(steal_ns, "CPU time stolen by the hypervisor from all CPUs during the rep (/proc/stat steal delta, ns; tick resolution)"),
 	INT(runq, "runnable tasks on the machine around the rep (/proc/stat procs_running, larger of the reads before and after)"),
@@ -217,7 +221,7 @@ static void write_csv_header(FILE *fp)
 
 static void write_csv_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[256]; /* fits the longest column (cell) */
+	char cell[CB_CELL_MAX]; /* fits the widest column (lat_hist) */
 
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
 		if (i)
@@ -231,7 +235,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 /* JSON Lines: one object per row; unmeasured cells are null. */
 static void write_json_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[256]; /* fits the longest column (cell) */
+	char cell[CB_CELL_MAX]; /* fits the widest column (lat_hist) */
 
 	fputc('{', fp);
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
