@@ -179,4 +179,9 @@ enum cb_stop cli_reps_judge(const struct cli_reps *r);
 void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row);
 void cli_reps_end(struct cli_reps *r);
 
+/* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
+void cli_info_tuning(void);
+
+#define CLI_PIN_AUTO (-2) /* run_opts.cpu: --pin=auto, resolved when the spec is made */
+
 #endif

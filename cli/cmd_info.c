@@ -202,7 +202,8 @@ static void info_usage(void)
 	printf("usage: cowbench info\n\n"
 	       "Describe this machine as it bears on COW measurements: kernel, CPU, hypervisor, CPU\n"
 	       "frequency governor, steal time, clock and its cost, THP mode and defrag, NUMA and\n"
-	       "numa_balancing, mitigations, COW-relevant kernel config, and which probes can measure.\n\n");
+	       "numa_balancing, mitigations, COW-relevant kernel config, which probes can measure, and\n"
+	       "what could be tuned: governor, turbo, isolcpus, CPU load, SMT sibling, run queue.\n\n");
 	cli_print_options(NULL, 0);
 }
 
@@ -248,5 +249,6 @@ int cmd_info(int argc, char **argv)
 		line("vm.cow_precopy:", present(CB_PRECOPY_SYSCTL));
 	config_lines();
 	cli_evidence_info();
+	cli_info_tuning();
 	return 0;
 }

@@ -160,6 +160,24 @@ static bool opt_cpu(void *o, const char *v)
 	return true;
 }
 
+/* --pin=auto (the default): the quietest allowed CPU; none: let the scheduler place the writer. */
+static bool opt_pin(void *o, const char *v)
+{
+	if (strcmp(v, "auto") == 0) {
+		OPTS(o)->cpu = CLI_PIN_AUTO;
+		return true;
+	}
+	if (strcmp(v, "none") == 0) {
+		OPTS(o)->cpu = -1;
+		return true;
+	}
+	if (!cli_parse_long(v, 0, 65535, &OPTS(o)->cpu) || cb_cpu_allowed((int)OPTS(o)->cpu) != 1) {
+		cli_error("--pin must be auto, none or a CPU this process may run on, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
 static bool opt_seed(void *o, const char *v)
 {
 	if (!cli_parse_u64(v, &OPTS(o)->seed)) {
@@ -291,7 +309,9 @@ static const struct cli_option generic_options[] = {
 	  "COW copies land here", opt_child_membind },
 	{ "child-cpunodebind", "NODES", "self-driven workloads: run the child processes on these nodes",
 	  opt_child_cpunodebind },
-	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
+	{ "cpu", "N", "pin the writer to CPU N (= --pin=N)", opt_cpu },
+	{ "pin", "auto|none|N", "page-order workloads: pin the writer to the quietest CPU (auto, the default where "
+	  "there are several), to none, or to CPU N", opt_pin },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
 	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
@@ -651,7 +671,7 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 }
 
 static const struct run_opts run_defaults = {
-	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
+	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
 	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
 	.precopy = -1, .precopy_depth = -1,
 };
@@ -674,6 +694,26 @@ static const char *default_size(const struct run_opts *o, size_t page_size)
 		return w->default_size; /* fits, or fails for another reason the real check reports */
 	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, o->size_text, w->default_size, why);
 	return o->size_text;
+}
+
+/*
+ * --pin=auto: the CPU that was quietest over 100 ms, chosen once per
+ * process (a matrix's cells share it); no pinning where there is one CPU.
+ * Self-driven workloads place their own threads and ignore it.
+ */
+static void resolve_pin(struct cb_run_spec *spec)
+{
+	static int chosen = -3; /* -3: not yet */
+
+	if (spec->cpu != CLI_PIN_AUTO)
+		return;
+	spec->cpu = -1;
+	if (!spec->workload->page_order)
+		return;
+	if (chosen == -3)
+		chosen = cb_quiet_cpu(100);
+	spec->cpu = chosen;
+	spec->cpu_auto = chosen >= 0;
 }
 
 /*
@@ -707,6 +747,7 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 			cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
 	}
 	spec->clock = clk;
+	resolve_pin(spec);
 	return 0;
 }
 

@@ -94,7 +94,8 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->precopy_ns = CB_NA;
 	row->precopy = CB_NA;
 	set_str(row->thp, sizeof(row->thp), spec->thp ? "on" : "off");
-	row->cpu = spec->cpu >= 0 ? spec->cpu : CB_NA;
+	/* An automatic choice is not part of the configuration (writer_cpu shows where it ran). */
+	row->cpu = spec->cpu >= 0 && !spec->cpu_auto ? spec->cpu : CB_NA;
 	row->seed = (spec->workload->flags & CB_WL_USES_SEED) ? (int64_t)spec->seed : CB_NA;
 	set_str(row->clock, sizeof(row->clock), cb_clock_name(spec->clock->kind));
 	load_machine();

@@ -35,6 +35,7 @@ struct cb_run_spec {
 	bool fork;
 	bool thp;
 	int cpu;                   /* -1: no pinning */
+	bool cpu_auto;             /* cpu was chosen as the quiet one (--pin=auto): rows leave `cpu` empty */
 	uint64_t seed;
 	const struct cb_clock *clock;
 	int inject_child_signal;   /* test aid, see cb_touch_params */
