@@ -719,45 +719,12 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-static int read_all(int nfiles, char **files, struct cb_row **rows, size_t *n)
-{
-	char why[512];
-
-	*rows = NULL;
-	*n = 0;
-	for (int f = 0; f < nfiles; f++) {
-		struct cb_results res;
-		struct cb_row *nr;
-
-		if (cb_results_read(files[f], &res, why, sizeof(why)) < 0) {
-			cli_error("%s", why);
-			return -1;
-		}
-		nr = realloc(*rows, (*n + res.n + 1) * sizeof(*nr));
-		if (!nr) {
-			cb_results_free(&res);
-			cli_error("out of memory");
-			return -1;
-		}
-		*rows = nr;
-		memcpy(*rows + *n, res.rows, res.n * sizeof(*nr));
-		*n += res.n;
-		cb_results_free(&res);
-	}
-	if (*n == 0) {
-		cli_error("no result rows to plot in %s", files[0]);
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_opts o = { 0 };
 	int argi;
 	struct plots p = { 0 };
-	struct cb_row *rows = NULL;
-	size_t n;
+	struct cli_inputs in = { 0 };
 	int status = EXIT_USAGE;
 
 	cli_options_first(argc, argv, plot_options, N_PLOT_OPTIONS);
@@ -768,8 +735,12 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
-	if (read_all(argc - argi, argv + argi, &rows, &n) < 0)
+	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;
+	if (in.nrows == 0) {
+		cli_error("no result rows to plot in %s", argv[argi]);
+		goto out;
+	}
 	if (!have_gnuplot()) {
 		cli_error("gnuplot is not installed (apt-get install gnuplot-nox, or tests/install-deps.sh)");
 		goto out;
@@ -777,17 +748,17 @@ int cmd_plot(int argc, char **argv)
 	if (make_dirs(o.out) < 0)
 		goto out;
 	p.dir = o.out;
-	if (cb_group_rows(rows, n, &p.g, &p.ng) < 0) {
+	if (cb_group_rows(in.rows, in.nrows, &p.g, &p.ng) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
 	status = EXIT_RUN_FAILED;
 	if (plot_cdfs(&p) < 0 || plot_precopy(&p) < 0 || plot_fork(&p) < 0 || plot_snapshot(&p) < 0 ||
-	    plot_breakdown(&p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, rows, n, argv + argi, argc - argi) < 0)
+	    plot_breakdown(&p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, in.rows, in.nrows, argv + argi, argc - argi) < 0)
 		goto out;
 	status = 0;
 out:
 	cb_row_groups_free(p.g, p.ng);
-	free(rows);
+	cli_inputs_free(&in);
 	return status;
 }

@@ -21,6 +21,7 @@ struct run_opts {
 	uint64_t seed;
 	enum cb_clock_kind clock;
 	const char *output;
+	bool force; /* --force: replace a non-empty --output */
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* self-driven workloads and region options */
@@ -240,6 +241,13 @@ static bool opt_output(void *o, const char *v)
 	return true;
 }
 
+static bool opt_force(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->force = true;
+	return true;
+}
+
 static bool opt_format(void *o, const char *v)
 {
 	if (cb_format_parse(v, &OPTS(o)->format) < 0) {
@@ -317,7 +325,9 @@ static const struct cli_option run_options[] = {
 	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
-	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
+	{ "output", "FILE", "write rows to FILE instead of standard output (an existing FILE needs --force)",
+	  opt_output },
+	{ "force", NULL, "replace an existing non-empty --output FILE", opt_force },
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
@@ -394,24 +404,22 @@ static int check_workload(const struct run_opts *o, uint64_t size, size_t page_s
 	return 0;
 }
 
-/* Open the output only after every check passed, so bad input leaves no file behind. */
-static FILE *open_output(const char *path)
+/* Open (and lock) the output only after every check passed, so bad input leaves no file behind. */
+static FILE *open_output(const struct run_opts *o)
 {
+	bool created;
 	int fd;
 	FILE *fp;
 
-	if (!path)
+	if (!o->output)
 		return stdout;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
+	fd = cli_output_open_locked(o->output, false, o->force, NULL, &created);
+	if (fd < 0)
 		return NULL;
-	}
 	fp = fdopen(fd, "w");
 	if (!fp) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		unlink(path);
+		cli_error("cannot write %s: %s", o->output, strerror(errno));
+		cli_output_discard(o->output, fd, created);
 	}
 	return fp;
 }
@@ -544,7 +552,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
-	out = open_output(o.output);
+	out = open_output(&o);
 	if (!out)
 		return EXIT_USAGE;
 	/*

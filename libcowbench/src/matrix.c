@@ -8,6 +8,8 @@
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 
+#include "strmap.h"
+
 void cb_matrix_init(struct cb_matrix *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -401,11 +403,17 @@ static int make_key(struct cb_cell *c, char *why, size_t len)
 
 static int push_cell(struct cb_cells *out, const struct cb_group *g, const size_t *pos, char *why, size_t len)
 {
-	struct cb_cell *nc = realloc(out->cell, (out->n + 1) * sizeof(*nc)), *c;
+	struct cb_cell *c;
 
-	if (!nc)
-		return -ENOMEM;
-	out->cell = nc;
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 64;
+		struct cb_cell *nc = realloc(out->cell, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		out->cell = nc;
+		out->cap = cap;
+	}
 	c = &out->cell[out->n];
 	memset(c, 0, sizeof(*c));
 	c->names = calloc(g->naxes, sizeof(*c->names));
@@ -424,12 +432,36 @@ static int push_cell(struct cb_cells *out, const struct cb_group *g, const size_
 	return make_key(c, why, len);
 }
 
-static bool key_seen(const struct cb_cells *out, const char *key)
+/* Drop the index after cells moved (shard, shuffle): cb_cells_find builds it again. */
+static void drop_index(struct cb_cells *c)
 {
-	for (size_t i = 0; i < out->n; i++)
-		if (strcmp(out->cell[i].key, key) == 0)
-			return true;
-	return false;
+	if (c->index) {
+		cb_strmap_free(c->index);
+		free(c->index);
+		c->index = NULL;
+	}
+}
+
+static int build_index(struct cb_cells *c)
+{
+	c->index = calloc(1, sizeof(*c->index));
+	if (!c->index)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++)
+		if (cb_strmap_put(c->index, c->cell[i].key, i, NULL) < 0) {
+			drop_index(c);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+long cb_cells_find(struct cb_cells *c, const char *key)
+{
+	size_t pos;
+
+	if (!c->index && build_index(c) < 0)
+		return -ENOMEM;
+	return cb_strmap_get(c->index, key, &pos) ? (long)pos : -1;
 }
 
 static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char *why, size_t len)
@@ -449,9 +481,13 @@ static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char 
 		if (err)
 			break;
 		/* Overlapping groups: a key already enumerated stays at its first place. */
-		struct cb_cells before = { out->cell, out->n - 1 };
+		int put = cb_strmap_put(out->index, out->cell[out->n - 1].key, out->n - 1, NULL);
 
-		if (key_seen(&before, out->cell[out->n - 1].key)) {
+		if (put < 0) {
+			err = put;
+			break;
+		}
+		if (put == 0) {
 			free(out->cell[out->n - 1].names);
 			free(out->cell[out->n - 1].values);
 			out->n--;
@@ -477,6 +513,9 @@ int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, 
 		snprintf(why, len, "the matrix has no axes");
 		return CB_EFORMAT;
 	}
+	out->index = calloc(1, sizeof(*out->index));
+	if (!out->index)
+		return -ENOMEM;
 	for (size_t g = 0; g < m->ngroups && !err; g++)
 		err = enumerate_group(&m->groups[g], out, why, len);
 	for (size_t i = 0; i < out->n; i++)
@@ -493,6 +532,7 @@ void cb_cells_free(struct cb_cells *c)
 		free(c->cell[i].values);
 	}
 	free(c->cell);
+	drop_index(c);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -528,6 +568,7 @@ void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n)
 		}
 	}
 	c->n = kept;
+	drop_index(c);
 }
 
 static uint64_t splitmix64(uint64_t *state)
@@ -550,6 +591,7 @@ void cb_cells_shuffle(struct cb_cells *c, uint64_t seed)
 		c->cell[i - 1] = c->cell[j];
 		c->cell[j] = t;
 	}
+	drop_index(c);
 }
 
 const char *cb_cell_value(const struct cb_cell *c, const char *name)

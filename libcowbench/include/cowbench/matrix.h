@@ -48,9 +48,12 @@ struct cb_cell {
 	char key[CB_CELL_KEY_LEN];
 };
 
+struct cb_strmap;
 struct cb_cells {
 	struct cb_cell *cell;
 	size_t n;
+	size_t cap;
+	struct cb_strmap *index; /* key -> position (hashed: 90,000 cells stay fast); built on demand */
 };
 
 void cb_matrix_init(struct cb_matrix *m);
@@ -92,6 +95,9 @@ int cb_shard_parse(const char *text, unsigned *i, unsigned *n);
 void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n);
 /** Shuffle the cells with a seeded Fisher-Yates (same seed, same order). */
 void cb_cells_shuffle(struct cb_cells *c, uint64_t seed);
+
+/** Position of the cell whose key is KEY, or -1 (-ENOMEM when the index cannot be built). */
+long cb_cells_find(struct cb_cells *c, const char *key);
 
 /** Value of NAME in the cell, or NULL. */
 const char *cb_cell_value(const struct cb_cell *c, const char *name);
