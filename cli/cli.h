@@ -78,6 +78,12 @@ int cli_evidence_prepare(void);
  * parent, the child's exit status to return.
  */
 int cli_fork_accounted(void);
+/* cli_fork_accounted, with a child that dies with its parent (PR_SET_PDEATHSIG) (guard.c). */
+int cli_fork_tied(void);
+/* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
+void cli_guard_start(const char *command);
+/* cowbench info's line on the override journal: held, stale, or none. */
+void cli_overrides_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
 

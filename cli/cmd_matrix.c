@@ -695,7 +695,7 @@ static int prepare_evidence(const struct plan *p)
 		parent_writer = parent_writer || (p->spec[i].workload->page_order && p->spec[i].writer == CB_WRITER_PARENT);
 	/* A parent writer must be a process born after accounting went on: go on in a child. */
 	if (cli_evidence_prepare() == 1 && parent_writer)
-		return cli_fork_accounted();
+		return cli_fork_tied();
 	return -1;
 }
 

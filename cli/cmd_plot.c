@@ -126,16 +126,37 @@ static void key_without(const char *key, const char *name, char *out, size_t len
 	}
 }
 
-/* gnuplot strings in double quotes: escape what would end them. */
+/*
+ * Text from a CSV never reaches gnuplot as code: gnuplot runs `...` even
+ * inside double quotes, and '@', '$' and quotes have meanings of their
+ * own. Labels keep only characters with no meaning to gnuplot (others
+ * become '_'), in single quotes in the loaded .gp files and in double
+ * quotes in the .dat data files.
+ */
+static bool gp_safe_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != 0 && strchr(" _.,:=+-/%*()[]<>~", c) != NULL);
+}
+
+static void gp_text(FILE *fp, const char *s, char quote)
+{
+	fputc(quote, fp);
+	for (; *s; s++)
+		fputc(gp_safe_char((unsigned char)*s) ? *s : '_', fp);
+	fputc(quote, fp);
+}
+
+/* A label in a data file (read by gnuplot as data, never as a command). */
+static void gp_data_label(FILE *fp, const char *s)
+{
+	gp_text(fp, s, '"');
+}
+
+/* A string value in a .gp file that gnuplot loads. */
 static void gp_string(FILE *fp, const char *s)
 {
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
+	gp_text(fp, s, '\'');
 }
 
 /*
@@ -299,6 +320,14 @@ static const struct {
 	{ "lat_p99_ns", 0.99 }, { "lat_p999_ns", 0.999 }, { "lat_max_ns", 1.0 },
 };
 
+static bool plot_name_ok(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return *name != '\0';
+}
+
 static int plot_cdf_workload(struct plots *p, const char *wl)
 {
 	struct sink s;
@@ -307,6 +336,13 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 	int blocks = 0;
 
 	snprintf(name, sizeof(name), "cdf_%s", wl);
+	if (!plot_name_ok(name)) { /* a file name and a gnuplot argument: an identifier only */
+		uint32_t h = 2166136261u;
+
+		for (const char *c = wl; *c; c++)
+			h = (h ^ (unsigned char)*c) * 16777619u;
+		snprintf(name, sizeof(name), "cdf_%08x", h);
+	}
 	for (size_t i = 0; i < p->ng; i++)
 		if (strcmp(group_workload(&p->g[i]), wl) == 0 && !isnan(group_median(&p->g[i], "lat_p50_ns")))
 			keyset_add(&ks, p->g[i].key);
@@ -321,7 +357,7 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 			continue;
 		label_of(&ks, g->key, false, label, sizeof(label));
 		fprintf(s.dat, "%s", blocks ? "\n\n" : "");
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		fputs("\t\"fraction\"\n", s.dat);
 		for (size_t k = 0; k < sizeof(cdf_points) / sizeof(cdf_points[0]); k++)
 			fprintf(s.dat, "%.1f\t%.3f\n", group_median(g, cdf_points[k].col), cdf_points[k].frac);
@@ -399,7 +435,7 @@ static int plot_precopy(struct plots *p)
 	fprintf(s.dat, "# cluster, then per mode: runtime mean lo hi (ms), faults mean lo hi\n");
 	for (size_t c = 0; c < nc; c++) {
 		label_of(&ks, clusters[c], false, label, sizeof(label));
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		for (size_t m = 0; m < nm; m++) {
 			double rt[3] = { NAN, NAN, NAN }, ft[3] = { NAN, NAN, NAN };
 
@@ -468,7 +504,7 @@ static int plot_fork(struct plots *p)
 		snprintf(title, sizeof(title), "%s: %.3g ms/GiB (median)", methods[m], median_of(mpg, nmpg));
 		free(mpg);
 		fprintf(s.dat, "%s", m ? "\n\n" : "");
-		gp_string(s.dat, title);
+		gp_data_label(s.dat, title);
 		fputs("\t\"ms\"\t\"lo\"\t\"hi\"\n", s.dat);
 		for (size_t i = 0; i < p->ng; i++) {
 			const struct cb_row_group *g = &p->g[i];
@@ -513,7 +549,7 @@ static int plot_snapshot(struct plots *p)
 		if (strcmp(group_workload(g), "snapshot") || !group_mean_ci(g, "slowdown", 1.0, ci))
 			continue;
 		label_of(&ks, g->key, false, label, sizeof(label));
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		fprintf(s.dat, "\t%g\t%g\t%g\n", ci[0], ci[1], ci[2]);
 	}
 	fprintf(s.meta, "N = %zu\n", n);
@@ -561,7 +597,7 @@ static int plot_breakdown(struct plots *p)
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " *");
 			missing = true;
 		}
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		fprintf(s.dat, "\t%.1f\t%.1f\t%.1f\n", mc, krest, total - mc - krest > 0 ? total - mc - krest : 0);
 	}
 	fprintf(s.meta, "N = %zu\nkernel = %d\nmissing = %d\n", n, kernel, missing);

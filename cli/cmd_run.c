@@ -560,7 +560,7 @@ int cmd_run(int argc, char **argv)
 	 * others' faults a little for nothing); a parent writer must be a process born after that.
 	 */
 	if (spec.workload->page_order && probe_on(o.probes, CB_PROBE_TASKSTATS) && cli_evidence_prepare() == 1 &&
-	    o.writer == CB_WRITER_PARENT && (status = cli_fork_accounted()) >= 0)
+	    o.writer == CB_WRITER_PARENT && (status = cli_fork_tied()) >= 0)
 		return status;
 	if (o.explain && !(ex = cli_explain_new())) {
 		cli_error("out of memory");
