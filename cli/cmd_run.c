@@ -347,7 +347,20 @@ static void run_usage(void)
 	cli_print_options(run_options, N_RUN_OPTIONS);
 }
 
-/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable. */
+/* Under a cgroup memory limit MemAvailable says nothing: the OOM killer acts at the limit. */
+static int check_cgroup_limit(const struct run_opts *o, uint64_t need)
+{
+	char where[4096];
+	uint64_t room;
+
+	if (cb_cgroup_mem_headroom(&room, where, sizeof(where)) < 0 || room == UINT64_MAX || need <= room)
+		return 0;
+	cli_error("--size=%s needs %" PRIu64 " MiB%s but the cgroup memory limit leaves %" PRIu64 " MiB (%s)",
+		  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)", room >> 20, where);
+	return -1;
+}
+
+/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable and the cgroup. */
 static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *size)
 {
 	uint64_t bytes, avail, need;
@@ -372,10 +385,12 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	if (*size != bytes)
 		cli_note("--size=%s rounded up to %" PRIu64 " bytes (%" PRIu64 " pages of %zu)",
 			 o->size_text, *size, *size / page_size, page_size);
-	if (cb_mem_available(&avail) < 0)
-		return 0; /* no meminfo (unusual container): let mmap decide */
 	/* With a fork every written page gets a copy: the run needs the region twice. */
 	need = o->no_fork ? *size : (*size > UINT64_MAX / 2 ? UINT64_MAX : *size * 2);
+	if (check_cgroup_limit(o, need) < 0)
+		return -1;
+	if (cb_mem_available(&avail) < 0)
+		return 0; /* no meminfo (unusual container): let mmap decide */
 	if (need > avail) {
 		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",
 			  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
