@@ -347,13 +347,28 @@ static void run_usage(void)
 	cli_print_options(run_options, N_RUN_OPTIONS);
 }
 
+/* MemAvailable read once per process: a 90,000-cell matrix plan must not read meminfo 90,000 times. */
+static int mem_available_once(uint64_t *avail)
+{
+	static uint64_t cached;
+	static int err = 1;
+
+	if (err > 0)
+		err = cb_mem_available(&cached);
+	*avail = cached;
+	return err;
+}
+
 /* Under a cgroup memory limit MemAvailable says nothing: the OOM killer acts at the limit. */
 static int check_cgroup_limit(const struct run_opts *o, uint64_t need)
 {
-	char where[4096];
-	uint64_t room;
+	static char where[4096];
+	static uint64_t room;
+	static int known; /* read once: a matrix checks every cell against the same limit */
 
-	if (cb_cgroup_mem_headroom(&room, where, sizeof(where)) < 0 || room == UINT64_MAX || need <= room)
+	if (!known)
+		known = cb_cgroup_mem_headroom(&room, where, sizeof(where)) < 0 ? -1 : 1;
+	if (known < 0 || room == UINT64_MAX || need <= room)
 		return 0;
 	cli_error("--size=%s needs %" PRIu64 " MiB%s but the cgroup memory limit leaves %" PRIu64 " MiB (%s)",
 		  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)", room >> 20, where);
@@ -389,7 +404,7 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	need = o->no_fork ? *size : (*size > UINT64_MAX / 2 ? UINT64_MAX : *size * 2);
 	if (check_cgroup_limit(o, need) < 0)
 		return -1;
-	if (cb_mem_available(&avail) < 0)
+	if (mem_available_once(&avail) < 0)
 		return 0; /* no meminfo (unusual container): let mmap decide */
 	if (need > avail) {
 		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",

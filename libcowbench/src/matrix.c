@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
@@ -349,18 +350,71 @@ static int load_handler(void *user, const char *section, const char *name, const
 	return 1;
 }
 
+/*
+ * Before inih sees a file: a regular file (not /dev/zero, a FIFO or a
+ * directory), at most CB_MATRIX_MAX_BYTES, no NUL byte, no line longer
+ * than CB_MATRIX_MAX_LINE. inih would otherwise cut a long line and
+ * parse its tail as a line of its own ("...fork = 0" from a comment).
+ */
+static FILE *open_checked(const char *path, char *why, size_t len, int *err)
+{
+	struct stat st;
+	FILE *fp = fopen(path, "re");
+	int line = 1, c;
+	size_t col = 0;
+
+	if (!fp) {
+		*err = -errno;
+		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	*err = CB_EFORMAT;
+	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, len, "%s: not a regular file", path);
+		goto bad;
+	}
+	if (st.st_size > CB_MATRIX_MAX_BYTES) {
+		snprintf(why, len, "%s: larger than %d bytes: not a matrix file", path, CB_MATRIX_MAX_BYTES);
+		goto bad;
+	}
+	while ((c = getc(fp)) != EOF) {
+		if (c == '\0') {
+			snprintf(why, len, "%s:%d: NUL byte", path, line);
+			goto bad;
+		}
+		if (c == '\n') {
+			line++;
+			col = 0;
+		} else if (++col > CB_MATRIX_MAX_LINE) {
+			snprintf(why, len, "%s:%d: line longer than %d characters", path, line, CB_MATRIX_MAX_LINE);
+			goto bad;
+		}
+	}
+	if (ferror(fp)) {
+		*err = -EIO;
+		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+		goto bad;
+	}
+	rewind(fp);
+	*err = 0;
+	return fp;
+bad:
+	fclose(fp);
+	return NULL;
+}
+
 int cb_matrix_load(struct cb_matrix *m, const char *path, char *why, size_t len)
 {
 	struct load_ctx c = { .m = m, .path = path, .why = why, .len = len, .line_ended = true };
-	FILE *fp = fopen(path, "re");
-	int rc;
+	int rc, err;
+	FILE *fp = open_checked(path, why, len, &err);
 
-	if (!fp) {
-		int err = -errno;
-
-		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+	if (!fp)
 		return err;
-	}
+	/* Debian's inih takes its line limit at run time: lines up to our own limit, on the heap. */
+	ini_use_stack = false;
+	ini_allow_realloc = true;
+	ini_max_line = CB_MATRIX_MAX_LINE + 3; /* inih counts '\r', '\n' and '\0' too */
 	c.fp = fp;
 	rc = ini_parse_stream(counting_reader, &c, load_handler, &c);
 	fclose(fp);

@@ -62,7 +62,7 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		if (*text) {
 			errno = 0;
 			v = strtod(text, &end);
-			if (errno || *end || isnan(v))
+			if (errno || *end || !isfinite(v)) /* no nan or inf: they have no JSON, no statistics */
 				return CB_EFORMAT;
 		}
 		memcpy(base, &v, sizeof(v));

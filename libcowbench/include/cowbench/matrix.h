@@ -18,6 +18,8 @@
  */
 
 #define CB_CELL_KEY_LEN 192 /* == sizeof(struct cb_row.cell) */
+#define CB_MATRIX_MAX_LINE 4096     /* longest line of a matrix file (longer: FILE:LINE error) */
+#define CB_MATRIX_MAX_BYTES (1 << 20) /* largest matrix file */
 
 struct cb_axis {
 	char *name;
@@ -77,7 +79,9 @@ void cb_matrix_sort_axes(struct cb_matrix *m, int (*rank)(const char *name));
  * Load a matrix file (INI, parsed by inih). Section [matrix] holds
  * reps, warmup and shuffle (a seed); every other section is a group whose
  * keys are axes ("size = 16M, 64M"); keys before any section form group "".
- * CB_EFORMAT (why[]: "FILE:LINE: reason"), or -errno when unreadable.
+ * A regular file only, up to CB_MATRIX_MAX_BYTES, no NUL byte, no line
+ * over CB_MATRIX_MAX_LINE characters. CB_EFORMAT (why[]: "FILE:LINE:
+ * reason"), or -errno when unreadable.
  */
 int cb_matrix_load(struct cb_matrix *m, const char *path, char *why, size_t len);
 
