@@ -558,6 +558,23 @@ static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char 
 	return err;
 }
 
+/* Cells before deduplication, saturating just above the cap (a hostile file must not overflow it). */
+static size_t count_cells(const struct cb_matrix *m)
+{
+	size_t total = 0;
+
+	for (size_t g = 0; g < m->ngroups; g++) {
+		size_t n = 1;
+
+		for (size_t a = 0; a < m->groups[g].naxes && n <= CB_MATRIX_MAX_CELLS; a++)
+			n *= m->groups[g].axes[a].nvalues ? m->groups[g].axes[a].nvalues : 1;
+		total += n > CB_MATRIX_MAX_CELLS ? (size_t)CB_MATRIX_MAX_CELLS + 1 : n;
+		if (total > CB_MATRIX_MAX_CELLS)
+			return (size_t)CB_MATRIX_MAX_CELLS + 1;
+	}
+	return total;
+}
+
 int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, size_t len)
 {
 	int err = 0;
@@ -565,6 +582,10 @@ int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, 
 	memset(out, 0, sizeof(*out));
 	if (m->ngroups == 0) {
 		snprintf(why, len, "the matrix has no axes");
+		return CB_EFORMAT;
+	}
+	if (count_cells(m) > CB_MATRIX_MAX_CELLS) {
+		snprintf(why, len, "the matrix has more than %d cells (split it, or use fewer values)", CB_MATRIX_MAX_CELLS);
 		return CB_EFORMAT;
 	}
 	out->index = calloc(1, sizeof(*out->index));

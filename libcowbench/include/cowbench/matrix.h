@@ -20,6 +20,7 @@
 #define CB_CELL_KEY_LEN 192 /* == sizeof(struct cb_row.cell) */
 #define CB_MATRIX_MAX_LINE 4096     /* longest line of a matrix file (longer: FILE:LINE error) */
 #define CB_MATRIX_MAX_BYTES (1 << 20) /* largest matrix file */
+#define CB_MATRIX_MAX_CELLS 1000000   /* most cells one matrix may enumerate */
 
 struct cb_axis {
 	char *name;
