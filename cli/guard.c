@@ -62,6 +62,7 @@ void cli_guard_start(const char *command)
 	}
 	/* Overrides this process joins or makes are released at exit and on SIGINT/SIGTERM/SIGHUP. */
 	cli_restore_sysctls_at_exit();
+	cb_sysctl_share();
 }
 
 void cli_overrides_info(void)

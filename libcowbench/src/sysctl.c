@@ -19,7 +19,8 @@
 /*
  * Every override is written to a journal shared by all cowbench processes
  * (CB_SYSCTL_JOURNAL_DIR/overrides, a tmpfs a reboot clears), under an
- * exclusive flock: one line per sysctl with its original value and the
+ * exclusive flock of CB_SYSCTL_JOURNAL_DIR/lock, replaced by rename so a
+ * kill mid-write leaves the old journal or the new one: one line per sysctl with its original value and the
  * processes that hold it changed ("PATH ORIGINAL PID:START ..."; START is
  * the process start time, so a reused PID is not mistaken for its owner).
  * The last live owner puts the original back; any cowbench that finds a
@@ -46,7 +47,7 @@ struct entry {
 static struct entry ent[MAX_ENTRIES];
 static int nent;
 static char jbuf[JOURNAL_MAX];
-static char journal_path[256];
+static char journal_path[256], lock_path[256], tmp_path[256];
 static volatile sig_atomic_t touched_journal; /* this process wrote an owner line: release at exit */
 
 /* Saved as text so restoring needs no formatting inside a signal handler (no journal: local only). */
@@ -136,11 +137,17 @@ static const char *journal_dir(void)
 
 static void set_journal_path(void)
 {
-	if (!journal_path[0])
+	if (!journal_path[0]) {
 		snprintf(journal_path, sizeof(journal_path), "%s/overrides", journal_dir());
+		snprintf(lock_path, sizeof(lock_path), "%s/lock", journal_dir());
+		snprintf(tmp_path, sizeof(tmp_path), "%s/overrides.new", journal_dir());
+	}
 }
 
-/* Start time of a process (clock ticks after boot, /proc/PID/stat field 22); 0 when gone. */
+/*
+ * Start time of a process (clock ticks after boot, /proc/PID/stat field 22); 0 when gone,
+ * also when it is a zombie: a killed run's child waits there until someone reaps it.
+ */
 static unsigned long long proc_start(long pid)
 {
 	char path[48] = "/proc/", num[24], buf[1024], *p;
@@ -159,7 +166,7 @@ static unsigned long long proc_start(long pid)
 		return 0;
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	if (!p)
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
@@ -235,8 +242,11 @@ static void append(char **o, const char *end, const char *s)
 		*(*o)++ = *s++;
 }
 
-static int store_journal(int fd)
+/* Whole or not at all: a kill mid-write must not lose the lines that restore settings. */
+static int store_journal(int lockfd)
 {
+	int fd;
+
 	char *o = jbuf, *end = jbuf + sizeof(jbuf) - 1, num[24];
 	size_t len;
 
@@ -254,9 +264,16 @@ static int store_journal(int fd)
 	}
 	*o = '\0';
 	len = (size_t)(o - jbuf);
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, jbuf, len, 0) != (ssize_t)len)
+	(void)lockfd;
+	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -errno;
-	return 0;
+	if (write(fd, jbuf, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return rename(tmp_path, journal_path) < 0 ? -errno : 0;
 }
 
 /*
@@ -267,7 +284,7 @@ static int store_journal(int fd)
 static int journal_lock(bool create, sigset_t *old)
 {
 	sigset_t block;
-	int fd;
+	int fd, data;
 	ssize_t n;
 
 	set_journal_path();
@@ -278,7 +295,7 @@ static int journal_lock(bool create, sigset_t *old)
 	sigprocmask(SIG_BLOCK, &block, old);
 	if (create)
 		mkdir(journal_dir(), 0755);
-	fd = open(journal_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	fd = open(lock_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
 		int err = -errno;
 
@@ -287,7 +304,12 @@ static int journal_lock(bool create, sigset_t *old)
 		sigprocmask(SIG_SETMASK, old, NULL);
 		return err;
 	}
-	n = pread(fd, jbuf, sizeof(jbuf) - 1, 0);
+	n = 0;
+	data = open(journal_path, O_RDONLY | O_CLOEXEC);
+	if (data >= 0) {
+		n = read(data, jbuf, sizeof(jbuf) - 1);
+		close(data);
+	}
 	jbuf[n > 0 ? n : 0] = '\0';
 	parse_journal();
 	return fd;
@@ -448,18 +470,32 @@ int cb_sysctl_raise(const char *path, long value)
 	return override(path, value, true);
 }
 
+static bool may_join;
+
+void cb_sysctl_share(void)
+{
+	may_join = true;
+}
+
 int cb_sysctl_join(const char *path)
 {
 	sigset_t old;
-	int fd = journal_lock(false, &old), i, joined = 0;
+	int fd, i, joined = 0;
 
+	if (!may_join)
+		return 0;
+	fd = journal_lock(false, &old);
 	if (fd < 0)
 		return 0;
+	/*
+	 * Live owners or not: an owner may still be dying (a killed run's child) when this run
+	 * looked for dead runs at start; holding the line makes this run the one that restores.
+	 */
 	i = find_entry(path);
-	for (int k = 0; i >= 0 && k < ent[i].nowners && !joined; k++)
-		joined = owner_alive(&ent[i].own[k]); /* a dead run's line is for recovery, not to join */
-	if (joined && (joined = add_owner(&ent[i])))
+	if (i >= 0 && add_owner(&ent[i])) {
+		joined = 1;
 		store_journal(fd);
+	}
 	journal_unlock(fd, &old);
 	return joined;
 }
@@ -519,11 +555,10 @@ int cb_sysctl_overrides(struct cb_sysctl_held *out, size_t max)
 	ssize_t r;
 
 	set_journal_path();
-	fd = open(journal_path, O_RDONLY | O_CLOEXEC);
+	fd = open(journal_path, O_RDONLY | O_CLOEXEC); /* replaced by rename: always whole */
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	flock(fd, LOCK_SH);
-	r = pread(fd, jbuf, sizeof(jbuf) - 1, 0);
+	r = read(fd, jbuf, sizeof(jbuf) - 1);
 	close(fd);
 	jbuf[r > 0 ? r : 0] = '\0';
 	parse_journal();

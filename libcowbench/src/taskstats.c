@@ -265,7 +265,7 @@ int cb_delayacct_enabled(void)
 
 	if (err < 0)
 		return err;
-	/* On because another cowbench run turned it on: hold it on with that run until we exit. */
+	/* On because another cowbench run turned it on: hold it with that run until we exit (sysctl.h). */
 	if (v && !joined)
 		joined = cb_sysctl_join(CB_DELAYACCT_SYSCTL) == 1;
 	return v != 0;

@@ -29,8 +29,14 @@ int cb_sysctl_write_long(const char *path, long value);
 int cb_sysctl_override(const char *path, long value);
 /** As cb_sysctl_override, but for a floor (vm.nr_hugepages): shares a higher value, raises a lower one. */
 int cb_sysctl_raise(const char *path, long value);
-/** Become a co-owner of another live run's override of path (so it stays while we run): 1 if joined. */
+/**
+ * After cb_sysctl_share(): become a co-owner of a journaled override of path (another run's, live
+ * or dying), so it stays while this process runs and is restored when the last owner ends:
+ * 1 if joined. Without cb_sysctl_share() (cowbench info), nothing is joined.
+ */
 int cb_sysctl_join(const char *path);
+/** This process measures: let cb_sysctl_join (and cb_delayacct_enabled) join overrides. */
+void cb_sysctl_share(void);
 /** Release this process's overrides; the last owner puts the original back. Async-signal-safe. */
 void cb_sysctl_restore_all(void);
 
