@@ -183,23 +183,6 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	fputs("\r\n", fp);
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped (RFC 8259). */
-static void json_string(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 /* JSON has no inf or nan: a number that is not finite is null. */
 static void json_num(FILE *fp, const char *name, double v)
 {
@@ -213,9 +196,9 @@ static void json_num(FILE *fp, const char *name, double v)
 static void json_line(FILE *fp, const struct line *l, const char *baseline)
 {
 	fputs("{\"cell\":", fp);
-	json_string(fp, l->key);
+	cb_json_write_string(fp, l->key);
 	fputs(",\"metric\":", fp);
-	json_string(fp, l->metric);
+	cb_json_write_string(fp, l->metric);
 	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
 	json_num(fp, "median", l->s.median);
 	json_num(fp, "mean", l->s.mean);
@@ -226,7 +209,7 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
 		fputs(",\"baseline\":", fp);
-		json_string(fp, baseline);
+		cb_json_write_string(fp, baseline);
 		json_num(fp, "ratio", l->ratio);
 		json_num(fp, "ratio_ci95_lo", l->rlo);
 		json_num(fp, "ratio_ci95_hi", l->rhi);

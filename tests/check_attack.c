@@ -674,29 +674,8 @@ static struct cli_result run_in_cgroup(const char *cg, const char *args, const c
 	const char *argv[] = { "sh", "-c", script, NULL };
 	struct cli_result r;
 
-	snprintf(script, sizeof(script), "echo $$ > %s/cgroup.procs && exec %s env %s %s %s", cg, "", env, CB_CLI_PATH,
-		 args);
-	{
-		/* tu_run_cli runs CB_CLI_PATH: run sh through system-like spawn instead. */
-		char outp[] = "/tmp/cbtest-cgoutXXXXXX", errp[] = "/tmp/cbtest-cgerrXXXXXX";
-		int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
-		posix_spawn_file_actions_t fa;
-		pid_t pid;
-
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_adddup2(&fa, ofd, 1);
-		posix_spawn_file_actions_adddup2(&fa, efd, 2);
-		ck_assert_int_eq(posix_spawnp(&pid, "sh", &fa, NULL, (char *const *)argv, environ), 0);
-		posix_spawn_file_actions_destroy(&fa);
-		ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-		r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-		close(ofd);
-		close(efd);
-		r.out = tu_slurp(outp, &r.out_len);
-		r.err = tu_slurp(errp, &r.err_len);
-		unlink(outp);
-		unlink(errp);
-	}
+	snprintf(script, sizeof(script), "echo $$ > %s/cgroup.procs && exec env %s %s %s", cg, env, CB_CLI_PATH, args);
+	r = tu_run_prog("sh", argv, NULL);
 	return r;
 }
 

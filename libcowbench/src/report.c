@@ -143,7 +143,7 @@ static void format_cell(const struct cb_row *row, const struct cb_column *c, cha
 		double v;
 
 		memcpy(&v, base, sizeof(v));
-		if (!isnan(v))
+		if (isfinite(v)) /* inf is no measurement, and neither CSV readers nor JSON take it */
 			snprintf(buf, len, "%.*f", c->decimals, v);
 		break;
 	}
@@ -168,7 +168,7 @@ int cb_csv_write_field(FILE *fp, const char *field)
 	return fputc('"', fp) == EOF ? -EIO : 0;
 }
 
-static void json_string(FILE *fp, const char *s)
+void cb_json_write_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
 	for (; *s; s++) {
@@ -176,7 +176,7 @@ static void json_string(FILE *fp, const char *s)
 
 		if (c == '"' || c == '\\')
 			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(fp, "\\u%04x", c);
 		else
 			fputc(c, fp);
@@ -219,10 +219,10 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 		format_cell(row, c, cell, sizeof(cell));
 		if (i)
 			fputc(',', fp);
-		json_string(fp, c->name);
+		cb_json_write_string(fp, c->name);
 		fputc(':', fp);
 		if (c->type == CB_COL_STR)
-			json_string(fp, cell);
+			cb_json_write_string(fp, cell);
 		else
 			fputs(cell[0] ? cell : "null", fp);
 	}

@@ -127,6 +127,9 @@ int cb_report_row(struct cb_report *r, const struct cb_row *row);
 /** Finish (writes the CSV header if no row came, so the file is still valid). */
 int cb_report_finish(struct cb_report *r);
 
+/** Write a JSON string: quotes, backslashes and control characters escaped (RFC 8259). */
+void cb_json_write_string(FILE *fp, const char *s);
+
 /** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
 int cb_csv_write_field(FILE *fp, const char *field);
 
