@@ -10,6 +10,7 @@ packages=(
 	libnl-genl-3-dev       # taskstats (COW copies counted by the kernel) over generic netlink
 	libinih-dev            # matrix files (INI) for cowbench matrix
 	gnuplot-nox            # plots (analysis/)
+	clang libclang-rt-14-dev # libFuzzer targets of tests/fuzz (ctest -L fuzz; without them only the corpus replays)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
 packages+=("$@")
