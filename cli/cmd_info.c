@@ -248,5 +248,6 @@ int cmd_info(int argc, char **argv)
 		line("vm.cow_precopy:", present(CB_PRECOPY_SYSCTL));
 	config_lines();
 	cli_evidence_info();
+	cli_overrides_info();
 	return 0;
 }
