@@ -18,5 +18,7 @@
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
+#include <cowbench/vmas.h>
+#include <cowbench/wpfault.h>
 
 #endif

@@ -1,0 +1,236 @@
+/*
+ * cowbench stat --where=code: which code takes the write faults. Each
+ * sample's user call chain (innermost first, frame pointers) is named at
+ * once, while the process still exists, and counted three ways: by the
+ * faulting function, by call path, and as a folded stack for flame graphs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat_symbols.h"
+#include "stat_where_int.h"
+
+#define PATH_SHOWN 6     /* frames of a call path in the table */
+#define FOLD_MAX 4096    /* bytes of one folded stack */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static bool strmap_grow(struct strmap *m)
+{
+	struct strmap g = { .cap = m->cap ? m->cap * 2 : 256 };
+
+	g.tab = calloc(g.cap, sizeof(*g.tab));
+	if (!g.tab)
+		return false;
+	for (size_t k = 0; k < m->cap; k++) {
+		size_t i;
+
+		if (!m->tab[k].key)
+			continue;
+		for (i = hash_str(m->tab[k].key) & (g.cap - 1); g.tab[i].key; i = (i + 1) & (g.cap - 1))
+			;
+		g.tab[i] = m->tab[k];
+	}
+	free(m->tab);
+	m->tab = g.tab;
+	m->cap = g.cap;
+	return true;
+}
+
+static void strmap_add(struct strmap *m, const char *key, int64_t n)
+{
+	size_t i;
+
+	if (m->used * 2 >= m->cap && !strmap_grow(m))
+		return;
+	for (i = hash_str(key) & (m->cap - 1); m->tab[i].key; i = (i + 1) & (m->cap - 1))
+		if (strcmp(m->tab[i].key, key) == 0) {
+			m->tab[i].n += n;
+			return;
+		}
+	if (!(m->tab[i].key = strdup(key)))
+		return;
+	m->tab[i].n = n;
+	m->used++;
+}
+
+static void strmap_free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->tab[i].key);
+	free(m->tab);
+	memset(m, 0, sizeof(*m));
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct strcount *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+struct strcount *strmap_sorted(const struct strmap *m, size_t *n)
+{
+	struct strcount *out = malloc((m->used ? m->used : 1) * sizeof(*out));
+
+	*n = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->tab[i].key)
+			out[(*n)++] = m->tab[i];
+	qsort(out, *n, sizeof(*out), by_count);
+	return out;
+}
+
+/* Append to a bounded string; false once it is full. */
+static bool append(char *buf, size_t len, size_t *at, const char *s)
+{
+	int n = snprintf(buf + *at, len - *at, "%s", s);
+
+	if (n < 0 || (size_t)n >= len - *at)
+		return false;
+	*at += (size_t)n;
+	return true;
+}
+
+/* A frame's name: the function, or the address when no symbol covers it (JIT, interpreter, stripped). */
+static const char *frame_name(struct stat_where *w, const struct wproc *p, uint64_t ip, bool leaf, char *buf,
+			      size_t len)
+{
+	const char *name = cli_symbols_name(w->syms, p->pid, p->ppid, ip, leaf);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "0x%" PRIx64, ip);
+	return buf;
+}
+
+void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
+{
+	uint64_t leaf_only = s->ip;
+	const uint64_t *chain = s->nchain ? s->chain : &leaf_only;
+	uint32_t n = s->nchain ? s->nchain : 1;
+	char fold[FOLD_MAX], path[FOLD_MAX], fn[256], tmp[32];
+	size_t fat = 0, pat = 0;
+	const char *names[CB_WPFAULT_MAX_CHAIN];
+
+	w->code_samples++;
+	for (uint32_t i = 0; i < n; i++) {
+		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
+		if (i == 0)
+			snprintf(fn, sizeof(fn), "%s (%s)", names[0], cli_symbols_last_module(w->syms));
+	}
+	if (names[0][0] == '0' && names[0][1] == 'x')
+		w->code_unresolved++;
+	strmap_add(&w->funcs, fn, 1);
+	/* call path, innermost first, a few frames */
+	for (uint32_t i = 0; i < n && i < PATH_SHOWN; i++)
+		if (!append(path, sizeof(path), &pat, i ? " <- " : "") || !append(path, sizeof(path), &pat, names[i]))
+			break;
+	strmap_add(&w->paths, path, 1);
+	/* folded: comm;outermost;...;innermost */
+	append(fold, sizeof(fold), &fat, p->comm);
+	for (uint32_t i = n; i-- > 0;)
+		if (!append(fold, sizeof(fold), &fat, ";") || !append(fold, sizeof(fold), &fat, names[i]))
+			break;
+	strmap_add(&w->folded, fold, 1);
+}
+
+void where_code_free(struct stat_where *w)
+{
+	strmap_free(&w->funcs);
+	strmap_free(&w->paths);
+	strmap_free(&w->folded);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_table(const struct stat_where *w, const struct strmap *m, const char *title, const char *kind,
+			enum stat_format fmt, FILE *out)
+{
+	size_t n;
+	struct strcount *e = strmap_sorted(m, &n);
+
+	if (!e)
+		return;
+	if (fmt == STAT_TEXT)
+		fprintf(out, "%s\n%10s %6s  %s\n", title, "faults", "share", kind);
+	for (size_t i = 0; i < n && (long)i < w->o.top; i++) {
+		double share = 100.0 * (double)e[i].n / (double)w->code_samples;
+		int64_t est = e[i].n * w->o.sample;
+
+		if (fmt == STAT_JSON) {
+			fprintf(out, "{\"where\":\"code\",\"kind\":\"%s\",\"name\":", kind);
+			json_str(out, e[i].key);
+			fprintf(out, ",\"samples\":%" PRId64 ",\"faults_est\":%" PRId64 ",\"share_pct\":%.1f}\n", e[i].n,
+				est, share);
+		} else if (fmt == STAT_CSV) {
+			fprintf(out, "where_code,%s,%" PRId64 ",%" PRId64 ",%.1f,", kind, e[i].n, est, share);
+			json_str(out, e[i].key); /* quoted: names hold commas (C++) */
+			fputc('\n', out);
+		} else {
+			fprintf(out, "%10" PRId64 " %5.1f%%  %s\n", est, share, e[i].key);
+		}
+	}
+	free(e);
+}
+
+static int write_folded(const struct stat_where *w, const char *path)
+{
+	FILE *fp = fopen(path, "we");
+	size_t n;
+	struct strcount *e;
+
+	if (!fp)
+		return -1;
+	e = strmap_sorted(&w->folded, &n);
+	for (size_t i = 0; e && i < n; i++)
+		fprintf(fp, "%s %" PRId64 "\n", e[i].key, e[i].n * w->o.sample);
+	free(e);
+	return fclose(fp) == 0 && e ? 0 : -1;
+}
+
+void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
+{
+	if (fmt == STAT_TEXT) {
+		fprintf(out, "\nwhere (code): %" PRId64 " write faults on present pages sampled", w->code_samples);
+		if (w->o.sample > 1)
+			fprintf(out, " (1 in %ld; faults below are samples x %ld)", w->o.sample, w->o.sample);
+		fprintf(out, " [exceptions:page_fault_user, user call chains by frame pointer, names from the ELF "
+			     "files via libdwfl]\n");
+		if (w->code_unresolved)
+			fprintf(out, "  %" PRId64 " samples fault in code no symbol covers (JIT, interpreter or "
+				     "stripped static functions): shown as addresses\n", w->code_unresolved);
+	}
+	print_table(w, &w->funcs, "top functions (the faulting instruction's)", "function", fmt, out);
+	print_table(w, &w->paths, "top call paths (innermost first; frames beyond a function built without "
+			       "frame pointers are unreliable)", "path", fmt, out);
+	if (w->o.folded && write_folded(w, w->o.folded) < 0)
+		fprintf(stderr, "cowbench: cannot write --folded=%s: %s\n", w->o.folded, strerror(errno));
+}
