@@ -116,6 +116,10 @@ struct vrow *where_row(struct wproc *p, const struct cb_vma *v)
 	p->nrows++;
 	memset(&p->rows[lo], 0, sizeof(p->rows[lo]));
 	p->rows[lo].start = v->start;
+	p->rows[lo].end = v->end;
+	memcpy(p->rows[lo].perms, v->perms, sizeof(v->perms));
+	snprintf(p->rows[lo].path, sizeof(p->rows[lo].path), "%s", v->path);
+	p->rows[lo].thp = v->thp_eligible;
 	p->rows[lo].first_look = true;
 	return &p->rows[lo];
 }
@@ -160,7 +164,7 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 		if (w->nborn < sizeof(w->born) / sizeof(w->born[0]))
 			w->born[w->nborn++] = t->pid;
 	} else if (t->kind == CB_WPFAULT_EXIT && (p = where_proc(w, t->pid))) {
-		w->exits_this_tick++;
+		w->exits_pending++;
 	} else if (t->kind == CB_WPFAULT_EXEC && (p = where_proc(w, t->pid))) {
 		if (w->syms)
 			cli_symbols_forget(w->syms, t->pid);
@@ -176,8 +180,12 @@ static void drain(struct stat_where *w)
 		cb_wpfault_drain(w->wp, &h);
 }
 
-/* Private_Dirty moving to Shared_Dirty's expense in one interval: pages COW copied (smaps estimate). */
-static void update_smaps(struct stat_where *w, struct wproc *p)
+/*
+ * Private_Dirty growing at Shared_Dirty's expense in one interval: pages COW
+ * copied (smaps estimate), except in an interval where a watched process
+ * exited: its sharers' pages turn private then without any copy.
+ */
+static void update_smaps(struct wproc *p, bool exited)
 {
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct cb_vma *v = &p->vmas.v[i];
@@ -196,7 +204,7 @@ static void update_smaps(struct stat_where *w, struct wproc *p)
 			r->pd_first = v->private_dirty_kb;
 			r->sd_first = v->shared_dirty_kb;
 			r->first_look = false;
-		} else if (!w->exits_this_tick) {
+		} else if (!exited) {
 			dpd = v->private_dirty_kb - r->pd_last;
 			dsd = v->shared_dirty_kb - r->sd_last;
 			if (dpd > 0 && dsd < 0)
@@ -266,21 +274,34 @@ static bool present(const uint64_t *e)
 	return e && (*e & CB_PM_PRESENT) && !(*e & CB_PM_SWAPPED);
 }
 
-/* The frame before: p's own last look, or for a child born since, its parent's (fork shared them). */
-static const uint64_t *before_entry(const struct stat_where *w, const struct wproc *p, uint64_t addr)
+/*
+ * The frame of addr before a fault at time t: q's last look, or the one
+ * before when the fault fell while that look was being read (the page may
+ * show the copy already).
+ */
+static const uint64_t *frame_before(const struct stat_where *w, const struct wproc *q, uint64_t addr, uint64_t t)
+{
+	if (t >= q->snap_t0 && t <= q->snap_t1)
+		return q->old ? snap_entry(q->old, q->nold, addr, w->page) : NULL;
+	return snap_entry(q->snaps, q->nsnaps, addr, w->page);
+}
+
+/* p's own frames, or for a child born since its parent's last look, the parent's (fork shared them). */
+static const uint64_t *before_entry(const struct stat_where *w, const struct wproc *p, uint64_t addr, uint64_t t)
 {
 	const struct wproc *parent;
 
 	if (p->snaps)
-		return snap_entry(p->snaps, p->nsnaps, addr, w->page);
+		return frame_before(w, p, addr, t);
 	parent = p->ppid ? where_proc(w, p->ppid) : NULL;
-	return parent && parent->snaps ? snap_entry(parent->snaps, parent->nsnaps, addr, w->page) : NULL;
+	return parent && parent->snaps ? frame_before(w, parent, addr, t) : NULL;
 }
 
-static void classify(struct stat_where *w, struct wproc *p, struct vrow *r, uint64_t addr, const struct snap *now,
-		     size_t nnow)
+static void classify(struct stat_where *w, struct wproc *p, struct vrow *r, const struct pending *f,
+		     const struct snap *now, size_t nnow)
 {
-	const uint64_t *b = before_entry(w, p, addr), *a = snap_entry(now, nnow, addr, w->page);
+	uint64_t addr = f->addr;
+	const uint64_t *b = before_entry(w, p, addr, f->t), *a = snap_entry(now, nnow, addr, w->page);
 
 	if (!present(b) || !present(a))
 		r->unclassified++;
@@ -290,6 +311,14 @@ static void classify(struct stat_where *w, struct wproc *p, struct vrow *r, uint
 		r->zero++;
 	else
 		r->copied++;
+}
+
+/* p's mappings; for a child gone before it was ever looked at, its parent's (fork copied them). */
+static const struct cb_vmas *layout_of(const struct stat_where *w, const struct wproc *p)
+{
+	const struct wproc *parent = p->ppid ? where_proc(w, p->ppid) : NULL;
+
+	return p->vmas.n || !parent ? &p->vmas : &parent->vmas;
 }
 
 static int cmp_pending(const void *a, const void *b)
@@ -321,7 +350,7 @@ static void settle_pending(struct stat_where *w, struct wproc *p, uint64_t t_loo
 	p->npending = keep;
 	qsort(due, n, sizeof(*due), cmp_pending);
 	for (size_t i = 0; i < n; i++) {
-		const struct cb_vma *v = cb_vmas_find(&p->vmas, due[i].addr);
+		const struct cb_vma *v = cb_vmas_find(layout_of(w, p), due[i].addr);
 		struct vrow *r = v ? where_row(p, v) : NULL;
 
 		if (!r) {
@@ -332,7 +361,7 @@ static void settle_pending(struct stat_where *w, struct wproc *p, uint64_t t_loo
 		if (!w->pagemap || (i > 0 && due[i].addr == due[i - 1].addr))
 			continue;
 		if (now)
-			classify(w, p, r, due[i].addr, now, nnow);
+			classify(w, p, r, &due[i], now, nnow);
 		else
 			r->unclassified++;
 	}
@@ -354,33 +383,67 @@ static void count_shared(struct stat_where *w, struct wproc *p, const struct sna
 	(void)w;
 }
 
-static void look_at(struct stat_where *w, struct wproc *p)
+/* A process that is gone: its faults go to the mappings it had, unclassified. */
+static void look_gone(struct stat_where *w, struct wproc *p)
 {
-	uint64_t t_look = mono_ns();
-	struct cb_vmas fresh = { 0 };
+	p->alive = false;
+	settle_pending(w, p, UINT64_MAX, NULL, 0);
+}
+
+static void look_at(struct stat_where *w, struct wproc *p, struct cb_vmas *fresh, bool exited)
+{
+	uint64_t t_look;
 	struct snap *now = NULL;
 	size_t nnow = 0;
 
-	if (cb_vmas_read(p->pid, &fresh) < 0) {
-		cb_vmas_free(&fresh);
-		p->alive = false; /* its faults go to the mappings it had, unclassified */
-		settle_pending(w, p, UINT64_MAX, NULL, 0);
-		return;
-	}
 	cb_vmas_free(&p->vmas);
-	p->vmas = fresh;
-	update_smaps(w, p);
+	p->vmas = *fresh;
+	update_smaps(p, exited);
+	t_look = mono_ns(); /* faults recorded after this wait for the next look */
 	if (w->pagemap && !take_snapshot(w, p, &now, &nnow) && !p->snaps && w->nlooks == 0)
 		w->pagemap = false; /* no frames: not privileged */
 	settle_pending(w, p, t_look, w->pagemap ? now : NULL, nnow);
 	if (w->pagemap && now) {
 		count_shared(w, p, now, nnow);
-		free_snaps(p->snaps, p->nsnaps);
+		free_snaps(p->old, p->nold);
+		p->old = p->snaps;
+		p->nold = p->nsnaps;
 		p->snaps = now;
 		p->nsnaps = nnow;
+		p->snap_t0 = t_look;
+		p->snap_t1 = mono_ns();
 	} else if (now) {
 		free_snaps(now, nnow);
 	}
+}
+
+/*
+ * Read every live process's mappings first: a process that died since the
+ * last look makes this interval's smaps movement unusable for the estimate.
+ */
+static void look_at_all(struct stat_where *w)
+{
+	struct cb_vmas *fresh = calloc(w->nprocs ? w->nprocs : 1, sizeof(*fresh));
+	bool exited = w->exits_pending > 0;
+
+	w->exits_pending = 0;
+	if (!fresh)
+		return;
+	for (size_t i = 0; i < w->nprocs; i++) {
+		if (!w->procs[i].alive)
+			continue;
+		if (cb_vmas_read(w->procs[i].pid, &fresh[i]) < 0) {
+			cb_vmas_free(&fresh[i]);
+			look_gone(w, &w->procs[i]);
+			exited = true;
+		}
+	}
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].alive)
+			look_at(w, &w->procs[i], &fresh[i], exited);
+	if (exited)
+		w->skipped_ticks++;
+	free(fresh);
 }
 
 void stat_where_tick(struct stat_where *w)
@@ -388,13 +451,8 @@ void stat_where_tick(struct stat_where *w)
 	drain(w);
 	if (w->o.mode == WHERE_NONE)
 		return;
-	for (size_t i = 0; i < w->nprocs; i++)
-		if (w->procs[i].alive)
-			look_at(w, &w->procs[i]);
+	look_at_all(w);
 	drain(w); /* faults during the look: those before it are settled at the next */
-	if (w->exits_this_tick)
-		w->skipped_ticks++;
-	w->exits_this_tick = 0;
 	w->nlooks++;
 }
 
@@ -451,6 +509,7 @@ void stat_where_free(struct stat_where *w)
 		free(w->procs[i].rows);
 		free(w->procs[i].pending);
 		free_snaps(w->procs[i].snaps, w->procs[i].nsnaps);
+		free_snaps(w->procs[i].old, w->procs[i].nold);
 	}
 	free(w->procs);
 	where_code_free(w);

@@ -41,8 +41,9 @@ struct wproc {
 	struct cb_vmas vmas;
 	struct vrow *rows;
 	size_t nrows, caprows;
-	struct snap *snaps;
-	size_t nsnaps;
+	struct snap *snaps, *old;   /* pagemap at the last look, and at the one before */
+	size_t nsnaps, nold;
+	uint64_t snap_t0, snap_t1;  /* when the last look's pagemap was read */
 	struct pending *pending;
 	size_t npending, cappending;
 };
@@ -67,7 +68,7 @@ struct stat_where {
 	size_t nprocs, capprocs;
 	pid_t born[256];
 	size_t nborn;
-	long exits_this_tick, skipped_ticks, nlooks;
+	long exits_pending, skipped_ticks, nlooks;
 	/* code view */
 	struct cli_symbols *syms;
 	struct strmap funcs, paths, folded;
