@@ -124,6 +124,8 @@ static void resolve(Dwfl *d, uint64_t ip, bool leaf, struct sym *out)
 		fn = dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL);
 		if (fn && sym.st_size > 0 && off >= sym.st_size)
 			fn = NULL; /* past the end of the nearest symbol: not its code */
+		if (fn && GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			fn = NULL; /* a data object: the address is no code of a known function */
 	}
 	if (fn)
 		snprintf(buf, sizeof(buf), "%s", fn);

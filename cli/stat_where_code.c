@@ -119,6 +119,22 @@ static const char *frame_name(struct stat_where *w, const struct wproc *p, uint6
 	return buf;
 }
 
+/*
+ * Frames up to the first return address outside any executable mapping:
+ * past code built without frame pointers the walk reads stack words, not
+ * return addresses. Frames in anonymous executable memory (JIT) stay.
+ */
+static uint32_t plausible_frames(const struct wproc *p, const uint64_t *chain, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		const struct cb_vma *v = cb_vmas_find(&p->vmas, chain[i]);
+
+		if (chain[i] < 0x10000 || (p->vmas.n && (!v || v->perms[2] != 'x')))
+			return i;
+	}
+	return n;
+}
+
 void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
 {
 	uint64_t leaf_only = s->ip;
@@ -129,6 +145,7 @@ void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wp
 	const char *names[CB_WPFAULT_MAX_CHAIN];
 
 	w->code_samples++;
+	n = plausible_frames(p, chain, n);
 	for (uint32_t i = 0; i < n; i++) {
 		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
 		if (i == 0)

@@ -16,6 +16,7 @@ def main():
     mode, count = sys.argv[1], int(sys.argv[2])
     if mode not in ("plain", "freeze"):
         sys.exit("usage: cow-refcount.py plain|freeze OBJECTS")
+    print(f"cow-refcount: pid={os.getpid()}", file=sys.stderr, flush=True)
     gc.disable()  # no collection in the parent: the child's is the one measured
     objs = [[i] for i in range(count)]
     if mode == "freeze":
@@ -29,7 +30,7 @@ def main():
         os._exit(0 if total == count // 4 else 1)
     _, status = os.waitpid(pid, 0)
     time.sleep(0.3)
-    sys.exit(os.waitstatus_to_exitcode(status))
+    os._exit(os.waitstatus_to_exitcode(status))  # no teardown: its frees would add write faults of their own
 
 
 main()

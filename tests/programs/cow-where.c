@@ -47,7 +47,8 @@ static __attribute__((noinline)) int fork_and_write(char *heap, long h, char *an
 	pid_t pid;
 
 	memset(st, 1, (size_t)s * page);
-	fprintf(stderr, "cow-where: heap=%p anon=%p stack=%p\n", (void *)heap, (void *)anon, (void *)st);
+	fprintf(stderr, "cow-where: pid=%d heap=%p anon=%p stack=%p\n", (int)getpid(), (void *)heap, (void *)anon,
+		(void *)st);
 	if (pipe(hold) < 0)
 		return 1;
 	pid = fork();
