@@ -52,19 +52,43 @@ static double mib(int64_t pages, size_t page)
 	return (double)pages * (double)page / 1048576.0;
 }
 
-/* An anonymous buffer copied (nearly) wholesale: the other side of the fork did not need to share it. */
+/* The most a forked child of p accessed of the mapping starting at start (kB), or -1 when no child was seen. */
+static int64_t child_referenced_kb(const struct stat_where *w, const struct wproc *p, uint64_t start)
+{
+	int64_t most = -1;
+
+	for (size_t i = 0; i < w->nprocs; i++) {
+		const struct wproc *k = &w->procs[i];
+
+		if (k->ppid != p->pid || k->at_start || !k->vmas.n)
+			continue; /* not a child forked while watched, or never looked at */
+		for (size_t j = 0; j < k->nrows; j++)
+			if (k->rows[j].start == start && k->rows[j].referenced_kb > most)
+				most = k->rows[j].referenced_kb;
+	}
+	return most;
+}
+
+/*
+ * An anonymous buffer the parent copied (nearly) wholesale while its forked
+ * child never touched it (smaps Referenced: a child's page-table entries
+ * start unreferenced): the child did not need it at all.
+ */
 static void advise_dontfork(struct advice_ctx *c, const struct wproc *p, const struct vrow *r, int64_t copies)
 {
-	int64_t pages = (int64_t)((r->end - r->start) / c->w->page);
+	int64_t pages = (int64_t)((r->end - r->start) / c->w->page), ref;
 
-	if (r->path[0] || copies < MIN_PAGES || copies * 2 < pages || copies * 4 < c->all_copies)
+	if (r->path[0] || copies < MIN_PAGES || copies * 10 < pages * 9)
 		return;
+	ref = child_referenced_kb(c->w, p, r->start);
+	if (ref < 0 || ref * 1024 > (int64_t)c->w->page * pages / 20)
+		return; /* the child read it (or we never saw the child): it needs its copy */
 	say(c, "dontfork",
 	    "pid %d's anonymous mapping at %" PRIx64 " (%.1f MiB) took %" PRId64 " copies (%.1f MiB, %.0f %% of its "
-	    "pages, %.0f %% of all copies): if the child does not read it, MADV_DONTFORK (not in the child) or "
-	    "MADV_WIPEONFORK (zero-filled in the child) on it before fork avoids these copies",
+	    "pages, %.0f %% of all copies) while its forked child accessed %" PRId64 " kB of it: MADV_DONTFORK (not "
+	    "in the child) or MADV_WIPEONFORK (zero-filled in the child) on it before fork avoids these copies",
 	    (int)p->pid, r->start, mib(pages, c->w->page), copies, mib(copies, c->w->page),
-	    100.0 * (double)copies / (double)pages, 100.0 * (double)copies / (double)c->all_copies);
+	    100.0 * (double)copies / (double)pages, 100.0 * (double)copies / (double)c->all_copies, ref);
 }
 
 /* Huge pages that were copied 4 KiB at a time after fork. */

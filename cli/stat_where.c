@@ -211,6 +211,7 @@ static void update_smaps(struct wproc *p, bool exited)
 				r->cow_est_kb += dpd < -dsd ? dpd : -dsd;
 		}
 		r->pd_last = v->private_dirty_kb;
+		r->referenced_kb = v->referenced_kb;
 		r->sd_last = v->shared_dirty_kb;
 	}
 }
@@ -275,15 +276,17 @@ static bool present(const uint64_t *e)
 }
 
 /*
- * The frame of addr before a fault at time t: q's last look, or the one
- * before when the fault fell while that look was being read (the page may
- * show the copy already).
+ * The frame of addr before a fault at time t: from the newest look that
+ * was read whole before t (a later one may show the copy already); NULL
+ * when both kept looks are too recent.
  */
 static const uint64_t *frame_before(const struct stat_where *w, const struct wproc *q, uint64_t addr, uint64_t t)
 {
-	if (t >= q->snap_t0 && t <= q->snap_t1)
-		return q->old ? snap_entry(q->old, q->nold, addr, w->page) : NULL;
-	return snap_entry(q->snaps, q->nsnaps, addr, w->page);
+	if (t > q->snap_t1)
+		return snap_entry(q->snaps, q->nsnaps, addr, w->page);
+	if (q->old && t > q->old_t1)
+		return snap_entry(q->old, q->nold, addr, w->page);
+	return NULL;
 }
 
 /* p's own frames, or for a child born since its parent's last look, the parent's (fork shared them). */
@@ -410,7 +413,7 @@ static void look_at(struct stat_where *w, struct wproc *p, struct cb_vmas *fresh
 		p->nold = p->nsnaps;
 		p->snaps = now;
 		p->nsnaps = nnow;
-		p->snap_t0 = t_look;
+		p->old_t1 = p->snap_t1;
 		p->snap_t1 = mono_ns();
 	} else if (now) {
 		free_snaps(now, nnow);

@@ -21,6 +21,7 @@ struct vrow {
 	int64_t faults;                  /* write faults on present pages (tracepoint) */
 	int64_t copied, zero, reused, unclassified; /* faulted pages by pagemap */
 	int64_t shared_now;              /* present pages mapped by another process too, at the last look */
+	int64_t referenced_kb;           /* smaps Referenced at the last look */
 };
 
 struct snap {
@@ -43,7 +44,7 @@ struct wproc {
 	size_t nrows, caprows;
 	struct snap *snaps, *old;   /* pagemap at the last look, and at the one before */
 	size_t nsnaps, nold;
-	uint64_t snap_t0, snap_t1;  /* when the last look's pagemap was read */
+	uint64_t snap_t1, old_t1;   /* when the reading of each ended */
 	struct pending *pending;
 	size_t npending, cappending;
 };

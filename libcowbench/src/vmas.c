@@ -19,6 +19,7 @@ static const struct {
 	{ "Private_Dirty:", offsetof(struct cb_vma, private_dirty_kb) },
 	{ "AnonHugePages:", offsetof(struct cb_vma, anon_huge_kb) },
 	{ "Swap:", offsetof(struct cb_vma, swap_kb) },
+	{ "Referenced:", offsetof(struct cb_vma, referenced_kb) },
 };
 
 static struct cb_vma *push(struct cb_vmas *vs)

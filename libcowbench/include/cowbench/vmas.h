@@ -19,6 +19,7 @@ struct cb_vma {
 	char perms[5];             /* "rw-p" */
 	char path[128];            /* file, [heap], [stack], ... or "" for anonymous */
 	int64_t rss_kb, shared_dirty_kb, private_dirty_kb, anon_huge_kb, swap_kb;
+	int64_t referenced_kb;      /* pages this process accessed (a fork child's start unreferenced) */
 	int thp_eligible;          /* THPeligible: 1/0, -1 when the kernel does not say */
 };
 
