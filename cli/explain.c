@@ -12,6 +12,7 @@
 #include <cowbench/evidence.h>
 
 #include "cli.h"
+#include "explain_where.h"
 
 struct acc {
 	double sum;
@@ -153,6 +154,7 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 			avg(&ex->wpcopy));
 	else if (have(&ex->cowstats))
 		fprintf(fp, "  kernel: %.0f COW faults system-wide [/proc/cow_stats]\n", avg(&ex->cowstats));
+	cli_explain_where(fp, have(&ex->copies) ? avg(&ex->copies) : NAN, have(&ex->wpcopy) ? avg(&ex->wpcopy) : NAN);
 	if (have(&ex->kmean) && have(&ex->p50) && copies_per_write(ex) >= 0.5)
 		print_breakdown(ex, fp);
 	else if (have(&ex->kmean) && have(&ex->p50))

@@ -361,6 +361,7 @@ START_TEST(test_run_explain_root)
 	ck_assert_ptr_nonnull(strstr(r.err, "explain: seq, 1024 pages"));
 	ck_assert_ptr_nonnull(strstr(r.err, "1024 copied (new page frame), 0 reused in place"));
 	ck_assert_ptr_nonnull(strstr(r.err, "kernel copy path"));
+	ck_assert_msg(strstr(r.err, "where: 1024 of the writer's") && strstr(r.err, "in the region mapping"), "%s", r.err);
 	ck_assert_ptr_null(strstr(r.err, "not measured"));
 	ck_assert_ptr_nonnull(strstr(r.out, "cow_shared,wpcopy_count"));
 	tu_free(&r);
@@ -379,6 +380,7 @@ START_TEST(test_run_explain_unprivileged)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "explain: seq"));
 	ck_assert_ptr_nonnull(strstr(r.err, "kernel copy time not measured here"));
+	ck_assert_ptr_nonnull(strstr(r.err, "where: not measured"));
 	/* one note line, whatever the number of rows */
 	ck_assert_ptr_nonnull(strstr(r.err, "note: not measured:"));
 	ck_assert_ptr_null(strstr(strstr(r.err, "note: not measured:") + 1, "note: not measured:"));
