@@ -614,25 +614,27 @@ static void catch_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+#define POLL_S 0.02 /* the fault buffers are emptied this often between lines */
+
 /* Wait until the deadline, the root's end or a stop request; true when the root ended. */
-static bool wait_tick(int pidfd, double deadline)
+static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 {
 	for (;;) {
-		double left = deadline - now_s();
+		double left = deadline - now_s(), nap;
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-		int n;
 
+		if (where)
+			stat_where_poll(where);
 		if (left <= 0 || stop_requested)
 			return false;
+		nap = where && left > POLL_S ? POLL_S : left;
 		if (pidfd < 0) {
-			struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
+			struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
 
 			nanosleep(&ts, NULL);
-			continue;
-		}
-		n = poll(&pfd, 1, (int)(left * 1000) + 1);
-		if (n > 0)
+		} else if (poll(&pfd, 1, (int)(nap * 1000) + 1) > 0) {
 			return true;
+		}
 	}
 }
 
@@ -733,7 +735,7 @@ static bool run_loop(struct stat_state *st)
 	for (long i = 1; st->o.count == 0 || i <= st->o.count; i++) {
 		struct line l;
 
-		ended = wait_tick(pidfd, st->t0 + (double)i * st->o.interval);
+		ended = wait_tick(st->where, pidfd, st->t0 + (double)i * st->o.interval);
 		if (stop_requested)
 			break;
 		if (ended && st->own_child) /* a zombie until reaped: its last counts are still there */

@@ -208,7 +208,7 @@ static void update_smaps(struct wproc *p, bool exited)
 			dpd = v->private_dirty_kb - r->pd_last;
 			dsd = v->shared_dirty_kb - r->sd_last;
 			if (dpd > 0 && dsd < 0)
-				r->cow_est_kb += dpd < -dsd ? dpd : -dsd;
+				r->unshared_kb += dpd < -dsd ? dpd : -dsd;
 		}
 		r->pd_last = v->private_dirty_kb;
 		r->referenced_kb = v->referenced_kb;
@@ -316,8 +316,8 @@ static void classify(struct stat_where *w, struct wproc *p, struct vrow *r, cons
 		r->copied++;
 }
 
-/* p's mappings; for a child gone before it was ever looked at, its parent's (fork copied them). */
-static const struct cb_vmas *layout_of(const struct stat_where *w, const struct wproc *p)
+/* p's mappings; for a child not (yet) looked at, its parent's (fork copied them). */
+const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p)
 {
 	const struct wproc *parent = p->ppid ? where_proc(w, p->ppid) : NULL;
 
@@ -353,7 +353,7 @@ static void settle_pending(struct stat_where *w, struct wproc *p, uint64_t t_loo
 	p->npending = keep;
 	qsort(due, n, sizeof(*due), cmp_pending);
 	for (size_t i = 0; i < n; i++) {
-		const struct cb_vma *v = cb_vmas_find(layout_of(w, p), due[i].addr);
+		const struct cb_vma *v = cb_vmas_find(where_layout(w, p), due[i].addr);
 		struct vrow *r = v ? where_row(p, v) : NULL;
 
 		if (!r) {
@@ -447,6 +447,11 @@ static void look_at_all(struct stat_where *w)
 	if (exited)
 		w->skipped_ticks++;
 	free(fresh);
+}
+
+void stat_where_poll(struct stat_where *w)
+{
+	drain(w);
 }
 
 void stat_where_tick(struct stat_where *w)

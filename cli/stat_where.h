@@ -39,6 +39,8 @@ struct stat_where *stat_where_new(const struct stat_where_opts *o, int *fault_er
 void stat_where_free(struct stat_where *w);
 /** A process of the watched tree (ppid: its parent, 0 if unknown); at_start: its state now is the baseline. */
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start);
+/** Between intervals: empty the kernel's buffers so that none overflows (call every few tens of ms). */
+void stat_where_poll(struct stat_where *w);
 /** Once per interval: read the recorded faults, then smaps (and pagemap) of every live watched process. */
 void stat_where_tick(struct stat_where *w);
 /** Write faults on present pages of pid since it was first watched; -1 when not recorded. */

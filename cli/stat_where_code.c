@@ -124,12 +124,15 @@ static const char *frame_name(struct stat_where *w, const struct wproc *p, uint6
  * past code built without frame pointers the walk reads stack words, not
  * return addresses. Frames in anonymous executable memory (JIT) stay.
  */
-static uint32_t plausible_frames(const struct wproc *p, const uint64_t *chain, uint32_t n)
+static uint32_t plausible_frames(const struct stat_where *w, const struct wproc *p, const uint64_t *chain,
+				 uint32_t n)
 {
-	for (uint32_t i = 1; i < n; i++) {
-		const struct cb_vma *v = cb_vmas_find(&p->vmas, chain[i]);
+	const struct cb_vmas *layout = where_layout(w, p);
 
-		if (chain[i] < 0x10000 || (p->vmas.n && (!v || v->perms[2] != 'x')))
+	for (uint32_t i = 1; i < n; i++) {
+		const struct cb_vma *v = cb_vmas_find(layout, chain[i]);
+
+		if (chain[i] < 0x10000 || (layout->n && (!v || v->perms[2] != 'x')))
 			return i;
 	}
 	return n;
@@ -145,7 +148,7 @@ void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wp
 	const char *names[CB_WPFAULT_MAX_CHAIN];
 
 	w->code_samples++;
-	n = plausible_frames(p, chain, n);
+	n = plausible_frames(w, p, chain, n);
 	for (uint32_t i = 0; i < n; i++) {
 		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
 		if (i == 0)

@@ -17,7 +17,7 @@ struct vrow {
 	int64_t anon_huge_kb_max;        /* most AnonHugePages seen */
 	bool first_look;
 	int64_t pd_first, sd_first, pd_last, sd_last; /* smaps, kB */
-	int64_t cow_est_kb;              /* Private_Dirty gained at Shared_Dirty's expense, summed per interval */
+	int64_t unshared_kb;             /* Private_Dirty gained at Shared_Dirty's expense, summed per interval */
 	int64_t faults;                  /* write faults on present pages (tracepoint) */
 	int64_t copied, zero, reused, unclassified; /* faulted pages by pagemap */
 	int64_t shared_now;              /* present pages mapped by another process too, at the last look */
@@ -78,6 +78,7 @@ struct stat_where {
 
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
 struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
+const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p);
 
 /* stat_where_code.c */
 void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s);

@@ -24,12 +24,12 @@ int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const
 		return r->faults;
 	}
 	*source = "smaps";
-	return r->cow_est_kb * 1024 / (int64_t)w->page;
+	return r->unshared_kb * 1024 / (int64_t)w->page;
 }
 
 static bool row_moved(const struct vrow *r)
 {
-	return r->faults || r->cow_est_kb || r->pd_last != r->pd_first || r->sd_last != r->sd_first;
+	return r->faults || r->unshared_kb || r->pd_last != r->pd_first || r->sd_last != r->sd_first;
 }
 
 static int by_key(const void *a, const void *b)
@@ -75,11 +75,11 @@ static void print_row(const struct stat_where *w, const struct prow *pr, enum st
 	bool wp = w->wp != NULL, pm = w->pagemap;
 	char label[160];
 	const int64_t vals[] = { r->faults, r->copied, r->zero, r->reused, r->shared_now, r->pd_last - r->pd_first,
-				 r->sd_last - r->sd_first, r->cow_est_kb };
+				 r->sd_last - r->sd_first, r->unshared_kb };
 	const bool have[] = { wp, pm, pm, pm, pm, true, true, true };
 	static const char *const names[] = { "faults", "copied", "zero_fill", "reused", "shared_now",
-					     "d_private_dirty_kb", "d_shared_dirty_kb", "smaps_cow_kb" };
-	static const int widths[] = { 8, 8, 9, 7, 10, 12, 11, 12 };
+					     "d_private_dirty_kb", "d_shared_dirty_kb", "smaps_unshared_kb" };
+	static const int widths[] = { 8, 8, 9, 7, 10, 12, 11, 11 };
 
 	row_label(r, label, sizeof(label));
 	if (fmt == STAT_JSON) {
@@ -132,7 +132,7 @@ static struct prow *collect(const struct stat_where *w, size_t *n)
 }
 
 struct sums {
-	int64_t faults, copied, zero, reused, unclassified, unmapped, cow_est_kb, dpd, dsd;
+	int64_t faults, copied, zero, reused, unclassified, unmapped, unshared_kb, dpd, dsd;
 };
 
 static struct sums sum_rows(const struct stat_where *w)
@@ -149,7 +149,7 @@ static struct sums sum_rows(const struct stat_where *w)
 			s.zero += r->zero;
 			s.reused += r->reused;
 			s.unclassified += r->unclassified;
-			s.cow_est_kb += r->cow_est_kb;
+			s.unshared_kb += r->unshared_kb;
 			s.dpd += r->pd_last - r->pd_first;
 			s.dsd += r->sd_last - r->sd_first;
 		}
@@ -167,8 +167,8 @@ static void print_totals(const struct stat_where *w, const struct sums *s, size_
 	if (w->pagemap)
 		fprintf(out, "; pages: %" PRId64 " copied, %" PRId64 " zero-page copies, %" PRId64 " reused, %" PRId64
 			" unclassified", s->copied, s->zero, s->reused, s->unclassified);
-	fprintf(out, "; smaps: Private_Dirty %+" PRId64 " kB, Shared_Dirty %+" PRId64 " kB, COW estimate %" PRId64
-		" kB\n", s->dpd, s->dsd, s->cow_est_kb);
+	fprintf(out, "; smaps: Private_Dirty %+" PRId64 " kB, Shared_Dirty %+" PRId64 " kB, unshared %" PRId64
+		" kB (a copy unshares the page in both processes of a pair)\n", s->dpd, s->dsd, s->unshared_kb);
 	if (s->unmapped)
 		fprintf(out, "  %" PRId64 " faults were in mappings gone before the next look (not in the table)\n",
 			s->unmapped);
@@ -184,7 +184,7 @@ static void print_totals(const struct stat_where *w, const struct sums *s, size_
 			"count reuses)\n", s->faults + s->unmapped, t->copies, t->copies_source);
 	}
 	if (w->skipped_ticks)
-		fprintf(out, "  the smaps COW estimate skips %ld intervals in which a watched process exited (its "
+		fprintf(out, "  the smaps unshared count skips %ld intervals in which a watched process exited (its "
 			"sharer's pages turn private without a copy)\n", w->skipped_ticks);
 }
 
@@ -199,13 +199,14 @@ static void print_maps(struct stat_where *w, const struct stat_where_totals *t, 
 	shown = n < (size_t)w->o.top ? n : (size_t)w->o.top;
 	if (fmt == STAT_TEXT) {
 		fprintf(out, "\nwhere (maps): by mapping, most copies first [faults: exceptions:page_fault_user; "
-			     "copied/zero_fill/reused/shared_now: pagemap; d_*: smaps first to last look]\n");
-		fprintf(out, "%7s %-15s %-34s %4s %8s %8s %9s %7s %10s %12s %11s %12s\n", "pid", "comm", "mapping",
+			     "copied/zero_fill/reused/shared_now: pagemap;\n  d_*: smaps first to last look; unshared_kb: "
+			     "smaps Shared_Dirty turned Private_Dirty, per interval]\n");
+		fprintf(out, "%7s %-15s %-34s %4s %8s %8s %9s %7s %10s %12s %11s %11s\n", "pid", "comm", "mapping",
 			"thp", "faults", "copied", "zero_fill", "reused", "shared_now", "d_priv_dirty", "d_shr_dirty",
-			"smaps_cow_kb");
+			"unshared_kb");
 	} else if (fmt == STAT_CSV) {
 		fprintf(out, "where_maps,pid,start,end,perms,thp,faults,copied,zero_fill,reused,shared_now,"
-			     "d_private_dirty_kb,d_shared_dirty_kb,smaps_cow_kb,path\n");
+			     "d_private_dirty_kb,d_shared_dirty_kb,smaps_unshared_kb,path\n");
 	}
 	for (size_t i = 0; i < shown; i++)
 		print_row(w, &rows[i], fmt, out);
@@ -214,8 +215,8 @@ static void print_maps(struct stat_where *w, const struct stat_where_totals *t, 
 	else if (fmt == STAT_JSON)
 		fprintf(out, "{\"where\":\"maps-total\",\"processes\":%zu,\"mappings\":%zu,\"faults\":%" PRId64
 			",\"copied\":%" PRId64 ",\"zero_fill\":%" PRId64 ",\"reused\":%" PRId64 ",\"unclassified\":%" PRId64
-			",\"smaps_cow_kb\":%" PRId64 "}\n", w->nprocs, n, s.faults + s.unmapped, s.copied, s.zero,
-			s.reused, s.unclassified, s.cow_est_kb);
+			",\"smaps_unshared_kb\":%" PRId64 "}\n", w->nprocs, n, s.faults + s.unmapped, s.copied, s.zero,
+			s.reused, s.unclassified, s.unshared_kb);
 	free(rows);
 }
 

@@ -97,11 +97,11 @@ START_TEST(test_where_maps_unprivileged)
 	ck_assert_msg(wu_row_at(r.out, addr_of(r.err, "anon"), line, sizeof(line)), "%s", r.out);
 	ck_assert_int_eq(wu_num(line, "faults"), -1);  /* not measured: null, never 0 */
 	ck_assert_int_eq(wu_num(line, "copied"), -1);
-	ck_assert_int_eq(wu_num(line, "smaps_cow_kb"), ANON * 4);
+	ck_assert_int_eq(wu_num(line, "smaps_unshared_kb"), ANON * 4);
 	ck_assert_int_eq(wu_num(line, "d_private_dirty_kb"), ANON * 4);
 	ck_assert_msg(wu_row_at(r.out, addr_of(r.err, "heap"), line, sizeof(line)), "%s", r.out);
-	ck_assert_int_ge(wu_num(line, "smaps_cow_kb"), HEAP * 4);
-	ck_assert_int_le(wu_num(line, "smaps_cow_kb"), (HEAP + SLACK) * 4);
+	ck_assert_int_ge(wu_num(line, "smaps_unshared_kb"), HEAP * 4);
+	ck_assert_int_le(wu_num(line, "smaps_unshared_kb"), (HEAP + SLACK) * 4);
 	tu_free(&r);
 }
 END_TEST

@@ -19,7 +19,7 @@
 #include "fileutil.h"
 
 #define EVENT_DIR "events/exceptions/page_fault_user"
-#define RING_PAGES 256 /* 1 MiB per CPU: a few thousand chained samples between two drains */
+#define RING_PAGES 1024 /* 4 MiB per CPU: some thousands of chained samples between two drains */
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 
 struct cpu_ring {
