@@ -204,20 +204,17 @@ START_TEST(test_stat_sighup)
 END_TEST
 
 /*
- * A process born before kernel.task_delayacct=1 has no copy count; the
- * write faults on present pages from the tracepoint stand in, labelled.
+ * One try of the fallback: a writer born with accounting off, watched with
+ * -p. false when the premise failed (another test on this machine switched
+ * kernel.task_delayacct on before the writer was born): taskstats counted.
  */
-START_TEST(test_stat_tracepoint_fallback)
+static bool fallback_once(void)
 {
 	char n[16], pidtext[16], line[1024];
 	const char *cur = NULL;
 	int hold[2];
 	pid_t pid;
 
-	if (!wu_have_tracepoint()) {
-		printf("SKIP: the exceptions:page_fault_user tracepoint needs root and perf events\n");
-		return;
-	}
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
 	ck_assert_int_eq(pipe(hold), 0);
 	pid = fork();
@@ -252,21 +249,41 @@ START_TEST(test_stat_tracepoint_fallback)
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	ck_assert_int_eq(waitpid(st, &ws, 0), st);
 	char *out = tu_slurp(outp, NULL), *err = tu_slurp(errp, NULL);
+	bool premise = strstr(err, "predates") != NULL;
 
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d: %s", ws, err);
-	ck_assert_msg(strstr(err, "write faults on present pages (COW copies plus reuses)") != NULL, "%s", err);
-	ck_assert_ptr_nonnull(wu_next(out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	ck_assert_ptr_nonnull(strstr(line, "\"copies_source\":\"tracepoint\""));
-	/* the writer's 3000 copies and its snapshot child's few, counted across the tree */
-	ck_assert_msg(wu_num(line, "cow_copies") >= 3000 && wu_num(line, "cow_copies") <= 3000 + 2 * SLACK, "%s",
-		      line);
-	ck_assert_int_eq(wu_num(line, "copy_ns"), -1);
+	if (premise) {
+		ck_assert_msg(strstr(err, "write faults on present pages (COW copies plus reuses)") != NULL, "%s", err);
+		ck_assert_ptr_nonnull(wu_next(out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
+		ck_assert_ptr_nonnull(strstr(line, "\"copies_source\":\"tracepoint\""));
+		/* the writer's 3000 copies and its snapshot child's few, counted across the tree */
+		ck_assert_msg(wu_num(line, "cow_copies") >= 3000 && wu_num(line, "cow_copies") <= 3000 + 2 * SLACK,
+			      "%s", line);
+		ck_assert_int_eq(wu_num(line, "copy_ns"), -1);
+	}
 	free(out);
 	free(err);
 	close(ofd);
 	close(efd);
 	unlink(outp);
 	unlink(errp);
+	return premise;
+}
+
+/*
+ * A process born before kernel.task_delayacct=1 has no copy count; the
+ * write faults on present pages from the tracepoint stand in, labelled.
+ */
+START_TEST(test_stat_tracepoint_fallback)
+{
+	int tries = 0;
+
+	if (!wu_have_tracepoint()) {
+		printf("SKIP: the exceptions:page_fault_user tracepoint needs root and perf events\n");
+		return;
+	}
+	while (!fallback_once())
+		ck_assert_msg(++tries < 5, "kernel.task_delayacct kept being switched on by someone else");
 }
 END_TEST
 
