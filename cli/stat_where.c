@@ -31,6 +31,21 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Room for one more element in a growing array of n (doubling); false when out of memory. */
+static bool room_for_one(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t grown = *cap ? *cap * 2 : 64;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	if (!(p = realloc(*v, grown * size)))
+		return false;
+	*v = p;
+	*cap = grown;
+	return true;
+}
+
 struct wproc *where_proc(const struct stat_where *w, pid_t pid)
 {
 	for (size_t i = 0; i < w->nprocs; i++)
@@ -62,15 +77,8 @@ static struct wproc *add_proc(struct stat_where *w, pid_t pid, pid_t ppid, bool 
 
 	if (p)
 		return p;
-	if (w->nprocs == w->capprocs) {
-		size_t cap = w->capprocs ? w->capprocs * 2 : 16;
-		struct wproc *n = realloc(w->procs, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		w->procs = n;
-		w->capprocs = cap;
-	}
+	if (!room_for_one((void **)&w->procs, &w->capprocs, w->nprocs, sizeof(*w->procs)))
+		return NULL;
 	p = &w->procs[w->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -103,15 +111,8 @@ struct vrow *where_row(struct wproc *p, const struct cb_vma *v)
 	}
 	if (lo < p->nrows && p->rows[lo].start == v->start)
 		return &p->rows[lo];
-	if (p->nrows == p->caprows) {
-		size_t cap = p->caprows ? p->caprows * 2 : 64;
-		struct vrow *n = realloc(p->rows, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		p->rows = n;
-		p->caprows = cap;
-	}
+	if (!room_for_one((void **)&p->rows, &p->caprows, p->nrows, sizeof(*p->rows)))
+		return NULL;
 	memmove(&p->rows[lo + 1], &p->rows[lo], (p->nrows - lo) * sizeof(*p->rows));
 	p->nrows++;
 	memset(&p->rows[lo], 0, sizeof(p->rows[lo]));
@@ -126,15 +127,8 @@ struct vrow *where_row(struct wproc *p, const struct cb_vma *v)
 
 static void push_pending(struct wproc *p, uint64_t addr, uint64_t t)
 {
-	if (p->npending == p->cappending) {
-		size_t cap = p->cappending ? p->cappending * 2 : 1024;
-		struct pending *n = realloc(p->pending, cap * sizeof(*n));
-
-		if (!n)
-			return;
-		p->pending = n;
-		p->cappending = cap;
-	}
+	if (!room_for_one((void **)&p->pending, &p->cappending, p->npending, sizeof(*p->pending)))
+		return;
 	p->pending[p->npending++] = (struct pending){ addr, t };
 }
 

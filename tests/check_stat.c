@@ -293,37 +293,6 @@ START_TEST(test_stat_system)
 }
 END_TEST
 
-/* Run argv as nobody, capturing output like tu_run_cli. */
-static struct cli_result run_as_nobody(const char *const *argv)
-{
-	struct passwd *nobody = getpwnam("nobody");
-	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
-	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
-	struct cli_result r = { 0 };
-	pid_t pid;
-
-	ck_assert_ptr_nonnull(nobody);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		if (setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
-			_exit(99);
-		execv(argv[0], (char *const *)argv);
-		_exit(98);
-	}
-	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-	r.out = tu_slurp(outp, &r.out_len);
-	r.err = tu_slurp(errp, &r.err_len);
-	close(ofd);
-	close(efd);
-	unlink(outp);
-	unlink(errp);
-	return r;
-}
-
 /* Unprivileged: no copy counts (empty cells), one note line, the rest measured; never a crash. */
 START_TEST(test_stat_unprivileged)
 {
@@ -335,7 +304,7 @@ START_TEST(test_stat_unprivileged)
 	snprintf(n, sizeof(n), "%d", WRITES);
 	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--format=csv", "--", CB_COW_WRITER, n,
 			       NULL };
-	struct cli_result r = run_as_nobody(argv);
+	struct cli_result r = wu_run_unprivileged(argv);
 
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_int_eq(tu_count_lines(r.err), 1);
@@ -376,7 +345,7 @@ START_TEST(test_run_explain_unprivileged)
 
 	if (tu_skip_unless_root("dropping to nobody"))
 		return;
-	r = run_as_nobody(argv);
+	r = wu_run_unprivileged(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "explain: seq"));
 	ck_assert_ptr_nonnull(strstr(r.err, "kernel copy time not measured here"));

@@ -6,7 +6,6 @@
 #include "where_util.h"
 
 #include <errno.h>
-#include <pwd.h>
 
 #define HEAP 300
 #define ANON 2000
@@ -35,35 +34,6 @@ START_TEST(test_where_usage_errors)
 }
 END_TEST
 
-/* Run argv as nobody (when root), capturing output like tu_run_cli. */
-static struct cli_result run_unprivileged(const char *const *argv)
-{
-	struct passwd *nobody = getpwnam("nobody");
-	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
-	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
-	struct cli_result r = { 0 };
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		if (geteuid() == 0 && (!nobody || setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0))
-			_exit(99);
-		execv(argv[0], (char *const *)argv);
-		_exit(98);
-	}
-	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-	r.out = tu_slurp(outp, &r.out_len);
-	r.err = tu_slurp(errp, &r.err_len);
-	close(ofd);
-	close(efd);
-	unlink(outp);
-	unlink(errp);
-	return r;
-}
-
 /* The program's address of name ("anon=0x...") from its stderr line. */
 static unsigned long long addr_of(const char *err, const char *name)
 {
@@ -91,7 +61,7 @@ START_TEST(test_where_maps_unprivileged)
 	snprintf(n1, sizeof(n1), "%d", HEAP);
 	snprintf(n2, sizeof(n2), "%d", ANON);
 	snprintf(n3, sizeof(n3), "%d", STACK);
-	r = run_unprivileged(argv);
+	r = wu_run_unprivileged(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "write faults not recorded: needs root") != NULL, "%s", r.err);
 	ck_assert_msg(wu_row_at(r.out, addr_of(r.err, "anon"), line, sizeof(line)), "%s", r.out);

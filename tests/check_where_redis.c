@@ -210,20 +210,9 @@ static Suite *redis_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	if (access(REDIS_SERVER, X_OK) || access(REDIS_CLI, X_OK) || access(REDIS_BENCH, X_OK)) {
 		printf("SKIP: needs Debian's redis-server and redis-tools\n");
 		return CTEST_SKIP;
 	}
-	if (!wu_have_tracepoint()) {
-		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
-		return CTEST_SKIP;
-	}
-	sr = srunner_create(redis_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return wu_main_needing_tracepoint(redis_suite);
 }

@@ -241,16 +241,5 @@ static Suite *where_root_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (!wu_have_tracepoint()) {
-		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
-		return CTEST_SKIP;
-	}
-	sr = srunner_create(where_root_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return wu_main_needing_tracepoint(where_root_suite);
 }

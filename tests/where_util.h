@@ -4,6 +4,8 @@
 
 #include "testutil.h"
 
+#include <pwd.h>
+
 #include <cowbench/cowbench.h>
 
 #define CTEST_SKIP 77 /* SKIP_RETURN_CODE of the where suites in tests/CMakeLists.txt */
@@ -83,6 +85,52 @@ static inline bool wu_have_tracepoint(void)
 		return false;
 	cb_wpfault_close(w);
 	return true;
+}
+
+/* Run argv as nobody (when root; else as is), capturing output like tu_run_cli. */
+static inline struct cli_result wu_run_unprivileged(const char *const *argv)
+{
+	struct passwd *nobody = getpwnam("nobody");
+	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
+	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
+	struct cli_result r = { 0 };
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		if (geteuid() == 0 && (!nobody || setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0))
+			_exit(99);
+		execv(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = tu_slurp(outp, &r.out_len);
+	r.err = tu_slurp(errp, &r.err_len);
+	close(ofd);
+	close(efd);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+/* main() of a suite that needs the tracepoint: ctest's skip code without it. */
+static inline int wu_main_needing_tracepoint(Suite *(*suite_fn)(void))
+{
+	SRunner *sr;
+	int failed;
+
+	if (!wu_have_tracepoint()) {
+		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
+		return CTEST_SKIP;
+	}
+	sr = srunner_create(suite_fn());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif
