@@ -230,8 +230,10 @@ void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, e
 			cb_wpfault_lost(w->wp));
 	if (w->o.mode == WHERE_MAPS)
 		print_maps(w, t, fmt, out);
-	else
+	else if (w->wp)
 		where_code_print(w, fmt, out);
+	else
+		return; /* nothing recorded: the note at the start said why */
 	where_advice_print(w, fmt, out);
 	fflush(out);
 }
