@@ -368,9 +368,12 @@ const char *cb_wpfault_advice(int err)
 		snprintf(buf, sizeof(buf), "perf_event_open failed: %s", strerror(-err));
 		return buf;
 	}
-	if (geteuid() != 0)
-		return "needs root (tracefs and per-CPU tracepoint events; CAP_PERFMON plus a mounted tracefs also do)";
 	cb_sysctl_read_long(PARANOID_PATH, &paranoid);
+	if (geteuid() != 0) {
+		snprintf(buf, sizeof(buf), "needs root (the tracepoint's id is in tracefs; per-CPU events need "
+			 "CAP_PERFMON or kernel.perf_event_paranoid=-1, now %ld)", paranoid);
+		return buf;
+	}
 	snprintf(buf, sizeof(buf), "not permitted with kernel.perf_event_paranoid=%ld: set it to -1 "
 		 "(sysctl kernel.perf_event_paranoid=-1) or grant CAP_PERFMON", paranoid);
 	return buf;
