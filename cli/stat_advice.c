@@ -98,16 +98,13 @@ static void advise_thp(struct advice_ctx *c, const struct wproc *p, const struct
 		return;
 	say(c, "thp",
 	    "pid %d's mapping %s at %" PRIx64 " held %.1f MiB of transparent huge pages and took %" PRId64 " COW copies "
-	    "of 4 KiB: a write to a shared huge page after fork splits its mapping and copies 4 KiB at a time, so the "
-	    "writer loses the huge page; MADV_NOHUGEPAGE on it (or THP 'never' for this workload) trades TLB reach for "
-	    "smaller, cheaper copies, MADV_COLLAPSE after the child is gone recovers them",
+	    "of 4 KiB: a write to a shared huge page after fork splits its mapping and copies 4 KiB at a time, and "
+	    "the writer keeps 4 KiB mappings (less TLB reach) until khugepaged or MADV_COLLAPSE rebuilds them; "
+	    "MADV_COLLAPSE on it once the child is gone restores the huge pages now, MADV_NOHUGEPAGE avoids the "
+	    "split where the huge pages are not worth it",
 	    (int)p->pid, r->path[0] ? r->path : "anon", r->start, (double)r->anon_huge_kb_max / 1024.0, copies);
 }
 
-static bool is_python(const struct wproc *p)
-{
-	return strncmp(p->comm, "python", 6) == 0;
-}
 
 /* Copies a process made in its heap and anonymous arenas, and in all. */
 static void heap_copies(const struct stat_where *w, const struct wproc *p, int64_t *heap, int64_t *all)
@@ -124,31 +121,82 @@ static void heap_copies(const struct stat_where *w, const struct wproc *p, int64
 	}
 }
 
-/* CPython children copying their parent's objects: reference counts written on every touch. */
-static void advise_gc_freeze(struct advice_ctx *c)
+/* The forked CPython children's copies: in the heap and arenas, and in all. */
+static int python_children(const struct stat_where *w, int64_t *heap, int64_t *all)
 {
-	int64_t heap = 0, all = 0, h, a;
+	int64_t h, a;
 	int kids = 0;
 
-	for (size_t i = 0; i < c->w->nprocs; i++) {
-		const struct wproc *p = &c->w->procs[i], *parent = where_proc(c->w, p->ppid);
-
-		if (p->at_start || !parent || !is_python(parent) || !is_python(p))
+	*heap = *all = 0;
+	for (size_t i = 0; i < w->nprocs; i++) {
+		if (!where_is_python_child(w, &w->procs[i]))
 			continue;
-		heap_copies(c->w, p, &h, &a);
-		heap += h;
-		all += a;
+		heap_copies(w, &w->procs[i], &h, &a);
+		*heap += h;
+		*all += a;
 		kids++;
 	}
+	return kids;
+}
+
+/* The children's top faulting functions, "a, b, c" (the code view's). */
+static void top_python_functions(const struct stat_where *w, char *buf, size_t len)
+{
+	size_t n, at = 0;
+	struct strcount *e = strmap_sorted(&w->py_funcs, &n);
+
+	buf[0] = '\0';
+	for (size_t i = 0; e && i < n && i < 3; i++) {
+		int k = snprintf(buf + at, len - at, "%s%.*s", i ? ", " : "", (int)strcspn(e[i].key, " ."), e[i].key);
+
+		if (k < 0 || (size_t)k >= len - at)
+			break;
+		at += (size_t)k;
+	}
+	free(e);
+}
+
+/*
+ * CPython children copying their parent's objects: reading an object
+ * writes its reference count; a collection writes every tracked object's
+ * header. gc.freeze() before fork only avoids the second, so the code view
+ * decides which advice holds; without it the line says how to find out.
+ */
+static void advise_python(struct advice_ctx *c)
+{
+	const struct stat_where *w = c->w;
+	int64_t heap, all;
+	int kids = python_children(w, &heap, &all);
+	double gc_share;
+	char top[256];
+
 	if (kids == 0 || heap < MIN_PAGES || heap * 10 < all * 8)
 		return;
-	say(c, "gc-freeze",
-	    "%d forked CPython child%s copied %" PRId64 " pages (%.1f MiB) of which %.0f %% in the heap and anonymous "
-	    "arenas, where objects live: reading an object writes its reference count (and the collector writes "
-	    "its header), so the child copies what it only reads; gc.disable() early and gc.freeze() just before "
-	    "fork keep the collector off those pages (reference counts still copy: Python >= 3.12 makes "
-	    "immortal objects for the rest)",
-	    kids, kids > 1 ? "ren" : "", heap, mib(heap, c->w->page), 100.0 * (double)heap / (double)all);
+	if (w->py_named * 2 < w->py_samples || w->py_samples == 0) {
+		say(c, "cpython",
+		    "%d forked CPython child%s copied %" PRId64 " pages (%.1f MiB), %.0f %% of them in the heap and "
+		    "anonymous arenas where objects live: a read writes the object's reference count, a collection "
+		    "writes every tracked object's header; `cowbench stat --where=code` shows which (gc.freeze() "
+		    "before fork avoids the collector's share only)",
+		    kids, kids > 1 ? "ren" : "", heap, mib(heap, w->page), 100.0 * (double)heap / (double)all);
+		return;
+	}
+	gc_share = 100.0 * (double)w->py_gc / (double)w->py_named;
+	top_python_functions(w, top, sizeof(top));
+	if (gc_share >= 25.0)
+		say(c, "gc-freeze",
+		    "%d forked CPython child%s copied %" PRId64 " pages (%.1f MiB) in the object arenas, %.0f %% of "
+		    "the write faults in the cyclic collector (top: %s): gc.disable() early and gc.freeze() just "
+		    "before fork move the parent's objects out of the collector's reach, so the child stops "
+		    "writing their headers",
+		    kids, kids > 1 ? "ren" : "", heap, mib(heap, w->page), gc_share, top);
+	else
+		say(c, "cpython-refcount",
+		    "%d forked CPython child%s copied %" PRId64 " pages (%.1f MiB) in the object arenas, only %.0f %% "
+		    "of the write faults in the collector (top: %s): reference-count writes, which gc.freeze() "
+		    "does not avoid; the child copies every page holding an object it reads, so read fewer of "
+		    "the parent's objects in it, or start workers with 'forkserver'/'spawn' instead of fork",
+		    kids, kids > 1 ? "ren" : "", heap, mib(heap, w->page), gc_share, top);
 }
 
 /* A parent copying while a child holds a snapshot (BGSAVE-like): the child only reads. */
@@ -195,6 +243,6 @@ void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out)
 			advise_dontfork(&c, &w->procs[i], r, n);
 			advise_thp(&c, &w->procs[i], r, n);
 		}
-	advise_gc_freeze(&c);
+	advise_python(&c);
 	advise_snapshot(&c);
 }

@@ -138,6 +138,49 @@ static uint32_t plausible_frames(const struct stat_where *w, const struct wproc 
 	return n;
 }
 
+bool where_is_python_child(const struct stat_where *w, const struct wproc *p)
+{
+	const struct wproc *parent = where_proc(w, p->ppid);
+
+	return !p->at_start && parent && strncmp(p->comm, "python", 6) == 0 && strncmp(parent->comm, "python", 6) == 0;
+}
+
+/*
+ * CPython's cyclic collector (Modules/gcmodule.c): its passes write each
+ * tracked object's header, and the tp_traverse functions they call (often
+ * inlined, with visit_decref, into list_traverse and friends) too.
+ */
+static bool is_collector(const char *fn)
+{
+	static const char *const names[] = { "update_refs", "subtract_refs", "visit_decref", "move_unreachable",
+					     "visit_reachable", "deduce_unreachable", "untrack_tuples", "untrack_dicts",
+					     "move_legacy_finalizers", "move_legacy_finalizer_reachable", "visit_move",
+					     "handle_weakrefs", "finalize_garbage", "delete_garbage", "gc_collect_main",
+					     "validate_list", "gc_list_merge" };
+	size_t len = strcspn(fn, ".");
+
+	if (len > 9 && strncmp(fn + len - 9, "_traverse", 9) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && strncmp(fn, names[i], len) == 0)
+			return true;
+	return false;
+}
+
+static void count_python(struct stat_where *w, const struct wproc *p, const char *leaf, const char *fn)
+{
+	if (!where_is_python_child(w, p))
+		return;
+	w->py_samples++;
+	if (leaf[0] == '0' && leaf[1] == 'x')
+		return;
+	if (strstr(leaf, "+0x"))
+		return; /* module+offset: no name to judge by */
+	w->py_named++;
+	w->py_gc += is_collector(leaf);
+	strmap_add(&w->py_funcs, fn, 1);
+}
+
 void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
 {
 	uint64_t leaf_only = s->ip;
@@ -157,6 +200,7 @@ void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wp
 	if (names[0][0] == '0' && names[0][1] == 'x')
 		w->code_unresolved++;
 	strmap_add(&w->funcs, fn, 1);
+	count_python(w, p, names[0], fn);
 	/* call path, innermost first, a few frames */
 	for (uint32_t i = 0; i < n && i < PATH_SHOWN; i++)
 		if (!append(path, sizeof(path), &pat, i ? " <- " : "") || !append(path, sizeof(path), &pat, names[i]))
@@ -175,6 +219,7 @@ void where_code_free(struct stat_where *w)
 	strmap_free(&w->funcs);
 	strmap_free(&w->paths);
 	strmap_free(&w->folded);
+	strmap_free(&w->py_funcs);
 }
 
 static void json_str(FILE *out, const char *s)

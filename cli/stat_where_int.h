@@ -74,6 +74,9 @@ struct stat_where {
 	struct cli_symbols *syms;
 	struct strmap funcs, paths, folded;
 	int64_t code_samples, code_unresolved;
+	/* forked CPython children: their samples, those named, those in the cyclic collector */
+	int64_t py_samples, py_named, py_gc;
+	struct strmap py_funcs;          /* their faulting functions */
 };
 
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
@@ -86,6 +89,8 @@ void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);
 /* Sorted copy of a map's entries, most first (free it); *n entries. */
 struct strcount *strmap_sorted(const struct strmap *m, size_t *n);
+/* A forked CPython child of a CPython parent (both watched). */
+bool where_is_python_child(const struct stat_where *w, const struct wproc *p);
 
 /* stat_advice.c: advice lines tied to the numbers they rest on. */
 void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out);

@@ -192,6 +192,9 @@ START_TEST(test_where_redis_bgsave)
 	/* and with Redis's own count, which has no zero-page copies */
 	ck_assert_msg(llabs((copied + unclassified) * 4096 - cow_size) * 20 <= cow_size, "where %lld vs redis %lld pages",
 		      copied + unclassified, cow_size / 4096);
+	/* the saving child reads the whole dataset: no MADV_DONTFORK advice for the arenas */
+	ck_assert_ptr_null(strstr(out, "\"advice\":\"dontfork\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"advice\":\"snapshot\""));
 	free(out);
 }
 END_TEST

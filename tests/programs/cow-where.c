@@ -1,12 +1,14 @@
 /*
- * cow-where HEAP_PAGES ANON_PAGES STACK_PAGES: a test program for cowbench
+ * cow-where HEAP_PAGES ANON_PAGES STACK_PAGES [thp]: a test program for cowbench
  * stat --where. It fills a heap buffer (brk heap: malloc below the mmap
  * threshold), an anonymous mapping and a stack buffer, forks a child that
  * keeps them shared, waits so a watcher sees the shared state, then writes
  * one byte per page of each in its own function (write_heap, write_anon,
  * write_stack): exactly that many COW copies per mapping, in the parent.
  * It prints the three buffers' addresses on stderr, releases the child
- * after another pause and exits 0.
+ * after another pause and exits 0. With "thp" the anonymous mapping is
+ * 2 MiB aligned and MADV_HUGEPAGE (transparent huge pages where the kernel
+ * has them), else MADV_NOHUGEPAGE.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -74,20 +76,23 @@ int main(int argc, char **argv)
 {
 	long h = argc > 3 ? strtol(argv[1], NULL, 10) : -1, a = argc > 3 ? strtol(argv[2], NULL, 10) : -1;
 	long s = argc > 3 ? strtol(argv[3], NULL, 10) : -1;
+	int thp = argc > 4 && strcmp(argv[4], "thp") == 0;
+	size_t huge = 2u << 20;
 	char *heap, *anon;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (h < 1 || a < 1 || s < 1 || s > 1024) {
-		fprintf(stderr, "usage: cow-where HEAP_PAGES ANON_PAGES STACK_PAGES(<=1024)\n");
+		fprintf(stderr, "usage: cow-where HEAP_PAGES ANON_PAGES STACK_PAGES(<=1024) [thp]\n");
 		return 2;
 	}
 	mallopt(M_MMAP_THRESHOLD, 256 << 20); /* the heap buffer stays in [heap] */
 	heap = malloc((size_t)(h + 1) * page);
-	anon = mmap(NULL, (size_t)a * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	anon = mmap(NULL, (size_t)a * page + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!heap || anon == MAP_FAILED)
 		return 1;
 	heap = (char *)(((unsigned long)heap + page - 1) & ~(page - 1));
-	madvise(anon, (size_t)a * page, MADV_NOHUGEPAGE);
+	anon = (char *)(((unsigned long)anon + huge - 1) & ~(huge - 1));
+	madvise(anon, (size_t)a * page, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(heap, 1, (size_t)h * page);
 	memset(anon, 1, (size_t)a * page);
 	return fork_and_write(heap, h, anon, a, s);
