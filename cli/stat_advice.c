@@ -230,6 +230,7 @@ void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out)
 {
 	struct advice_ctx c = { .w = w, .fmt = fmt, .out = out };
 
+
 	for (size_t i = 0; i < w->nprocs; i++)
 		for (size_t k = 0; k < w->procs[i].nrows; k++)
 			c.all_copies += where_row_copies(w, &w->procs[i].rows[k], &c.source);

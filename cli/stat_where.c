@@ -162,6 +162,7 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 	} else if (t->kind == CB_WPFAULT_EXEC && (p = where_proc(w, t->pid))) {
 		if (w->syms)
 			cli_symbols_forget(w->syms, t->pid);
+		p->execd = true;
 		read_comm(t->pid, p->comm, sizeof(p->comm));
 	}
 }
@@ -438,6 +439,8 @@ static void look_at_all(struct stat_where *w)
 	for (size_t i = 0; i < w->nprocs; i++)
 		if (w->procs[i].alive)
 			look_at(w, &w->procs[i], &fresh[i], exited);
+		else if (w->procs[i].npending) /* recorded before it went, read after */
+			settle_pending(w, &w->procs[i], UINT64_MAX, NULL, 0);
 	if (exited)
 		w->skipped_ticks++;
 	free(fresh);
@@ -456,6 +459,13 @@ void stat_where_tick(struct stat_where *w)
 	look_at_all(w);
 	drain(w); /* faults during the look: those before it are settled at the next */
 	w->nlooks++;
+}
+
+void where_settle_rest(struct stat_where *w)
+{
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].npending)
+			settle_pending(w, &w->procs[i], UINT64_MAX, NULL, 0);
 }
 
 int64_t stat_where_faults_of(const struct stat_where *w, pid_t pid)
@@ -489,6 +499,7 @@ struct stat_where *stat_where_new(const struct stat_where_opts *o, int *fault_er
 	if (o->mode != WHERE_NONE || o->want_faults) {
 		if (o->mode == WHERE_CODE) {
 			wo.callchain = true;
+			wo.stack_bytes = CODE_STACK_BYTES; /* DWARF unwinding: callers of code without frame pointers */
 			wo.period = (unsigned)o->sample;
 			w->syms = cli_symbols_new();
 		}

@@ -1,8 +1,10 @@
 /*
  * cowbench stat --where=code: which code takes the write faults. Each
- * sample's user call chain (innermost first, frame pointers) is named at
- * once, while the process still exists, and counted three ways: by the
- * faulting function, by call path, and as a folded stack for flame graphs.
+ * sample's user call chain (innermost first) is unwound from its register
+ * and stack copy with the modules' CFI (or, when that gets less far, taken
+ * from the kernel's frame-pointer walk), named at once while the process
+ * still exists, and counted three ways: by the faulting function, by call
+ * path, and as a folded stack for flame graphs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -108,10 +110,26 @@ static bool append(char *buf, size_t len, size_t *at, const char *s)
 }
 
 /* A frame's name: the function, or the address when no symbol covers it (JIT, interpreter, stripped). */
+/*
+ * Whose modules name p's code: a fork child that has not run exec has its
+ * parent's, already read (and usually still there); else its own.
+ */
+static void code_owner(const struct stat_where *w, const struct wproc *p, pid_t *pid, pid_t *fallback)
+{
+	bool forked = !p->at_start && !p->execd && p->ppid && where_proc(w, p->ppid);
+
+	*pid = forked ? p->ppid : p->pid;
+	*fallback = forked ? p->pid : p->ppid;
+}
+
 static const char *frame_name(struct stat_where *w, const struct wproc *p, uint64_t ip, bool leaf, char *buf,
 			      size_t len)
 {
-	const char *name = cli_symbols_name(w->syms, p->pid, p->ppid, ip, leaf);
+	pid_t pid, fallback;
+	const char *name;
+
+	code_owner(w, p, &pid, &fallback);
+	name = cli_symbols_name(w->syms, pid, fallback, ip, leaf);
 
 	if (name)
 		return name;
@@ -183,15 +201,26 @@ static void count_python(struct stat_where *w, const struct wproc *p, const char
 
 void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
 {
-	uint64_t leaf_only = s->ip;
+	uint64_t leaf_only = s->ip, unwound[CB_WPFAULT_MAX_CHAIN];
 	const uint64_t *chain = s->nchain ? s->chain : &leaf_only;
 	uint32_t n = s->nchain ? s->nchain : 1;
+	pid_t owner, fallback;
+	int k;
+
+	code_owner(w, p, &owner, &fallback);
+	k = s->have_regs ? cli_symbols_unwind(w->syms, owner, fallback, s->tid, s->uregs, s->stack, s->stack_size, unwound,
+					      CB_WPFAULT_MAX_CHAIN) : 0;
 	char fold[FOLD_MAX], path[FOLD_MAX], fn[256], tmp[32];
 	size_t fat = 0, pat = 0;
 	const char *names[CB_WPFAULT_MAX_CHAIN];
 
 	w->code_samples++;
 	n = plausible_frames(w, p, chain, n);
+	if (k > (int)n) { /* the CFI walk went further than the frame pointers */
+		chain = unwound;
+		n = (uint32_t)k;
+		w->code_unwound++;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
 		if (i == 0)
@@ -287,15 +316,16 @@ void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
 		fprintf(out, "\nwhere (code): %" PRId64 " write faults on present pages sampled", w->code_samples);
 		if (w->o.sample > 1)
 			fprintf(out, " (1 in %ld; faults below are samples x %ld)", w->o.sample, w->o.sample);
-		fprintf(out, " [exceptions:page_fault_user, user call chains by frame pointer, names from the ELF "
-			     "files via libdwfl]\n");
+		fprintf(out, " [exceptions:page_fault_user; call chains unwound from a %d KiB user stack copy with "
+			     "the modules' CFI, %" PRId64 " of them further than frame pointers reach; names from the ELF "
+			     "and debug files via libdwfl]\n", CODE_STACK_BYTES / 1024, w->code_unwound);
 		if (w->code_unresolved)
 			fprintf(out, "  %" PRId64 " samples fault in code no symbol covers (JIT, interpreter or "
 				     "stripped static functions): shown as addresses\n", w->code_unresolved);
 	}
 	print_table(w, &w->funcs, "top functions (the faulting instruction's)", "function", fmt, out);
-	print_table(w, &w->paths, "top call paths (innermost first; frames beyond a function built without "
-			       "frame pointers are unreliable)", "path", fmt, out);
+	print_table(w, &w->paths, "top call paths (innermost first, 6 frames; --folded has them whole)", "path", fmt,
+		    out);
 	if (w->o.folded && write_folded(w, w->o.folded) < 0)
 		fprintf(stderr, "cowbench: cannot write --folded=%s: %s\n", w->o.folded, strerror(errno));
 }

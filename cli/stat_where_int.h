@@ -36,7 +36,7 @@ struct pending {
 
 struct wproc {
 	pid_t pid, ppid;
-	bool alive, at_start;
+	bool alive, at_start, execd;
 	char comm[32];
 	int64_t faults, unmapped_faults;
 	struct cb_vmas vmas;
@@ -73,7 +73,7 @@ struct stat_where {
 	/* code view */
 	struct cli_symbols *syms;
 	struct strmap funcs, paths, folded;
-	int64_t code_samples, code_unresolved;
+	int64_t code_samples, code_unresolved, code_unwound;
 	/* forked CPython children: their samples, those named, those in the cyclic collector */
 	int64_t py_samples, py_named, py_gc;
 	struct strmap py_funcs;          /* their faulting functions */
@@ -82,8 +82,11 @@ struct stat_where {
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
 struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
 const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p);
+/* Faults still waiting for a look (after the last one, or of processes gone): to their mappings, unclassified. */
+void where_settle_rest(struct stat_where *w);
 
 /* stat_where_code.c */
+#define CODE_STACK_BYTES 4096 /* user stack copied per sample for unwinding: 8 KiB overflowed the buffers */
 void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s);
 void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);

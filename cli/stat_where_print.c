@@ -224,6 +224,9 @@ void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, e
 {
 	if (w->o.mode == WHERE_NONE)
 		return;
+	if (w->wp)
+		stat_where_poll(w);
+	where_settle_rest(w);
 	if (w->wp && cb_wpfault_lost(w->wp))
 		fprintf(stderr, "cowbench: note: the kernel dropped %" PRIu64 " fault records (buffers full): "
 				"counts below are short by that many; --sample=N lightens the load\n",

@@ -20,6 +20,9 @@
 
 #define EVENT_DIR "events/exceptions/page_fault_user"
 #define RING_PAGES 1024 /* 4 MiB per CPU: some thousands of chained samples between two drains */
+#define RING_PAGES_STACK 4096 /* 16 MiB per CPU when samples carry a stack copy */
+/* perf_regs x86: AX BX CX DX SI DI BP SP IP, and R8..R15 */
+#define UREGS_MASK (0x1ffull | (0xffull << 16))
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 
 struct cpu_ring {
@@ -31,8 +34,8 @@ struct cpu_ring {
 struct cb_wpfault {
 	struct cpu_ring *rings;
 	int nrings;
-	size_t page;
-	bool callchain, kernel_filter;
+	size_t page, ring_pages;
+	bool callchain, stack, kernel_filter;
 	unsigned off_addr, off_ip, off_err;
 	uint64_t lost;
 	uint64_t chain[CB_WPFAULT_MAX_CHAIN];
@@ -109,7 +112,12 @@ static int open_cpu(long id, const struct cb_wpfault_opts *o, int cpu)
 	a.config = (unsigned long long)id;
 	a.sample_period = o->period ? o->period : 1;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
-			(o->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+			(o->callchain ? PERF_SAMPLE_CALLCHAIN : 0) |
+			(o->stack_bytes ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0);
+	if (o->stack_bytes) {
+		a.sample_regs_user = UREGS_MASK;
+		a.sample_stack_user = (o->stack_bytes + 7) & ~7u;
+	}
 	a.exclude_callchain_kernel = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
@@ -124,7 +132,7 @@ static int open_cpu(long id, const struct cb_wpfault_opts *o, int cpu)
 
 static int map_ring(struct cb_wpfault *w, struct cpu_ring *r)
 {
-	r->data_size = RING_PAGES * w->page;
+	r->data_size = w->ring_pages * w->page;
 	r->base = mmap(NULL, r->data_size + w->page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->base == MAP_FAILED) {
 		r->base = NULL;
@@ -144,9 +152,11 @@ int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out)
 		return -ENOMEM;
 	w->page = (size_t)sysconf(_SC_PAGESIZE);
 	w->callchain = o->callchain;
+	w->stack = o->stack_bytes > 0;
+	w->ring_pages = w->stack ? RING_PAGES_STACK : RING_PAGES;
 	w->kernel_filter = true;
 	w->rings = calloc((size_t)ncpu, sizeof(*w->rings));
-	w->scratch = malloc(RING_PAGES * w->page);
+	w->scratch = malloc(w->ring_pages * w->page);
 	if (!w->rings || !w->scratch) {
 		cb_wpfault_close(w);
 		return -ENOMEM;
@@ -214,6 +224,34 @@ static uint32_t user_frames(struct cb_wpfault *w, const unsigned char *p, uint64
 	return n;
 }
 
+/* REGS_USER (abi, regs) then STACK_USER (size, data, dyn_size) after the raw data. */
+static void parse_regs_stack(const unsigned char *p, const unsigned char *end, struct cb_wpfault_sample *s)
+{
+	uint64_t abi, size, dyn;
+
+	if (end - p < 8)
+		return;
+	abi = get_u64(p);
+	p += 8;
+	if (abi) {
+		if (end - p < 8 * CB_WPFAULT_NREGS)
+			return;
+		for (int i = 0; i < CB_WPFAULT_NREGS; i++)
+			s->uregs[i] = get_u64(p + 8 * i);
+		p += 8 * CB_WPFAULT_NREGS;
+	}
+	if (end - p < 8)
+		return;
+	size = get_u64(p);
+	p += 8;
+	if (!abi || size == 0 || size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+		return;
+	dyn = get_u64(p + size);
+	s->stack = p;
+	s->stack_size = dyn < size ? dyn : size;
+	s->have_regs = true;
+}
+
 /* PERF_RECORD_SAMPLE: tid, time, [callchain], raw. false when it is not a write on a present page. */
 static bool parse_sample(struct cb_wpfault *w, const unsigned char *p, const unsigned char *end,
 			 struct cb_wpfault_sample *s)
@@ -251,6 +289,8 @@ static bool parse_sample(struct cb_wpfault *w, const unsigned char *p, const uns
 	s->addr = get_u64(raw + w->off_addr);
 	s->ip = get_u64(raw + w->off_ip);
 	s->error_code = get_u64(raw + w->off_err);
+	if (w->stack)
+		parse_regs_stack(raw + rawsize, end, s);
 	return (s->error_code & CB_PF_WRITE_ON_PRESENT) == CB_PF_WRITE_ON_PRESENT;
 }
 

@@ -26,6 +26,7 @@
 #define CB_PF_WRITE_ON_PRESENT (CB_PF_PROT | CB_PF_WRITE | CB_PF_USER)
 
 #define CB_WPFAULT_MAX_CHAIN 128
+#define CB_WPFAULT_NREGS 17 /* user registers sampled with the stack: ax bx cx dx si di bp sp ip r8..r15 */
 
 struct cb_wpfault_sample {
 	pid_t pid, tid;
@@ -33,6 +34,10 @@ struct cb_wpfault_sample {
 	uint64_t addr, ip, error_code;
 	uint32_t nchain;           /* user frames, innermost first (0 without callchains) */
 	const uint64_t *chain;
+	bool have_regs;            /* uregs and the stack copy are there (stack_bytes asked, a user context) */
+	uint64_t uregs[CB_WPFAULT_NREGS];
+	const unsigned char *stack; /* a copy of the user stack from uregs' sp up */
+	uint64_t stack_size;
 };
 
 enum cb_wpfault_task_kind { CB_WPFAULT_FORK, CB_WPFAULT_EXIT, CB_WPFAULT_EXEC };
@@ -47,6 +52,7 @@ struct cb_wpfault_task {
 struct cb_wpfault_opts {
 	unsigned period;           /* record every Nth fault per CPU (1: every one) */
 	bool callchain;            /* with the user call chain of each sample */
+	unsigned stack_bytes;      /* with the user registers and this much user stack (DWARF unwinding), 0: none */
 };
 
 struct cb_wpfault_handler {
