@@ -143,7 +143,7 @@ static void on_sample(void *arg, const struct cb_wpfault_sample *s)
 	if (w->o.mode != WHERE_NONE)
 		push_pending(p, s->addr & ~(uint64_t)(w->page - 1), s->time_ns);
 	if (w->o.mode == WHERE_CODE)
-		where_code_sample(w, p, s);
+		where_code_queue(w, s);
 }
 
 static void on_task(void *arg, const struct cb_wpfault_task *t)
@@ -167,12 +167,20 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 	}
 }
 
+/*
+ * Empty the kernel's buffers; code samples are only copied out there, and
+ * unwound a batch at a time between further emptyings, so a burst of
+ * faults fills our queue rather than overflowing the kernel's buffers.
+ */
 static void drain(struct stat_where *w)
 {
 	const struct cb_wpfault_handler h = { on_sample, on_task, w };
 
-	if (w->wp)
+	if (!w->wp)
+		return;
+	do
 		cb_wpfault_drain(w->wp, &h);
+	while (where_code_process(w, 64) > 0);
 }
 
 /*

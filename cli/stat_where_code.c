@@ -199,21 +199,20 @@ static void count_python(struct stat_where *w, const struct wproc *p, const char
 	strmap_add(&w->py_funcs, fn, 1);
 }
 
-void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
+static void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
 {
 	uint64_t leaf_only = s->ip, unwound[CB_WPFAULT_MAX_CHAIN];
 	const uint64_t *chain = s->nchain ? s->chain : &leaf_only;
 	uint32_t n = s->nchain ? s->nchain : 1;
+	char fold[FOLD_MAX], path[FOLD_MAX], fn[256], tmp[32];
+	const char *names[CB_WPFAULT_MAX_CHAIN];
+	size_t fat = 0, pat = 0;
 	pid_t owner, fallback;
 	int k;
 
 	code_owner(w, p, &owner, &fallback);
 	k = s->have_regs ? cli_symbols_unwind(w->syms, owner, fallback, s->tid, s->uregs, s->stack, s->stack_size, unwound,
 					      CB_WPFAULT_MAX_CHAIN) : 0;
-	char fold[FOLD_MAX], path[FOLD_MAX], fn[256], tmp[32];
-	size_t fat = 0, pat = 0;
-	const char *names[CB_WPFAULT_MAX_CHAIN];
-
 	w->code_samples++;
 	n = plausible_frames(w, p, chain, n);
 	if (k > (int)n) { /* the CFI walk went further than the frame pointers */
@@ -243,8 +242,62 @@ void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wp
 	strmap_add(&w->folded, fold, 1);
 }
 
+/* A sample with its call chain and stack copy in one block. */
+struct queued {
+	struct cb_wpfault_sample s;
+	uint64_t chain[]; /* then the stack bytes */
+};
+
+void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
+{
+	size_t stack = s->have_regs ? (size_t)s->stack_size : 0;
+	struct queued *q = malloc(sizeof(*q) + s->nchain * sizeof(uint64_t) + stack);
+
+	if (!q)
+		return;
+	if (w->qlen == w->qcap) {
+		size_t cap = w->qcap ? w->qcap * 2 : 1024;
+		struct queued **grown = realloc(w->queue, cap * sizeof(*grown));
+
+		if (!grown) {
+			free(q);
+			return;
+		}
+		w->queue = grown;
+		w->qcap = cap;
+	}
+	q->s = *s;
+	memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
+	q->s.chain = q->chain;
+	if (stack) {
+		memcpy(q->chain + s->nchain, s->stack, stack);
+		q->s.stack = (const unsigned char *)(q->chain + s->nchain);
+	}
+	w->queue[w->qlen++] = q;
+}
+
+size_t where_code_process(struct stat_where *w, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < max && w->qhead < w->qlen; n++) {
+		struct queued *q = w->queue[w->qhead++];
+		struct wproc *p = where_proc(w, q->s.pid);
+
+		if (p)
+			where_code_sample(w, p, &q->s);
+		free(q);
+	}
+	if (w->qhead == w->qlen)
+		w->qhead = w->qlen = 0;
+	return n;
+}
+
 void where_code_free(struct stat_where *w)
 {
+	while (w->qhead < w->qlen)
+		free(w->queue[w->qhead++]);
+	free(w->queue);
 	strmap_free(&w->funcs);
 	strmap_free(&w->paths);
 	strmap_free(&w->folded);

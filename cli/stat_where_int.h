@@ -77,6 +77,8 @@ struct stat_where {
 	/* forked CPython children: their samples, those named, those in the cyclic collector */
 	int64_t py_samples, py_named, py_gc;
 	struct strmap py_funcs;          /* their faulting functions */
+	struct queued **queue;           /* samples copied out of the kernel's buffers, not yet unwound */
+	size_t qhead, qlen, qcap;
 };
 
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
@@ -87,7 +89,9 @@ void where_settle_rest(struct stat_where *w);
 
 /* stat_where_code.c */
 #define CODE_STACK_BYTES 4096 /* user stack copied per sample for unwinding: 8 KiB overflowed the buffers */
-void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s);
+/* Copy a sample out of the kernel's buffer; where_code_process unwinds and names up to max of them. */
+void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s);
+size_t where_code_process(struct stat_where *w, size_t max);
 void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);
 /* Sorted copy of a map's entries, most first (free it); *n entries. */
