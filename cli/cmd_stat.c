@@ -155,10 +155,19 @@ static bool opt_sample(void *o, const char *v)
 	return true;
 }
 
+/* The file is written at the end: its directory must take it, checked now, before anything runs. */
 static bool opt_folded(void *o, const char *v)
 {
-	if (!v[0]) {
-		cli_error("--folded needs a file name");
+	char dir[4096];
+	const char *slash = strrchr(v, '/');
+
+	if (!v[0] || (slash && !slash[1])) {
+		cli_error("--folded needs a file name, not '%s'", v);
+		return false;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
+	if (access(dir, W_OK) != 0) {
+		cli_error("--folded=%s: cannot write in %s: %s", v, dir, strerror(errno));
 		return false;
 	}
 	OPTS(o)->where.folded = v;
@@ -219,7 +228,7 @@ static void stat_usage(void)
 	       "Private_Dirty (smaps_rollup) and system-wide COW faults (/proc/cow_stats, cowbench\n"
 	       "kernel); a total at the end, also on Ctrl-C, SIGTERM or SIGHUP. With COMMAND, exits\n"
 	       "with the command's status; a command still running when stat stops (--count, a\n"
-	       "signal) gets SIGTERM, and dies with stat (PR_SET_PDEATHSIG).\n\n");
+	       "signal) gets SIGTERM, as it does if stat dies (PR_SET_PDEATHSIG).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 

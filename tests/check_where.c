@@ -21,6 +21,7 @@ START_TEST(test_where_usage_errors)
 	const char *sample0[] = { CB_CLI_PATH, "stat", "--where=code", "--sample=0", "--", "true", NULL };
 	const char *folded[] = { CB_CLI_PATH, "stat", "--where", "--folded=x", "--", "true", NULL };
 	const char *system[] = { CB_CLI_PATH, "stat", "--where", "--system", NULL };
+	const char *nodir[] = { CB_CLI_PATH, "stat", "--where=code", "--folded=/nonexistent/dir/f", "--", "true", NULL };
 	const char *format[] = { CB_CLI_PATH, "stat", "--format=yaml", "--", "true", NULL };
 
 	tu_assert_usage_error(badmode, "--where must be maps or code");
@@ -30,6 +31,7 @@ START_TEST(test_where_usage_errors)
 	tu_assert_usage_error(sample0, "--sample");
 	tu_assert_usage_error(folded, "--where=code");
 	tu_assert_usage_error(system, "needs a process");
+	tu_assert_usage_error(nodir, "cannot write in /nonexistent/dir/");
 	tu_assert_usage_error(format, "text, csv or json");
 }
 END_TEST
@@ -64,6 +66,7 @@ START_TEST(test_where_maps_unprivileged)
 	r = wu_run_unprivileged(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "write faults not recorded: needs root") != NULL, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "kernel.perf_event_paranoid=-1, now ") != NULL, "%s", r.err); /* what to set */
 	ck_assert_msg(wu_row_at(r.out, addr_of(r.err, "anon"), line, sizeof(line)), "%s", r.out);
 	ck_assert_int_eq(wu_num(line, "faults"), -1);  /* not measured: null, never 0 */
 	ck_assert_int_eq(wu_num(line, "copied"), -1);
