@@ -555,6 +555,7 @@ static void print_header(const struct stat_state *st)
 	else
 		printf("%8s %5s %10s %9s %8s %9s %6s %16s %14s\n", "time_s", "procs", "cow_copies", "copy_ms",
 		       "us/copy", "minflt", "majflt", "private_dirty_kb", "sys_cow_faults");
+	fflush(stdout); /* at once: whoever reads it knows the baseline is taken */
 }
 
 /* JSON Lines: one object per line, null for what was not measured. */

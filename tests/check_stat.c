@@ -140,8 +140,12 @@ START_TEST(test_stat_children)
 }
 END_TEST
 
-/* Run the CLI while this process reaps child (so the watched process is not the CLI's). */
-static struct cli_result tu_run_cli_bg_reap(const char *const *argv, pid_t child)
+/*
+ * Run the CLI while this process reaps child (so the watched process is not
+ * the CLI's); once the CLI has printed its header (its baseline is taken),
+ * release the child through go (a pipe's write end).
+ */
+static struct cli_result tu_run_cli_bg_reap(const char *const *argv, pid_t child, int go)
 {
 	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
 	int ofd = mkstemp(outp), efd = mkstemp(errp), ws;
@@ -155,6 +159,17 @@ static struct cli_result tu_run_cli_bg_reap(const char *const *argv, pid_t child
 		execv(argv[0], (char *const *)argv);
 		_exit(98);
 	}
+	for (int i = 0; i < 600; i++) { /* up to 60 s on a loaded machine */
+		char *text = tu_slurp(outp, NULL);
+		bool ready = text && strstr(text, "time_s");
+
+		free(text);
+		if (ready)
+			break;
+		usleep(100000);
+	}
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	close(go);
 	ck_assert_int_eq(waitpid(child, NULL, 0), child);
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
@@ -172,22 +187,29 @@ START_TEST(test_stat_pid_final_counts)
 {
 	char n[16], pidtext[16];
 	char f[F_N][32];
+	int go[2];
 	pid_t pid;
 
 	if (tu_skip_unless_root("taskstats"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0); /* before the process is born */
 	snprintf(n, sizeof(n), "%d", WRITES);
+	ck_assert_int_eq(pipe(go), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		usleep(300000); /* stat attaches first */
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1) /* stat attaches first */
+			_exit(126);
 		execl(CB_COW_WRITER, CB_COW_WRITER, n, (char *)NULL);
 		_exit(127);
 	}
 	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
 	const char *argv[] = { CB_CLI_PATH, "stat", "-p", pidtext, "--interval=10", "--format=csv", NULL };
-	struct cli_result r = tu_run_cli_bg_reap(argv, pid);
+	close(go[0]);
+	struct cli_result r = tu_run_cli_bg_reap(argv, pid, go[1]);
 
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_int_eq(csv_line(r.out, "total,", f, F_N), F_N);
