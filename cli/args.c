@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/report.h>
 #include <cowbench/sysctl.h>
 
 #include "cli.h"
@@ -48,6 +49,25 @@ bool cli_parse_long(const char *text, long min, long max, long *out)
 	return true;
 }
 
+bool cli_parse_format(const char *text, enum cb_format *out)
+{
+	if (cb_format_parse(text, out) < 0) {
+		cli_error("--format must be table, csv or json, not '%s'", text);
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_output(const char *text, const char **out)
+{
+	if (!*text) {
+		cli_error("--output needs a file name");
+		return false;
+	}
+	*out = text;
+	return true;
+}
+
 bool cli_parse_u64(const char *text, uint64_t *out)
 {
 	char *end;
@@ -61,6 +81,23 @@ bool cli_parse_u64(const char *text, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+static const char *applying; /* the option whose parse runs (cli_option_name) */
+
+bool cli_option_apply(const struct cli_option *o, void *opts, const char *value)
+{
+	bool ok;
+
+	applying = o->name;
+	ok = o->parse(opts, value);
+	applying = NULL;
+	return ok;
+}
+
+const char *cli_option_name(void)
+{
+	return applying;
 }
 
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
@@ -98,9 +135,7 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 				cli_error("unknown option %s (see --help)", argv[optind - 1]);
 			goto out;
 		}
-		const struct cli_option *o = &table[c - 0x100];
-
-		if (!o->parse(opts, optarg))
+		if (!cli_option_apply(&table[c - 0x100], opts, optarg))
 			goto out;
 	}
 	ret = optind;

@@ -5,9 +5,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit statuses of the cowbench program. */
-#define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how */
-#define EXIT_USAGE      2 /* bad input: nothing was measured or written */
+#include <cowbench/report.h> /* enum cb_format */
+
+/* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
+#define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
+#define EXIT_USAGE      2 /* bad input: nothing was measured or written (CB_EXIT_USAGE) */
 #define EXIT_INTERNAL   70
 
 /* Print "cowbench: ..." and one newline on stderr. */
@@ -17,6 +19,9 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
+bool cli_parse_format(const char *text, enum cb_format *out);
+bool cli_parse_output(const char *text, const char **out);
 
 /*
  * Options are data: one table per command drives getopt_long, the
@@ -29,6 +34,14 @@ struct cli_option {
 	/* Parse the value into the command's options; return false after printing an error. */
 	bool (*parse)(void *opts, const char *value);
 };
+
+/*
+ * Parse one option's value; false after printing an error. While parse
+ * runs, cli_option_name() is its option's name: one parse function serves
+ * every option that comes from a table (a workload's).
+ */
+bool cli_option_apply(const struct cli_option *o, void *opts, const char *value);
+const char *cli_option_name(void);
 
 /* A metavar in brackets ("[A|B]") makes the value optional: "--name" alone passes NULL. */
 #define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
@@ -88,6 +101,7 @@ int cmd_matrix(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 /* Let options follow operands: move them (with their separate values) before the first operand. */
@@ -96,5 +110,9 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
 		       const char *baseline, bool quiet);
+/* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
+/* A number for people: 4 significant digits, k/M/G suffixes, "-" for NAN. */
+void cli_human(char *buf, size_t len, double v);
 
 #endif

@@ -14,12 +14,8 @@ int cmd_list(int argc, char **argv)
 	printf("%-10s %s\n", "WORKLOAD", "DESCRIPTION");
 	for (size_t i = 0; i < cb_workload_count(); i++) {
 		const struct cb_workload *w = cb_workload_at(i);
-		const char *why = w->unsupported ? w->unsupported() : NULL;
 
-		printf("%-10s %s", w->name, w->help);
-		if (why)
-			printf(" [unsupported here: %s]", why);
-		putchar('\n');
+		printf("%-10s %s\n", w->name, w->help);
 	}
 	return 0;
 }

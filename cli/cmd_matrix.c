@@ -104,9 +104,12 @@ static void matrix_usage(void)
 	       "Enumerate every cell of a matrix, then measure each one rep at a time, appending\n"
 	       "and fsyncing every finished rep (one row each). With no axes and no file: the\n"
 	       "default matrix, about a minute on 2 CPUs: [cow] workload=seq,random,single\n"
-	       "size=16M,64M fork=1,0 precopy=0,1,2; [fork] workload=fork size=16M,64M,256M;\n"
-	       "[snapshot] workload=snapshot size=64M snapshot=fork,uffd-wp,memcpy threads=2\n"
-	       "checkpointers=1 (precopy only where vm.cow_precopy exists).\n\n");
+	       "size=16M,64M fork=1,0 precopy=0,1,2");
+	for (size_t w = 0; w < cb_workload_count(); w++)
+		if (cb_workload_at(w)->matrix)
+			printf(";\n[%s] workload=%s %s", cb_workload_at(w)->name, cb_workload_at(w)->name,
+			       cb_workload_at(w)->matrix);
+	printf(" (precopy only where vm.cow_precopy exists).\n\n");
 	for (int i = 0; i < M_N; i++) {
 		char left[64];
 
@@ -323,23 +326,45 @@ static int resolve_axes(struct matrix_opts *o)
 	return 0;
 }
 
+/* A workload's own group of the default matrix, from its .matrix axes ("size=64M snapshot=fork,memcpy"). */
+static int set_workload_group(struct matrix_opts *o, const struct cb_workload *w, char *why, size_t len)
+{
+	char axes[256];
+	char *save = NULL;
+	int err = cb_matrix_set_axis(&o->m, w->name, "workload", w->name, why, len);
+
+	snprintf(axes, sizeof(axes), "%s", w->matrix);
+	for (char *pair = strtok_r(axes, " ", &save); pair && !err; pair = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(pair, '=');
+
+		if (!eq) {
+			snprintf(why, len, "workload %s: matrix axis '%s' has no '='", w->name, pair);
+			return CB_EFORMAT;
+		}
+		*eq = '\0';
+		err = cb_matrix_set_axis(&o->m, w->name, pair, eq + 1, why, len);
+	}
+	return err;
+}
+
 static int set_default_matrix(struct matrix_opts *o)
 {
 	char why[256];
+	int err;
 
-	/* COW cost, fork latency against size, and snapshot methods: every plot has rows, in about a minute. */
-	if (cb_matrix_set_axis(&o->m, "cow", "workload", "seq,random,single", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "cow", "size", "16M,64M", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "cow", "fork", "1,0", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "cow", "precopy", "0,1,2", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "fork", "workload", "fork", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "fork", "size", "16M,64M,256M", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "snapshot", "workload", "snapshot", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "snapshot", "size", "64M", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "snapshot", "snapshot", "fork,uffd-wp,memcpy", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "snapshot", "threads", "2", why, sizeof(why)) ||
-	    cb_matrix_set_axis(&o->m, "snapshot", "checkpointers", "1", why, sizeof(why))) {
-		cli_error("out of memory");
+	/* COW cost, then each workload's own group (fork latency, snapshot methods): about a minute. */
+	err = cb_matrix_set_axis(&o->m, "cow", "workload", "seq,random,single", why, sizeof(why));
+	if (!err)
+		err = cb_matrix_set_axis(&o->m, "cow", "size", "16M,64M", why, sizeof(why));
+	if (!err)
+		err = cb_matrix_set_axis(&o->m, "cow", "fork", "1,0", why, sizeof(why));
+	if (!err)
+		err = cb_matrix_set_axis(&o->m, "cow", "precopy", "0,1,2", why, sizeof(why));
+	for (size_t w = 0; !err && w < cb_workload_count(); w++)
+		if (cb_workload_at(w)->matrix)
+			err = set_workload_group(o, cb_workload_at(w), why, sizeof(why));
+	if (err) {
+		cli_error("%s", err == -ENOMEM ? "out of memory" : why);
 		return -1;
 	}
 	return 0;
@@ -428,7 +453,7 @@ static int cell_options(const struct cb_cell *c, struct run_opts *ro)
 				return -1;
 			}
 			opt = run_option("no-fork");
-			if (off && !opt->parse(ro, NULL))
+			if (off && !cli_option_apply(opt, ro, NULL))
 				return -1;
 			continue;
 		}
@@ -438,11 +463,11 @@ static int cell_options(const struct cb_cell *c, struct run_opts *ro)
 				cli_error("axis %s is a flag: its values are 1 and 0, not '%s'", name, v);
 				return -1;
 			}
-			if (on && !opt->parse(ro, NULL))
+			if (on && !cli_option_apply(opt, ro, NULL))
 				return -1;
 			continue;
 		}
-		if (!opt->parse(ro, v))
+		if (!cli_option_apply(opt, ro, v))
 			return -1;
 	}
 	return 0;
@@ -605,7 +630,7 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		    struct progress *pr, size_t cell_no)
 {
 	const struct cb_cell *cell = &p->cells.cell[c];
-	int failed = 0;
+	int worst = 0;
 
 	if (cli_run_apply_sysctls(p->opts[c]) < 0)
 		return -1;
@@ -621,8 +646,8 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		if (p->done[c * (size_t)o->reps + (size_t)(r - 1)])
 			continue;
 		show_progress(pr, cell_no, cell->key);
-		if (cb_run_rep(&p->spec[c], (int)r, &row) != 0)
-			failed = 1;
+		cb_run_rep(&p->spec[c], (int)r, &row);
+		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
 		snprintf(row.cell, sizeof(row.cell), "%s", cell->key);
 		if (cb_report_row(rep, &row) < 0) {
 			if (pr->on)
@@ -632,7 +657,7 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		}
 		pr->done++;
 	}
-	return failed;
+	return worst;
 }
 
 static FILE *open_results(const struct matrix_opts *o, bool *append)
@@ -704,10 +729,7 @@ static int run_plan(const struct matrix_opts *o, struct plan *p)
 		if (cell_todo(p, i, o->reps) == 0)
 			continue;
 		rc = run_cell(o, p, i, &rep, &pr, i + 1);
-		if (rc < 0)
-			status = -1;
-		else if (rc > 0)
-			status = 1;
+		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);
 	}
 	if (pr.on)
 		fputc('\n', stderr);
@@ -719,7 +741,7 @@ static int run_plan(const struct matrix_opts *o, struct plan *p)
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
-	return status < 0 ? EXIT_RUN_FAILED : status ? EXIT_RUN_FAILED : 0;
+	return status < 0 ? EXIT_RUN_FAILED : status; /* the worst row's code (cowbench/error.h) */
 }
 
 static int check_combination(struct matrix_opts *o)

@@ -12,6 +12,8 @@
 
 #include "cli.h"
 
+#define MAX_WL_SETTINGS 32
+
 struct run_opts {
 	const char *workload;
 	const char *size_text;
@@ -23,7 +25,11 @@ struct run_opts {
 	const char *output;
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
-	struct cb_wl_params params;  /* self-driven workloads and region options */
+	struct cb_wl_params params;  /* the region: page type, NUMA placement */
+	bool workload_given, writer_given, seed_given; /* refused where the workload cannot honour them */
+	/* The workload's own options as given, applied to its table once the workload is known. */
+	struct { const char *name, *value; } wl[MAX_WL_SETTINGS];
+	int nwl;
 	bool explain;                /* --explain: a summary for people on stderr */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
 };
@@ -37,6 +43,7 @@ static bool opt_workload(void *o, const char *v)
 		return false;
 	}
 	OPTS(o)->workload = v;
+	OPTS(o)->workload_given = true;
 	return true;
 }
 
@@ -64,6 +71,7 @@ static bool opt_writer(void *o, const char *v)
 		cli_error("--writer must be child or parent, not '%s'", v);
 		return false;
 	}
+	OPTS(o)->writer_given = true;
 	return true;
 }
 
@@ -91,77 +99,6 @@ static bool opt_hugetlb(void *o, const char *v)
 {
 	(void)v;
 	OPTS(o)->params.hugetlb = true;
-	return true;
-}
-
-static bool opt_unsigned(const char *name, const char *v, long max, unsigned *out)
-{
-	long n;
-
-	if (!cli_parse_long(v, 1, max, &n)) {
-		cli_error("--%s must be an integer from 1 to %ld, not '%s'", name, max, v);
-		return false;
-	}
-	*out = (unsigned)n;
-	return true;
-}
-
-static bool opt_threads(void *o, const char *v)
-{
-	return opt_unsigned("threads", v, 1024, &OPTS(o)->params.threads);
-}
-
-static bool opt_checkpointers(void *o, const char *v)
-{
-	return opt_unsigned("checkpointers", v, 1024, &OPTS(o)->params.checkpointers);
-}
-
-static bool opt_children(void *o, const char *v)
-{
-	return opt_unsigned("children", v, 1024, &OPTS(o)->params.children);
-}
-
-static bool opt_bytes(const char *name, const char *v, uint64_t *out)
-{
-	if (cb_size_parse(v, out) < 0) {
-		cli_error("--%s=%s is not a size above zero (bytes, or a number with K, M, G or T)", name, v);
-		return false;
-	}
-	return true;
-}
-
-static bool opt_batch(void *o, const char *v) { return opt_bytes("batch", v, &OPTS(o)->params.batch); }
-static bool opt_dontfork(void *o, const char *v) { return opt_bytes("dontfork", v, &OPTS(o)->params.dontfork); }
-
-static bool opt_wipeonfork(void *o, const char *v)
-{
-	return opt_bytes("wipeonfork", v, &OPTS(o)->params.wipeonfork);
-}
-
-static bool opt_snapshot(void *o, const char *v)
-{
-	if (cb_snapshot_method_parse(v, &OPTS(o)->params.snapshot) < 0) {
-		cli_error("--snapshot must be fork, fork-wait, uffd-wp, memcpy or none, not '%s'", v);
-		return false;
-	}
-	return true;
-}
-
-static bool opt_method(void *o, const char *v)
-{
-	if (cb_fork_method_parse(v, &OPTS(o)->params.fork_method) < 0) {
-		cli_error("--method must be fork, vfork, posix_spawn or clone-vm, not '%s'", v);
-		return false;
-	}
-	return true;
-}
-
-static bool opt_share(void *o, const char *v)
-{
-	if (cb_multi_share_parse(v, &OPTS(o)->params.share) < 0) {
-		cli_error("--share must be split or all, not '%s'", v);
-		return false;
-	}
 	return true;
 }
 
@@ -218,6 +155,7 @@ static bool opt_seed(void *o, const char *v)
 		cli_error("--seed must be a non-negative integer, not '%s'", v);
 		return false;
 	}
+	OPTS(o)->seed_given = true;
 	return true;
 }
 
@@ -283,7 +221,27 @@ static bool opt_probes(void *o, const char *v)
 	return true;
 }
 
-static const struct cli_option run_options[] = {
+/* A workload option (any workload's table): kept as text until the workload is known. */
+static bool opt_workload_option(void *o, const char *v)
+{
+	struct run_opts *ro = OPTS(o);
+	const char *name = cli_option_name();
+
+	for (int i = 0; i < ro->nwl; i++)
+		if (strcmp(ro->wl[i].name, name) == 0) {
+			ro->wl[i].value = v; /* the last one given wins, as for every option */
+			return true;
+		}
+	if (ro->nwl == MAX_WL_SETTINGS) {
+		cli_error("too many workload options (at most %d)", MAX_WL_SETTINGS);
+		return false;
+	}
+	ro->wl[ro->nwl].name = name;
+	ro->wl[ro->nwl++].value = v;
+	return true;
+}
+
+static const struct cli_option generic_options[] = {
 	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
 	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
 	{ "reps", "N", "measured repetitions, one row each; default 5", opt_reps },
@@ -292,28 +250,15 @@ static const struct cli_option run_options[] = {
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
 	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
 	  opt_thp },
-	{ "hugetlb", NULL, "snapshot/fork/multi: back the region with 2 MiB hugetlb pages", opt_hugetlb },
-	{ "threads", "W", "snapshot: writer threads; default 28", opt_threads },
-	{ "checkpointers", "C", "snapshot: copier threads; default 4", opt_checkpointers },
-	{ "batch", "SIZE", "snapshot: bytes per copy batch, a multiple of the page size; default 2M",
-	  opt_batch },
-	{ "snapshot", "fork|fork-wait|uffd-wp|memcpy|none", "snapshot: how the checkpoint is taken; default fork",
-	  opt_snapshot },
-	{ "method", "fork|vfork|posix_spawn|clone-vm", "fork: how the child is made; default fork",
-	  opt_method },
-	{ "children", "N", "multi: children forked from the parent; default 2", opt_children },
-	{ "share", "split|all", "multi: each child writes its share of the pages, or all; default split",
-	  opt_share },
-	{ "dontfork", "SIZE", "fork: mark the region's first SIZE bytes MADV_DONTFORK", opt_dontfork },
-	{ "wipeonfork", "SIZE", "fork: mark the next SIZE bytes MADV_WIPEONFORK", opt_wipeonfork },
-	{ "membind", "NODES", "snapshot/fork/multi: allocate the region on these NUMA nodes", opt_membind },
-	{ "interleave", "NODES", "snapshot/fork/multi: interleave the region over these nodes",
-	  opt_interleave },
-	{ "cpunodebind", "NODES", "snapshot/fork/multi: run parent, children and threads on these nodes",
+	{ "hugetlb", NULL, "back the region with 2 MiB hugetlb pages (--size a multiple of 2M)", opt_hugetlb },
+	{ "membind", "NODES", "allocate the region on these NUMA nodes", opt_membind },
+	{ "interleave", "NODES", "interleave the region over these nodes", opt_interleave },
+	{ "cpunodebind", "NODES", "self-driven workloads: run every process and thread on these nodes",
 	  opt_cpunodebind },
-	{ "child-membind", "NODES", "multi: children re-bind the region, so their COW copies land here",
-	  opt_child_membind },
-	{ "child-cpunodebind", "NODES", "snapshot/multi: run the children on these nodes", opt_child_cpunodebind },
+	{ "child-membind", "NODES", "self-driven workloads: child processes re-bind the region, so their "
+	  "COW copies land here", opt_child_membind },
+	{ "child-cpunodebind", "NODES", "self-driven workloads: run the child processes on these nodes",
+	  opt_child_cpunodebind },
 	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
@@ -328,13 +273,98 @@ static const struct cli_option run_options[] = {
 	  opt_precopy_depth },
 };
 
-#define N_RUN_OPTIONS ((int)(sizeof(run_options) / sizeof(run_options[0])))
+#define N_GENERIC ((int)(sizeof(generic_options) / sizeof(generic_options[0])))
+#define MAX_RUN_OPTIONS (N_GENERIC + 64)
+
+/*
+ * run's table: the generic options, then every workload's own options
+ * (from the workloads' tables, once per name), so getopt, the matrix axes
+ * and completion know them all; which workload takes which is checked
+ * once the workload is known.
+ */
+static struct cli_option run_options[MAX_RUN_OPTIONS];
+static char run_metavars[MAX_RUN_OPTIONS][96];
+static int n_run_options;
+
+static bool table_has(const char *name)
+{
+	for (int i = 0; i < n_run_options; i++)
+		if (strcmp(run_options[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static void add_workload_option(const struct cb_workload *w, const struct cb_option *wo)
+{
+	const char *mv;
+
+	for (int i = 0; i < N_GENERIC; i++)
+		if (strcmp(generic_options[i].name, wo->name) == 0) {
+			fprintf(stderr, "cowbench: internal error: workload %s's --%s is a run option\n", w->name,
+				wo->name);
+			exit(EXIT_INTERNAL);
+		}
+	if (table_has(wo->name))
+		return; /* several workloads may share a name; each parses it with its own table */
+	if (n_run_options == MAX_RUN_OPTIONS) {
+		fprintf(stderr, "cowbench: internal error: more than %d run options\n", MAX_RUN_OPTIONS);
+		exit(EXIT_INTERNAL);
+	}
+	mv = cb_option_metavar(wo, run_metavars[n_run_options], sizeof(run_metavars[0]));
+	/* A flag takes an optional 0/1 so a matrix can turn it off as well as on. */
+	run_options[n_run_options++] = (struct cli_option){
+		.name = wo->name, .metavar = mv ? mv : "[0|1]", .help = wo->help, .parse = opt_workload_option,
+	};
+}
+
+static const struct cli_option *run_table(int *n)
+{
+	if (n_run_options == 0) {
+		memcpy(run_options, generic_options, sizeof(generic_options));
+		n_run_options = N_GENERIC;
+		for (size_t w = 0; w < cb_workload_count(); w++)
+			for (size_t i = 0; i < cb_option_count(cb_workload_at(w)); i++)
+				add_workload_option(cb_workload_at(w), &cb_workload_at(w)->options[i]);
+	}
+	*n = n_run_options;
+	return run_options;
+}
+
+/* One workload's options, as --help shows them: the table's help with range and default. */
+static void print_workload_options(const struct cb_workload *w)
+{
+	char left[128], help[256], mv[96];
+
+	if (!cb_option_count(w)) {
+		printf("\nWorkload %s has no options of its own.\n", w->name);
+		return;
+	}
+	printf("\nOptions of workload %s:\n", w->name);
+	for (size_t i = 0; i < cb_option_count(w); i++) {
+		const struct cb_option *o = &w->options[i];
+		const char *m = cb_option_metavar(o, mv, sizeof(mv));
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, m ? "=" : "", m ? m : "");
+		cb_option_help(o, help, sizeof(help));
+		printf("  %-24s %s\n", left, help);
+	}
+}
+
+static const struct run_opts *usage_opts; /* what --help was given with (--workload=NAME --help) */
 
 static void run_usage(void)
 {
+	const struct cb_workload *w = usage_opts ? cb_workload_find(usage_opts->workload) : NULL;
+
 	printf("usage: cowbench run [OPTIONS]\n\n"
 	       "Map a region, populate it, fork, and time every first write of one side.\n\n");
-	cli_print_options(run_options, N_RUN_OPTIONS);
+	cli_print_options(generic_options, N_GENERIC);
+	if (w && usage_opts->workload_given) {
+		print_workload_options(w);
+		return;
+	}
+	for (size_t i = 0; i < cb_workload_count(); i++)
+		print_workload_options(cb_workload_at(i));
 }
 
 /* Size: parse, round up to pages (saying so), and check it fits in MemAvailable. */
@@ -375,23 +405,39 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	return 0;
 }
 
-/* The self-driven workloads' parameters, checked against the size before anything runs. */
-static int check_workload(const struct run_opts *o, uint64_t size, size_t page_size)
+/* Generic options a workload cannot honour are refused, never ignored. */
+static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload *w, char *why, size_t len)
+{
+	const struct cb_wl_params *p = &o->params;
+
+	if (w->run && (o->writer_given || o->no_fork))
+		snprintf(why, len, "--writer and --no-fork are for page-order workloads; %s makes its own processes",
+			 w->name);
+	else if (w->page_order && (p->cpunodebind || p->child_membind || p->child_cpunodebind))
+		snprintf(why, len, "--cpunodebind, --child-membind and --child-cpunodebind are for self-driven "
+			 "workloads; use --cpu to place %s's writer", w->name);
+	else if (o->seed_given && !(w->flags & CB_WL_USES_SEED))
+		snprintf(why, len, "--seed: workload %s does not randomise", w->name);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* The spec of o at size bytes, the workload's options applied and every check run. */
+static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size, struct cb_run_spec *spec,
+		      char *why, size_t len)
 {
 	const struct cb_workload *w = cb_workload_find(o->workload);
-	struct cb_run_spec spec = {
-		.workload = w, .size = size, .page_size = page_size, .params = o->params,
-	};
-	char why[160];
+	int err = refuse_unhonoured(o, w, why, len);
 
-	if (!w->run)
-		return 0;
-	if (cb_wl_params_check(&o->params, size, page_size, why, sizeof(why)) < 0 ||
-	    (w->check && w->check(&spec, why, sizeof(why)) < 0)) {
-		cli_error("%s", why);
-		return -1;
-	}
-	return 0;
+	*spec = (struct cb_run_spec){
+		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .thp = o->thp,
+		.cpu = (int)o->cpu, .seed = o->seed, .params = o->params, .probes = o->probes,
+	};
+	cb_run_spec_set_workload(spec, w);
+	for (int i = 0; !err && i < o->nwl; i++)
+		err = cb_run_spec_set_option(spec, o->wl[i].name, o->wl[i].value, why, len);
+	return err ? err : cb_run_spec_check(spec, why, len);
 }
 
 /* Open the output only after every check passed, so bad input leaves no file behind. */
@@ -430,49 +476,48 @@ static int injected_signal(long rep)
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex)
 {
-	int failed = 0;
+	int worst = CB_EXIT_OK;
 
 	for (long i = 1 - o->warmup; i <= o->reps; i++) {
 		struct cb_row row;
-		int err;
 
 		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
-		err = cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
+		cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
 		if (i < 1)
 			continue; /* warm-up: measured, not recorded */
-		if (err)
-			failed = 1;
+		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
 		cli_explain_add(ex, &row);
 		if (cb_report_row(rep, &row) < 0) {
 			cli_error("cannot write results: %s", strerror(errno));
 			return EXIT_RUN_FAILED;
 		}
 	}
-	return failed ? EXIT_RUN_FAILED : 0;
+	return worst; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
 static const struct run_opts run_defaults = {
 	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = -1,
 	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
 	.precopy = -1, .precopy_depth = -1,
-	/* The seed's snapshot (cb_wl_params_default); the enums' zero values are the defaults. */
-	.params = { .threads = 28, .checkpointers = 4, .batch = 2u << 20, .children = 2 },
 };
 
 /*
- * snapshot without --size runs the seed's 1 GiB array when the array, its
- * checkpoint and the COW copies fit in MemAvailable, else the usual default.
+ * Without --size, a workload's own default size (snapshot: the seed's 1 GiB
+ * array) when it passes the workload's check here (memory), else 64M.
  */
-static const char *default_size(const struct run_opts *o)
+static const char *default_size(const struct run_opts *o, size_t page_size)
 {
-	uint64_t avail;
+	const struct cb_workload *w = cb_workload_find(o->workload);
+	struct cb_run_spec trial;
+	uint64_t size;
+	char why[256];
 
-	if (o->size_text != run_defaults.size_text || strcmp(o->workload, "snapshot") != 0)
+	if (o->size_text != run_defaults.size_text || !w->default_size)
 		return o->size_text;
-	if (cb_mem_available(&avail) == 0 && avail >= (3ull << 30) + (512ull << 20))
-		return "1G";
-	cli_note("snapshot: MemAvailable is below 3.5 GiB, so --size defaults to %s, not the seed's 1G",
-		 o->size_text);
+	if (cb_size_parse(w->default_size, &size) < 0 ||
+	    build_spec(o, size, page_size, &trial, why, sizeof(why)) != -ENOMEM)
+		return w->default_size; /* fits, or fails for another reason the real check reports */
+	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, o->size_text, w->default_size, why);
 	return o->size_text;
 }
 
@@ -485,13 +530,17 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 {
 	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
 	struct cb_clock *clk = &clocks[o->clock];
-	uint64_t size;
-
 	struct run_opts sized = *o;
+	uint64_t size;
+	char why[256];
 
-	sized.size_text = default_size(o);
-	if (resolve_size(&sized, page_size, &size) < 0 || check_workload(o, size, page_size) < 0)
+	sized.size_text = default_size(o, page_size);
+	if (resolve_size(&sized, page_size, &size) < 0)
 		return -1;
+	if (build_spec(o, size, page_size, spec, why, sizeof(why)) < 0) {
+		cli_error("%s", why);
+		return -1;
+	}
 	if (clk->ticks_per_ns == 0) {
 		if (cb_clock_init(clk, o->clock) < 0) {
 			clk->ticks_per_ns = 0;
@@ -502,11 +551,7 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 		if (o->clock == CB_CLOCK_TSC && !clk->tsc_invariant)
 			cli_note("the TSC is not invariant here (no constant_tsc/nonstop_tsc): times may drift");
 	}
-	*spec = (struct cb_run_spec){
-		.workload = cb_workload_find(o->workload), .size = size, .page_size = page_size,
-		.writer = o->writer, .fork = !o->no_fork, .thp = o->thp, .cpu = (int)o->cpu,
-		.seed = o->seed, .clock = clk, .params = o->params, .probes = o->probes,
-	};
+	spec->clock = clk;
 	return 0;
 }
 
@@ -533,7 +578,11 @@ int cmd_run(int argc, char **argv)
 	struct cb_report report;
 	struct cli_explain *ex = NULL;
 	FILE *out;
-	int argi = cli_parse_options(argc, argv, run_options, N_RUN_OPTIONS, &o, run_usage), status;
+	int n, argi, status;
+	const struct cli_option *table = run_table(&n);
+
+	usage_opts = &o;
+	argi = cli_parse_options(argc, argv, table, n, &o, run_usage);
 
 	memset(clocks, 0, sizeof(clocks));
 	if (argi < 0)
@@ -577,8 +626,7 @@ int cmd_run(int argc, char **argv)
 /* cowbench matrix drives the same options, one NAME=VALUE at a time (cli.h). */
 const struct cli_option *cli_run_options(int *n)
 {
-	*n = N_RUN_OPTIONS;
-	return run_options;
+	return run_table(n);
 }
 
 struct run_opts *cli_run_opts_new(void)

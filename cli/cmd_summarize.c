@@ -73,21 +73,12 @@ static bool opt_baseline(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (cb_format_parse(v, &SOPTS(o)->format) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_format(v, &SOPTS(o)->format);
 }
 
 static bool opt_output(void *o, const char *v)
 {
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	SOPTS(o)->output = v;
-	return true;
+	return cli_parse_output(v, &SOPTS(o)->output);
 }
 
 static bool opt_quiet(void *o, const char *v)
@@ -185,13 +176,11 @@ static void json_num(FILE *fp, const char *name, double v)
 
 static void json_line(FILE *fp, const struct line *l, const char *baseline)
 {
-	fputs("{\"cell\":\"", fp);
-	for (const char *p = l->key; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', fp);
-		fputc(*p, fp);
-	}
-	fprintf(fp, "\",\"metric\":\"%s\",\"n\":%zu,\"failed\":%zu", l->metric, l->s.n, l->failed);
+	fputs("{\"cell\":", fp);
+	cb_json_string(fp, l->key);
+	fputs(",\"metric\":", fp);
+	cb_json_string(fp, l->metric);
+	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
 	json_num(fp, "median", l->s.median);
 	json_num(fp, "mean", l->s.mean);
 	json_num(fp, "stddev", l->s.stddev);
@@ -200,7 +189,8 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	json_num(fp, "cv", l->s.cv);
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
-		fprintf(fp, ",\"baseline\":\"%s\"", baseline);
+		fputs(",\"baseline\":", fp);
+		cb_json_string(fp, baseline);
 		json_num(fp, "ratio", l->ratio);
 		json_num(fp, "ratio_ci95_lo", l->rlo);
 		json_num(fp, "ratio_ci95_hi", l->rhi);
@@ -209,7 +199,7 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 }
 
 /* Compact numbers for people: 4 significant digits. */
-static void human(char *buf, size_t len, double v)
+void cli_human(char *buf, size_t len, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
@@ -236,11 +226,11 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
 	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
 
-	human(med, sizeof(med), l->s.median);
-	human(mean, sizeof(mean), l->s.mean);
-	human(sd, sizeof(sd), l->s.stddev);
-	human(lo, sizeof(lo), l->s.ci_lo);
-	human(hi, sizeof(hi), l->s.ci_hi);
+	cli_human(med, sizeof(med), l->s.median);
+	cli_human(mean, sizeof(mean), l->s.mean);
+	cli_human(sd, sizeof(sd), l->s.stddev);
+	cli_human(lo, sizeof(lo), l->s.ci_lo);
+	cli_human(hi, sizeof(hi), l->s.ci_hi);
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
 		snprintf(cv, sizeof(cv), "-");
@@ -330,7 +320,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 /* Read every file (all checked before anything is printed) into one row array. */
-static int read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 {
 	char why[512];
 
@@ -447,7 +437,7 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
+	if (cli_read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
 		free(rows);
 		return EXIT_USAGE;
 	}

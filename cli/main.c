@@ -17,6 +17,7 @@ static const struct {
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
+	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
 	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
 };
 
@@ -53,6 +54,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, plot; see --help)", argv[1]);
+	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, compare, plot; see --help)", argv[1]);
 	return EXIT_USAGE;
 }

@@ -1,5 +1,6 @@
 /* Integration: the cowbench program end to end, asserting what always holds. */
 #include <cowbench/report.h>
+#include <cowbench/stats.h>
 #include <cowbench/workload.h>
 
 #include "testutil.h"
@@ -62,20 +63,13 @@ static double num(const struct table *t, int row, const char *col)
 	return strtod(c, NULL);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median_of(const struct table *t, const char *col)
 {
 	double v[64];
 
 	for (int i = 0; i < t->nrows; i++)
 		v[i] = num(t, i, col);
-	qsort(v, (size_t)t->nrows, sizeof(v[0]), cmp_double);
+	qsort(v, (size_t)t->nrows, sizeof(v[0]), cb_cmp_double);
 	return v[t->nrows / 2];
 }
 
@@ -326,6 +320,197 @@ START_TEST(test_info_list_version_help)
 }
 END_TEST
 
+/* The stride example: every K-th page, its option in the row's options column. */
+START_TEST(test_stride_writes_every_kth_page)
+{
+	const char *argv[] = { "cowbench", "run", "--workload=stride", "--stride=4", "--size=64K", "--reps=2",
+			       "--warmup=0", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	struct table t;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(t.nrows, 2);
+	for (int i = 0; i < t.nrows; i++) {
+		ck_assert_int_eq((int)num(&t, i, "pages"), 16);
+		ck_assert_int_eq((int)num(&t, i, "touched"), 4);
+		ck_assert_str_eq(cell(&t, i, "options"), "stride=4");
+		ck_assert_str_eq(cell(&t, i, "seed"), ""); /* stride does not randomise: empty, no sentinel */
+	}
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
+/* --help with --workload lists that workload's own options, from its table. */
+START_TEST(test_workload_help_lists_its_options)
+{
+	const char *snap[] = { "cowbench", "run", "--workload=snapshot", "--help", NULL };
+	const char *seq[] = { "cowbench", "run", "--workload=seq", "--help", NULL };
+	struct cli_result r = tu_run_cli(snap);
+
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "Options of workload snapshot:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "--checkpointers=N"));
+	ck_assert_ptr_nonnull(strstr(r.out, "default 28"));
+	ck_assert_ptr_nonnull(strstr(r.out, "--snapshot=fork|uffd-wp|memcpy|none|fork-wait"));
+	ck_assert_ptr_null(strstr(r.out, "--stride"));
+	ck_assert_ptr_null(strstr(r.out, "--children"));
+	tu_free(&r);
+	r = tu_run_cli(seq);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "Workload seq has no options of its own."));
+	tu_free(&r);
+}
+END_TEST
+
+/* An option the workload does not have or cannot honour: one line, exit 2, nothing measured. */
+static const char *const refused[][6] = {
+	{ "cowbench", "run", "--workload=seq", "--threads=2", NULL },
+	{ "cowbench", "run", "--workload=fork", "--stride=3", NULL },
+	{ "cowbench", "run", "--workload=fork", "--writer=parent", NULL },
+	{ "cowbench", "run", "--workload=snapshot", "--no-fork", NULL },
+	{ "cowbench", "run", "--workload=seq", "--seed=3", NULL },
+	{ "cowbench", "run", "--workload=seq", "--cpunodebind=0", NULL },
+	{ "cowbench", "run", "--workload=stride", "--stride=0", NULL },
+	{ "cowbench", "run", "--workload=multi", "--share=some", NULL },
+	{ "cowbench", "run", "--workload=seq", "--hugetlb", "--size=3M", NULL },
+};
+
+START_TEST(test_unhonoured_option_refused)
+{
+	tu_assert_usage_error(refused[_i], NULL);
+}
+END_TEST
+
+/* snapshot's rule (checkpointers within the pages) is snapshot's alone. */
+START_TEST(test_small_sizes_for_fork_and_multi)
+{
+	const char *fork8k[] = { "cowbench", "run", "--workload=fork", "--size=8K", "--reps=1", "--warmup=0", NULL };
+	const char *multi4k[] = { "cowbench", "run", "--workload=multi", "--size=4K", "--share=all", "--reps=1",
+				  "--warmup=0", NULL };
+	const char *snap[] = { "cowbench", "run", "--workload=snapshot", "--size=8K", "--checkpointers=4", NULL };
+	struct cli_result r = tu_run_cli(fork8k);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli(multi4k);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	tu_assert_usage_error(snap, "--checkpointers=4 is more than the 2 pages");
+}
+END_TEST
+
+static void run_into(const char *path, const char *const *args)
+{
+	const char *argv[16] = { "cowbench", "run", "--size=64K", "--reps=2", "--warmup=0" };
+	char out[600];
+	int n = 5;
+	struct cli_result r;
+
+	for (; *args; args++)
+		argv[n++] = *args;
+	snprintf(out, sizeof(out), "--output=%s", path);
+	argv[n++] = out;
+	argv[n] = NULL;
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+}
+
+/* How many cells summarize finds in the files (its CSV: one line per cell and metric). */
+static int summarize_cells(const char *a, const char *b)
+{
+	const char *argv[] = { "cowbench", "summarize", "--format=csv", "--metric=elapsed_ns", a, b, NULL };
+	struct cli_result r = tu_run_cli(argv);
+	int lines;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	lines = tu_count_lines(r.out) - 1; /* the header */
+	tu_free(&r);
+	return lines;
+}
+
+static int merge_status(const char *a, const char *b)
+{
+	const char *argv[] = { "cowbench", "merge", a, b, NULL };
+	struct cli_result r = tu_run_cli(argv);
+	int status = r.status;
+
+	tu_free(&r);
+	return status;
+}
+
+/* Rows differing only in a workload option or the seed are different cells; identical ones pool. */
+START_TEST(test_identity_from_columns)
+{
+	char dir[] = "/tmp/cbtest-identXXXXXX", s2[512], s4[512], s2b[512], r1[512], r2[512];
+	const char *stride2[] = { "--workload=stride", "--stride=2", NULL };
+	const char *stride4[] = { "--workload=stride", "--stride=4", NULL };
+	const char *seed1[] = { "--workload=random", "--seed=1", NULL };
+	const char *seed2[] = { "--workload=random", "--seed=2", NULL };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(s2, sizeof(s2), "%s/s2.csv", dir);
+	snprintf(s2b, sizeof(s2b), "%s/s2b.csv", dir);
+	snprintf(s4, sizeof(s4), "%s/s4.csv", dir);
+	snprintf(r1, sizeof(r1), "%s/r1.csv", dir);
+	snprintf(r2, sizeof(r2), "%s/r2.csv", dir);
+	run_into(s2, stride2);
+	run_into(s2b, stride2);
+	run_into(s4, stride4);
+	run_into(r1, seed1);
+	run_into(r2, seed2);
+	ck_assert_int_eq(summarize_cells(s2, s4), 2);
+	ck_assert_int_eq(summarize_cells(s2, s2b), 1); /* the same configuration pools */
+	ck_assert_int_eq(summarize_cells(r1, r2), 2);
+	ck_assert_int_eq(merge_status(r1, r2), 0);   /* different seeds: not duplicates */
+	ck_assert_int_eq(merge_status(s2, s4), 0);
+	ck_assert_int_eq(merge_status(s2, s2b), 2);  /* same cell, same reps: duplicates */
+	unlink(s2);
+	unlink(s2b);
+	unlink(s4);
+	unlink(r1);
+	unlink(r2);
+	rmdir(dir);
+}
+END_TEST
+
+/* Completion offers a workload's options from its table: after --workload=stride, --stride=. */
+START_TEST(test_completion_follows_workload)
+{
+	static const char script[] =
+		"source " CB_SOURCE_DIR "/docs/cowbench.bash-completion; "
+		"c() { COMP_WORDS=(\"" CB_CLI_PATH "\" run \"$1\" \"$2\"); COMP_CWORD=3; "
+		"COMP_LINE=\"${COMP_WORDS[*]}\"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _cowbench; "
+		"echo \"${COMPREPLY[*]}\"; }; "
+		"c --workload=stride --str; c --workload=seq --str; c --workload=snapshot --snapshot=u";
+	const char *argv[] = { "/bin/bash", "-c", script, NULL };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+	pid_t pid;
+	int fd[2], ws;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	fp = fdopen(fd[0], "r");
+	ck_assert_int_gt(getdelim(&out, &len, '\0', fp), 0);
+	fclose(fp);
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_str_eq(out, "--stride=\n\nuffd-wp\n");
+	free(out);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -343,6 +528,12 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_size_rounding_is_announced);
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_info_list_version_help);
+	tcase_add_test(tc, test_stride_writes_every_kth_page);
+	tcase_add_test(tc, test_workload_help_lists_its_options);
+	tcase_add_loop_test(tc, test_unhonoured_option_refused, 0, sizeof(refused) / sizeof(refused[0]));
+	tcase_add_test(tc, test_small_sizes_for_fork_and_multi);
+	tcase_add_test(tc, test_identity_from_columns);
+	tcase_add_test(tc, test_completion_follows_workload);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -168,6 +168,19 @@ START_TEST(test_json_row)
 }
 END_TEST
 
+/* One JSON escaper for rows and summaries: quotes, backslashes and control characters. */
+START_TEST(test_json_string_escapes)
+{
+	char buf[64] = "";
+	FILE *fp = fmemopen(buf, sizeof(buf), "w");
+
+	ck_assert_ptr_nonnull(fp);
+	cb_json_string(fp, "a\"b\\c\x01\n");
+	fclose(fp);
+	ck_assert_str_eq(buf, "\"a\\\"b\\\\c\\u0001\\u000a\"");
+}
+END_TEST
+
 static Suite *csv_suite(void)
 {
 	Suite *s = suite_create("csv");
@@ -179,6 +192,7 @@ static Suite *csv_suite(void)
 	tcase_add_test(tc, test_report_row);
 	tcase_add_test(tc, test_columns_documented);
 	tcase_add_test(tc, test_json_row);
+	tcase_add_test(tc, test_json_string_escapes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -258,7 +258,7 @@ START_TEST(merge_rejections)
 	const char *garbage[] = { "cowbench", "merge", FX("results_garbage.csv"), NULL };
 	const char *none[] = { "cowbench", "merge", NULL };
 
-	tu_assert_usage_error(dup, "duplicate cell: 'workload=random size=1M fork=1' rep 1");
+	tu_assert_usage_error(dup, "duplicate cell: 'workload=random size=1M fork=1 writer=child thp=off clock=tsc' rep 1");
 	tu_assert_usage_error(self, "duplicate cell");
 	tu_assert_usage_error(schema, "schema version");
 	tu_assert_usage_error(garbage, "not a cowbench results CSV");

@@ -12,6 +12,14 @@
 
 static struct cb_clock clk;
 
+/* Set a workload option through its table, as the CLI does. */
+static void set(struct cb_run_spec *s, const char *name, const char *value)
+{
+	char why[256] = "";
+
+	ck_assert_msg(cb_run_spec_set_option(s, name, value, why, sizeof(why)) == 0, "%s", why);
+}
+
 static struct cb_run_spec spec_for(const char *name, uint64_t size)
 {
 	struct cb_run_spec s = {
@@ -22,9 +30,12 @@ static struct cb_run_spec spec_for(const char *name, uint64_t size)
 	ck_assert_ptr_nonnull(s.workload);
 	ck_assert_int_eq(cb_clock_init(&clk, CB_CLOCK_MONOTONIC), 0);
 	cb_wl_params_default(&s.params);
-	s.params.threads = 3; /* 2 vCPUs: few threads, several per CPU */
-	s.params.checkpointers = 2;
-	s.params.batch = 64u << 10;
+	cb_run_spec_set_workload(&s, s.workload);
+	if (strcmp(name, "snapshot") == 0) {
+		set(&s, "threads", "3"); /* 2 vCPUs: few threads, several per CPU */
+		set(&s, "checkpointers", "2");
+		set(&s, "batch", "64K");
+	}
 	return s;
 }
 
@@ -40,9 +51,7 @@ static bool unsupported(const struct cb_row *row)
 	return strncmp(row->status, "unsupported:", 12) == 0 || strncmp(row->status, "no-resource:", 12) == 0;
 }
 
-static const enum cb_snapshot_method methods[] = {
-	CB_SNAP_FORK, CB_SNAP_UFFD_WP, CB_SNAP_MEMCPY, CB_SNAP_NONE, CB_SNAP_FORK_WAIT,
-};
+static const char *const methods[] = { "fork", "uffd-wp", "memcpy", "none", "fork-wait" };
 
 /* The checkpoint equals the array at snapshot time and every writer's element landed. */
 START_TEST(test_snapshot_checkpoint_and_writes)
@@ -51,28 +60,28 @@ START_TEST(test_snapshot_checkpoint_and_writes)
 	struct cb_row row;
 	int err;
 
-	s.params.snapshot = methods[_i];
+	set(&s, "snapshot", methods[_i]);
 	err = cb_run_rep(&s, 1, &row);
 	assert_no_children();
-	if (s.params.snapshot == CB_SNAP_UFFD_WP && unsupported(&row))
+	if (strcmp(methods[_i], "uffd-wp") == 0 && unsupported(&row))
 		return; /* e.g. vm.unprivileged_userfaultfd=0 without root: the status says why */
-	ck_assert_msg(err == 0, "%s: %s", cb_snapshot_method_name(methods[_i]), row.status);
+	ck_assert_msg(err == 0, "%s: %s", methods[_i], row.status);
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_eq(row.verified, 1);
-	ck_assert_str_eq(row.method, cb_snapshot_method_name(methods[_i]));
+	ck_assert_str_eq(row.method, methods[_i]);
 	ck_assert_int_gt(row.writer_ns, 0);
 	ck_assert_int_gt(row.baseline_ns, 0);
 	ck_assert(row.slowdown > 0);
-	if (s.params.snapshot != CB_SNAP_NONE)
+	if (strcmp(methods[_i], "none") != 0)
 		ck_assert_int_eq(row.saved_pages, row.pages); /* uffd-wp: each page exactly once */
 	else
 		ck_assert_int_eq(row.saved_pages, CB_NA);
-	if (s.params.snapshot == CB_SNAP_FORK || s.params.snapshot == CB_SNAP_FORK_WAIT)
+	if (strncmp(methods[_i], "fork", 4) == 0)
 		ck_assert_int_ge(row.reunite_ns, 0);
 	if (row.cow_copies != CB_NA) /* PFNs: root only */
 		ck_assert_int_eq(row.cow_copies + row.cow_reuses, row.pages);
 	/* Nothing forked, or the child gone before the first write: no page is copied. */
-	if (s.params.snapshot != CB_SNAP_FORK)
+	if (strcmp(methods[_i], "fork") != 0)
 		ck_assert(row.cow_copies == CB_NA || row.cow_copies == 0);
 }
 END_TEST
@@ -83,10 +92,10 @@ START_TEST(test_snapshot_uneven_batches)
 	struct cb_run_spec s = spec_for("snapshot", 5 * 4096);
 	struct cb_row row;
 
-	s.params.snapshot = methods[_i];
-	s.params.batch = 2 * 4096;
-	s.params.checkpointers = 5;
-	s.params.threads = 2;
+	set(&s, "snapshot", methods[_i]);
+	set(&s, "batch", "8K");
+	set(&s, "checkpointers", "5");
+	set(&s, "threads", "2");
 	cb_run_rep(&s, 1, &row);
 	assert_no_children();
 	if (unsupported(&row))
@@ -96,23 +105,21 @@ START_TEST(test_snapshot_uneven_batches)
 }
 END_TEST
 
-static const enum cb_fork_method fork_methods[] = {
-	CB_FORKM_FORK, CB_FORKM_VFORK, CB_FORKM_POSIX_SPAWN, CB_FORKM_CLONE_VM,
-};
+static const char *const fork_methods[] = { "fork", "vfork", "posix_spawn", "clone-vm" };
 
 START_TEST(test_fork_methods)
 {
 	struct cb_run_spec s = spec_for("fork", 1u << 20);
 	struct cb_row row;
 
-	s.params.fork_method = fork_methods[_i];
+	set(&s, "method", fork_methods[_i]);
 	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
 	assert_no_children();
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_ge(row.fork_ns, 0);
 	ck_assert_int_ge(row.wait_ns, 0);
 	ck_assert(row.ms_per_gib >= 0);
-	if (fork_methods[_i] == CB_FORKM_POSIX_SPAWN) {
+	if (strcmp(fork_methods[_i], "posix_spawn") == 0) {
 		ck_assert_int_eq(row.child_start_ns, CB_NA);
 	} else {
 		ck_assert_int_ge(row.child_start_ns, 0);
@@ -140,8 +147,8 @@ START_TEST(test_fork_dontfork_wipeonfork)
 	struct cb_run_spec s = spec_for("fork", 8u << 20);
 	struct cb_row row;
 
-	s.params.dontfork = 4u << 20;
-	s.params.wipeonfork = 2u << 20;
+	set(&s, "dontfork", "4M");
+	set(&s, "wipeonfork", "2M");
 	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_eq(row.dontfork_bytes, 4u << 20);
@@ -156,8 +163,8 @@ START_TEST(test_multi_children_see_original)
 	struct cb_row row;
 	int64_t pages = (int64_t)(s.size / s.page_size);
 
-	s.params.children = 3;
-	s.params.share = _i ? CB_SHARE_ALL : CB_SHARE_SPLIT;
+	set(&s, "children", "3");
+	set(&s, "share", _i ? "all" : "split");
 	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
 	assert_no_children();
 	ck_assert_str_eq(row.status, "ok");
@@ -176,8 +183,8 @@ START_TEST(test_thp_advice)
 	struct cb_row row;
 
 	s.params.thp = (enum cb_thp_advice)_i;
-	s.params.children = 1;
-	s.params.share = CB_SHARE_ALL;
+	set(&s, "children", "1");
+	set(&s, "share", "all");
 	ck_assert_int_eq(cb_run_rep(&s, 1, &row), 0);
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_str_eq(row.thp_advice, cb_thp_advice_name((enum cb_thp_advice)_i));
@@ -196,8 +203,8 @@ START_TEST(test_hugetlb_restores)
 	if (cb_sysctl_read_long(CB_NR_HUGEPAGES_SYSCTL, &before) < 0)
 		return; /* no hugetlb in this kernel */
 	s.params.hugetlb = true;
-	s.params.children = 1;
-	s.params.share = CB_SHARE_ALL;
+	set(&s, "children", "1");
+	set(&s, "share", "all");
 	cb_run_rep(&s, 1, &row);
 	assert_no_children();
 	cb_sysctl_restore_all();

@@ -13,6 +13,7 @@ packages=(
 	python3 redis-server redis-tools # stat --where validation tests (CPython, Redis BGSAVE); skipped without
 	python3-dbg            # debug symbols for Debian's python3, so the CPython test's frames have names
 	gnuplot-nox            # plots (analysis/)
+	slurm-wlm munge        # the slurm test: README's array job on a single-node Slurm (tests/slurm-test.sh)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
 packages+=("$@")

@@ -17,6 +17,34 @@ extern char **environ;
 #define SPAWN_PROGRAM "/bin/true"
 #define CLONE_STACK (64u << 10)
 
+/** How the child is made. */
+enum fork_method {
+	FORKM_FORK = 0,
+	FORKM_VFORK,
+	FORKM_POSIX_SPAWN, /* /bin/true: glibc spawns with CLONE_VM|CLONE_VFORK */
+	FORKM_CLONE_VM,    /* clone(CLONE_VM|SIGCHLD): shares the address space */
+};
+
+static const char *const fork_methods[] = { "fork", "vfork", "posix_spawn", "clone-vm", NULL };
+
+struct fork_opts {
+	unsigned method;     /* enum fork_method */
+	uint64_t dontfork;   /* bytes at the region's start marked MADV_DONTFORK */
+	uint64_t wipeonfork; /* bytes after those marked MADV_WIPEONFORK */
+};
+
+static const struct cb_option fork_options[] = {
+	{ .name = "method", .type = CB_OPT_ENUM, .offset = offsetof(struct fork_opts, method),
+	  .names = fork_methods, .help = "how the child is made" },
+	{ .name = "dontfork", .type = CB_OPT_SIZE, .offset = offsetof(struct fork_opts, dontfork),
+	  .max = UINT64_MAX, .help = "mark the region's first SIZE bytes MADV_DONTFORK" },
+	{ .name = "wipeonfork", .type = CB_OPT_SIZE, .offset = offsetof(struct fork_opts, wipeonfork),
+	  .max = UINT64_MAX, .help = "mark the next SIZE bytes MADV_WIPEONFORK" },
+	{ 0 },
+};
+
+#define OPTS(spec) CB_WL_OPTS(&(spec)->opts, struct fork_opts)
+
 /* What the child writes for the parent: stamps on a MAP_SHARED page. */
 struct fork_stamps {
 	volatile uint64_t start; /* first instruction in the child */
@@ -87,8 +115,7 @@ static int do_clone_vm(struct fork_stamps *st, struct fork_times *t)
 	}
 	/* The child runs on the stack until it exits: reap before unmapping it. */
 	t->wait_begin = wl_now();
-	while (waitpid(t->pid, &t->wstatus, 0) < 0 && errno == EINTR)
-		;
+	(void)cb_wait_status(t->pid, &t->wstatus);
 	t->reaped = wl_now();
 	munmap(stack, CLONE_STACK);
 	return 0;
@@ -105,21 +132,21 @@ static int do_spawn(struct fork_times *t)
 	return -err;
 }
 
-static int make_child(enum cb_fork_method m, struct fork_stamps *st, struct fork_times *t)
+static int make_child(unsigned m, struct fork_stamps *st, struct fork_times *t)
 {
 	int err;
 
 	switch (m) {
-	case CB_FORKM_FORK:
+	case FORKM_FORK:
 		err = do_fork(st, t);
 		break;
-	case CB_FORKM_VFORK:
+	case FORKM_VFORK:
 		err = do_vfork(st, t);
 		break;
-	case CB_FORKM_POSIX_SPAWN:
+	case FORKM_POSIX_SPAWN:
 		err = do_spawn(t);
 		break;
-	case CB_FORKM_CLONE_VM:
+	case FORKM_CLONE_VM:
 		return do_clone_vm(st, t); /* reaps the child itself */
 	default:
 		return -EINVAL;
@@ -127,8 +154,7 @@ static int make_child(enum cb_fork_method m, struct fork_stamps *st, struct fork
 	if (err)
 		return err;
 	t->wait_begin = wl_now();
-	while (waitpid(t->pid, &t->wstatus, 0) < 0 && errno == EINTR)
-		;
+	(void)cb_wait_status(t->pid, &t->wstatus);
 	t->reaped = wl_now();
 	return 0;
 }
@@ -136,7 +162,7 @@ static int make_child(enum cb_fork_method m, struct fork_stamps *st, struct fork
 static void fill_row(struct cb_row *row, const struct cb_run_spec *spec, const struct fork_stamps *st,
 		     const struct fork_times *t)
 {
-	bool stamped = spec->params.fork_method != CB_FORKM_POSIX_SPAWN && st->start;
+	bool stamped = OPTS(spec)->method != FORKM_POSIX_SPAWN && st->start;
 
 	row->fork_ns = (int64_t)(t->ret - t->call);
 	row->child_start_ns = stamped ? (int64_t)(st->start - t->call) : CB_NA;
@@ -144,26 +170,24 @@ static void fill_row(struct cb_row *row, const struct cb_run_spec *spec, const s
 	row->wait_ns = (int64_t)(t->reaped - t->wait_begin);
 	row->elapsed_ns = (int64_t)(t->reaped - t->call);
 	row->ms_per_gib = (double)row->fork_ns / 1e6 / ((double)spec->size / (double)(1ull << 30));
-	if (WIFSIGNALED(t->wstatus))
-		wl_status(row, "child-killed:%s", sigabbrev_np(WTERMSIG(t->wstatus)));
-	else if (WEXITSTATUS(t->wstatus))
-		wl_status(row, "child-exit:%d", WEXITSTATUS(t->wstatus));
-	else
-		wl_status(row, "ok");
+	(void)cb_status_from_wait(t->wstatus, row->status, sizeof(row->status));
 }
 
-static int fork_run(void *state, const struct cb_run_spec *spec, struct cb_row *row)
+static int fork_run(const struct cb_run_spec *spec, struct cb_row *row)
 {
+	const struct fork_opts *o = OPTS(spec);
+	struct cb_run_spec region = *spec; /* the region with this workload's madvise ranges */
 	struct fork_stamps *st;
 	struct fork_times t = { 0 };
 	struct cb_region r;
 	int err;
 
-	(void)state;
-	snprintf(row->method, sizeof(row->method), "%s", cb_fork_method_name(spec->params.fork_method));
-	row->dontfork_bytes = (int64_t)spec->params.dontfork;
-	row->wipeonfork_bytes = (int64_t)spec->params.wipeonfork;
-	if (spec->params.fork_method == CB_FORKM_POSIX_SPAWN && access(SPAWN_PROGRAM, X_OK) < 0) {
+	snprintf(row->method, sizeof(row->method), "%s", fork_methods[o->method]);
+	row->dontfork_bytes = (int64_t)o->dontfork;
+	row->wipeonfork_bytes = (int64_t)o->wipeonfork;
+	region.params.dontfork = o->dontfork;
+	region.params.wipeonfork = o->wipeonfork;
+	if (o->method == FORKM_POSIX_SPAWN && access(SPAWN_PROGRAM, X_OK) < 0) {
 		wl_status(row, "unsupported:posix_spawn:no %s", SPAWN_PROGRAM);
 		return -ENOENT;
 	}
@@ -172,7 +196,7 @@ static int fork_run(void *state, const struct cb_run_spec *spec, struct cb_row *
 		wl_status(row, "error:cpunodebind:%s", cb_strerror(err));
 		return err;
 	}
-	err = wl_region_prepare(spec, row, &r, 0);
+	err = wl_region_prepare(&region, row, &r, 0);
 	if (err)
 		return err;
 	st = wl_shared_map(sizeof(*st));
@@ -182,9 +206,9 @@ static int fork_run(void *state, const struct cb_run_spec *spec, struct cb_row *
 		cb_region_unmap(&r);
 		return err;
 	}
-	err = make_child(spec->params.fork_method, st, &t);
+	err = make_child(o->method, st, &t);
 	if (err)
-		wl_status(row, "error:%s:%s", cb_fork_method_name(spec->params.fork_method), cb_strerror(err));
+		wl_status(row, "error:%s:%s", fork_methods[o->method], cb_strerror(err));
 	else
 		fill_row(row, spec, st, &t);
 	munmap(st, sizeof(*st));
@@ -194,9 +218,33 @@ static int fork_run(void *state, const struct cb_run_spec *spec, struct cb_row *
 	return err;
 }
 
+/* The madvise ranges must be whole pages inside the region, and hugetlb has neither. */
+static int fork_check(const struct cb_run_spec *spec, char *why, size_t len)
+{
+	const struct fork_opts *o = OPTS(spec);
+
+	if (spec->params.hugetlb && (o->dontfork || o->wipeonfork)) {
+		snprintf(why, len, "--dontfork/--wipeonfork work on THP or 4K pages, not with --hugetlb");
+		return -EINVAL;
+	}
+	if (o->dontfork % spec->page_size || o->wipeonfork % spec->page_size) {
+		snprintf(why, len, "--dontfork and --wipeonfork must be multiples of the page size");
+		return -EINVAL;
+	}
+	if (o->dontfork > spec->size || o->wipeonfork > spec->size - o->dontfork) {
+		snprintf(why, len, "--dontfork plus --wipeonfork must not exceed --size");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 const struct cb_workload cb_workload_fork = {
 	.abi = CB_WORKLOAD_ABI,
 	.name = "fork",
 	.help = "fork latency vs. populated size: fork, vfork, posix_spawn or clone-vm (--method)",
 	.run = fork_run,
+	.check = fork_check,
+	.options = fork_options,
+	.options_size = sizeof(struct fork_opts),
+	.matrix = "size=16M,64M,256M",
 };

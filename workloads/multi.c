@@ -18,6 +18,29 @@
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
 
+/** How the children share the writes. */
+enum multi_share {
+	SHARE_SPLIT = 0, /* each child writes its 1/N of the pages */
+	SHARE_ALL,       /* every child writes every page */
+};
+
+static const char *const shares[] = { "split", "all", NULL };
+
+struct multi_opts {
+	unsigned children; /* forked from one parent */
+	unsigned share;    /* enum multi_share */
+};
+
+static const struct cb_option multi_options[] = {
+	{ .name = "children", .type = CB_OPT_UINT, .offset = offsetof(struct multi_opts, children),
+	  .min = 1, .max = 1024, .def = 2, .help = "children forked from the parent" },
+	{ .name = "share", .type = CB_OPT_ENUM, .offset = offsetof(struct multi_opts, share),
+	  .names = shares, .help = "each child writes its share of the pages (split), or all of them" },
+	{ 0 },
+};
+
+#define OPTS(spec) CB_WL_OPTS(&(spec)->opts, struct multi_opts)
+
 struct child_result {
 	uint64_t count, elapsed_ns;
 	int64_t minflt;
@@ -33,9 +56,9 @@ struct multi_shared {
 
 static void page_range(const struct cb_run_spec *spec, unsigned k, size_t *first, size_t *end)
 {
-	size_t np = spec->size / spec->page_size, n = spec->params.children;
+	size_t np = spec->size / spec->page_size, n = OPTS(spec)->children;
 
-	if (spec->params.share == CB_SHARE_ALL) {
+	if (OPTS(spec)->share == SHARE_ALL) {
 		*first = 0;
 		*end = np;
 	} else {
@@ -94,7 +117,7 @@ static bool parent_intact(const struct cb_run_spec *spec, const char *base)
 static int run_children(const struct cb_run_spec *spec, char *base, struct multi_shared *sh, double *lat,
 			size_t per_child, struct cb_row *row)
 {
-	unsigned n = spec->params.children, made = 0;
+	unsigned n = OPTS(spec)->children, made = 0;
 	pid_t *pid = calloc(n, sizeof(*pid));
 	int err = 0;
 
@@ -116,15 +139,9 @@ static int run_children(const struct cb_run_spec *spec, char *base, struct multi
 
 		if (err)
 			kill(pid[i], SIGKILL);
-		while (waitpid(pid[i], &ws, 0) < 0 && errno == EINTR)
-			;
-		if (!err && WIFSIGNALED(ws)) {
-			wl_status(row, "child-killed:%s", sigabbrev_np(WTERMSIG(ws)));
-			err = CB_ECHILD;
-		} else if (!err && WEXITSTATUS(ws)) {
-			wl_status(row, "child-exit:%d", WEXITSTATUS(ws));
-			err = CB_ECHILD;
-		}
+		(void)cb_wait_status(pid[i], &ws);
+		if (!err)
+			err = cb_status_from_wait(ws, row->status, sizeof(row->status));
 	}
 	free(pid);
 	return err;
@@ -138,7 +155,7 @@ static void fill_row(const struct cb_run_spec *spec, const struct multi_shared *
 	int64_t faults = 0;
 	int ok = 1;
 
-	for (unsigned k = 0; k < spec->params.children; k++) {
+	for (unsigned k = 0; k < OPTS(spec)->children; k++) {
 		const struct child_result *r = &sh->res[k];
 
 		/* Pack the latencies so one summary covers every child. */
@@ -159,37 +176,37 @@ static void fill_row(const struct cb_run_spec *spec, const struct multi_shared *
 	}
 }
 
-static int multi_run(void *state, const struct cb_run_spec *spec, struct cb_row *row)
+static int multi_run(const struct cb_run_spec *spec, struct cb_row *row)
 {
 	const struct cb_wl_params *p = &spec->params;
+	const struct multi_opts *o = OPTS(spec);
 	size_t np = spec->size / spec->page_size;
-	size_t per_child = p->share == CB_SHARE_ALL ? np : (np + p->children - 1) / p->children;
-	size_t head = sizeof(struct multi_shared) + p->children * sizeof(struct child_result);
-	size_t len = head + p->children * per_child * sizeof(double);
+	size_t per_child = o->share == SHARE_ALL ? np : (np + o->children - 1) / o->children;
+	size_t head = sizeof(struct multi_shared) + o->children * sizeof(struct child_result);
+	size_t len = head + o->children * per_child * sizeof(double);
 	struct multi_shared *sh;
 	struct cb_region r;
 	int err;
 
-	(void)state;
-	snprintf(row->method, sizeof(row->method), "%s", cb_multi_share_name(p->share));
-	row->children = p->children;
+	snprintf(row->method, sizeof(row->method), "%s", shares[o->share]);
+	row->children = o->children;
 	err = cb_numa_run_on(p->cpunodebind);
 	if (err) {
 		wl_status(row, "error:cpunodebind:%s", cb_strerror(err));
 		return err;
 	}
-	err = wl_region_prepare(spec, row, &r, p->share == CB_SHARE_ALL ? p->children : 1);
+	err = wl_region_prepare(spec, row, &r, o->share == SHARE_ALL ? o->children : 1);
 	if (err)
 		return err;
 	head = (head + 7) & ~(size_t)7;
-	sh = wl_shared_map(head + p->children * per_child * sizeof(double));
+	sh = wl_shared_map(head + o->children * per_child * sizeof(double));
 	if (!sh) {
 		err = -errno;
 		wl_status(row, "error:mmap:%s", cb_strerror(err));
 		cb_region_unmap(&r);
 		return err;
 	}
-	len = head + p->children * per_child * sizeof(double);
+	len = head + o->children * per_child * sizeof(double);
 	err = run_children(spec, r.addr, sh, (double *)((char *)sh + head), per_child, row);
 	if (!err) {
 		fill_row(spec, sh, (double *)((char *)sh + head), per_child, row);
@@ -208,15 +225,16 @@ static int multi_run(void *state, const struct cb_run_spec *spec, struct cb_row 
 
 static int multi_check(const struct cb_run_spec *spec, char *why, size_t len)
 {
+	const struct multi_opts *o = OPTS(spec);
 	uint64_t pages = spec->size / spec->page_size, avail, need;
 
-	if (spec->params.share == CB_SHARE_SPLIT && spec->params.children > pages) {
+	if (o->share == SHARE_SPLIT && o->children > pages) {
 		snprintf(why, len, "--children=%u is more than the %llu pages of --size (with --share=split)",
-			 spec->params.children, (unsigned long long)pages);
+			 o->children, (unsigned long long)pages);
 		return -EINVAL;
 	}
 	/* The region, and a copy of every page each child writes. */
-	need = spec->size * (spec->params.share == CB_SHARE_ALL ? spec->params.children + 1 : 2);
+	need = spec->size * (o->share == SHARE_ALL ? o->children + 1 : 2);
 	if (cb_mem_available(&avail) == 0 && need > avail) {
 		snprintf(why, len, "multi needs %llu MiB (region plus the children's copies) but MemAvailable is %llu MiB",
 			 (unsigned long long)(need >> 20), (unsigned long long)(avail >> 20));
@@ -231,4 +249,6 @@ const struct cb_workload cb_workload_multi = {
 	.help = "N children forked from one parent write their share or all pages (--children, --share)",
 	.run = multi_run,
 	.check = multi_check,
+	.options = multi_options,
+	.options_size = sizeof(struct multi_opts),
 };

@@ -1,14 +1,5 @@
+#include <cowbench/stats.h>
 #include <cowbench/workload.h>
-
-/* splitmix64: tiny, good enough for a permutation, identical on every platform. */
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* Unbiased draw in [0, bound) by rejection. */
 static uint64_t below(uint64_t *state, uint64_t bound)
@@ -16,7 +7,7 @@ static uint64_t below(uint64_t *state, uint64_t bound)
 	uint64_t limit = UINT64_MAX - UINT64_MAX % bound, r;
 
 	do
-		r = splitmix64(state);
+		r = cb_splitmix64(state);
 	while (r >= limit);
 	return r % bound;
 }

@@ -71,6 +71,8 @@ static int reject(const struct cb_workload *w, size_t index, char *why, size_t l
 
 static int check_entry(const struct cb_workload *w, size_t index, char *why, size_t len)
 {
+	char opt_why[160];
+
 	if (!w)
 		return reject(w, index, why, len, "NULL entry");
 	if (w->abi != CB_WORKLOAD_ABI)
@@ -81,8 +83,10 @@ static int check_entry(const struct cb_workload *w, size_t index, char *why, siz
 		return reject(w, index, why, len, "help must be one non-empty line");
 	if (!w->page_order == !w->run)
 		return reject(w, index, why, len, "needs exactly one of page_order or run");
-	if (!w->run && (w->setup || w->teardown))
-		return reject(w, index, why, len, "setup/teardown need run");
+	if (!w->options != !w->options_size)
+		return reject(w, index, why, len, "options and options_size go together");
+	if (cb_options_table_check(w->options, w->options_size, opt_why, sizeof(opt_why)) < 0)
+		return reject(w, index, why, len, opt_why);
 	return 0;
 }
 

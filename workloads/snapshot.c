@@ -25,6 +25,39 @@
 #include <cowbench/sysinfo.h>
 #include <linux/userfaultfd.h>
 
+/** How the checkpoint is taken. */
+enum snapshot_method {
+	CB_SNAP_FORK = 0, /* fork; a child with C threads copies and unmaps batches */
+	CB_SNAP_UFFD_WP,  /* userfaultfd write-protect; copier threads save each page before its writer */
+	CB_SNAP_MEMCPY,   /* stop the writers, copy, then let them go */
+	CB_SNAP_NONE,     /* no snapshot: the writers alone */
+	CB_SNAP_FORK_WAIT, /* fork, but the writers start once the child has copied and exited */
+};
+
+static const char *const methods[] = { "fork", "uffd-wp", "memcpy", "none", "fork-wait", NULL };
+
+/* The seed's snapshot: 28 writers, 4 checkpointers, 2 MiB batches. */
+struct snapshot_opts {
+	unsigned threads;       /* writer threads (W) */
+	unsigned checkpointers; /* copier threads (C) */
+	uint64_t batch;         /* bytes per copy batch, whole pages */
+	unsigned snapshot;      /* enum snapshot_method */
+};
+
+static const struct cb_option snapshot_options[] = {
+	{ .name = "threads", .type = CB_OPT_UINT, .offset = offsetof(struct snapshot_opts, threads),
+	  .min = 1, .max = 1024, .def = 28, .help = "writer threads" },
+	{ .name = "checkpointers", .type = CB_OPT_UINT, .offset = offsetof(struct snapshot_opts, checkpointers),
+	  .min = 1, .max = 1024, .def = 4, .help = "copier threads" },
+	{ .name = "batch", .type = CB_OPT_SIZE, .offset = offsetof(struct snapshot_opts, batch),
+	  .min = 1, .max = 1ull << 40, .def = 2u << 20, .help = "bytes per copy batch, a multiple of the page size" },
+	{ .name = "snapshot", .type = CB_OPT_ENUM, .offset = offsetof(struct snapshot_opts, snapshot),
+	  .names = methods, .help = "how the checkpoint is taken" },
+	{ 0 },
+};
+
+#define OPTS(spec) CB_WL_OPTS(&(spec)->opts, struct snapshot_opts)
+
 /* Everything one snapshot run shares between its threads. */
 struct snap {
 	const struct cb_run_spec *spec;
@@ -78,7 +111,7 @@ static void *writer(void *p)
 {
 	struct writer_arg *a = p;
 	struct snap *s = a->s;
-	size_t w = s->spec->params.threads;
+	size_t w = OPTS(s->spec)->threads;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->go)
@@ -95,7 +128,7 @@ static void *writer(void *p)
 static int run_writers(struct snap *s, uint64_t *start, uint64_t *end, void (*during)(struct snap *, void *),
 		       void *arg)
 {
-	unsigned w = s->spec->params.threads, made = 0;
+	unsigned w = OPTS(s->spec)->threads, made = 0;
 	pthread_t *tid = calloc(w, sizeof(*tid));
 	struct writer_arg *wa = calloc(w, sizeof(*wa));
 	int err = 0;
@@ -157,8 +190,8 @@ static void *child_copier(void *p)
 {
 	struct copier_arg *a = p;
 	struct snap *s = a->s;
-	size_t size = s->spec->size, batch = s->spec->params.batch, nb = (size + batch - 1) / batch;
-	unsigned c = s->spec->params.checkpointers;
+	size_t size = s->spec->size, batch = OPTS(s->spec)->batch, nb = (size + batch - 1) / batch;
+	unsigned c = OPTS(s->spec)->checkpointers;
 
 	for (size_t b = a->id; b < nb; b += c) {
 		size_t off = b * batch, len = size - off < batch ? size - off : batch;
@@ -172,7 +205,7 @@ static void *child_copier(void *p)
 
 static __attribute__((noreturn)) void child_main(struct snap *s, struct child_report *rep)
 {
-	unsigned c = s->spec->params.checkpointers;
+	unsigned c = OPTS(s->spec)->checkpointers;
 	pthread_t tid[c];
 	struct copier_arg ca[c];
 	unsigned made = 0;
@@ -204,8 +237,7 @@ static void *reap(void *p)
 {
 	struct reaper *r = p;
 
-	while (waitpid(r->pid, &r->wstatus, 0) < 0 && errno == EINTR)
-		;
+	(void)cb_wait_status(r->pid, &r->wstatus);
 	r->reaped = wl_now();
 	return NULL;
 }
@@ -222,6 +254,7 @@ static int snap_fork(struct snap *s, struct cb_row *row, uint64_t *start, uint64
 {
 	struct child_report *rep = wl_shared_map(sizeof(*rep));
 	struct reaper r = { 0 };
+	char how[CB_STATUS_LEN];
 	int err;
 
 	if (!rep)
@@ -234,7 +267,7 @@ static int snap_fork(struct snap *s, struct cb_row *row, uint64_t *start, uint64
 	}
 	if (r.pid == 0)
 		child_main(s, rep);
-	if (s->spec->params.snapshot == CB_SNAP_FORK_WAIT) {
+	if (OPTS(s->spec)->snapshot == CB_SNAP_FORK_WAIT) {
 		/* Every page is the parent's alone before its first write: the control for COW reuse. */
 		uint64_t forked = wl_now();
 
@@ -252,10 +285,8 @@ static int snap_fork(struct snap *s, struct cb_row *row, uint64_t *start, uint64
 	if (rep->copy_end)
 		row->copy_ns = (int64_t)(rep->copy_end - rep->copy_begin);
 	row->saved_pages = (int64_t)rep->pages;
-	if (WIFSIGNALED(r.wstatus))
-		wl_status(row, "child-killed:%s", sigabbrev_np(WTERMSIG(r.wstatus)));
-	else if (WEXITSTATUS(r.wstatus))
-		wl_status(row, "child-exit:%d", WEXITSTATUS(r.wstatus));
+	if (cb_status_from_wait(r.wstatus, how, sizeof(how)) < 0)
+		wl_status(row, "%s", how); /* "not-run" stays until the checks below pass */
 	munmap(rep, sizeof(*rep));
 	return err;
 }
@@ -266,9 +297,9 @@ static void *plain_copier(void *p)
 {
 	struct copier_arg *a = p;
 	struct snap *s = a->s;
-	size_t size = s->spec->size, batch = s->spec->params.batch, nb = (size + batch - 1) / batch;
+	size_t size = s->spec->size, batch = OPTS(s->spec)->batch, nb = (size + batch - 1) / batch;
 
-	for (size_t b = a->id; b < nb; b += s->spec->params.checkpointers) {
+	for (size_t b = a->id; b < nb; b += OPTS(s->spec)->checkpointers) {
 		size_t off = b * batch, len = size - off < batch ? size - off : batch;
 
 		memcpy(s->cp + off, (char *)s->array + off, len);
@@ -279,7 +310,7 @@ static void *plain_copier(void *p)
 /* Run C copier threads over the array with fn; returns when all are done. */
 static int run_copiers(struct snap *s, void *(*fn)(void *))
 {
-	unsigned c = s->spec->params.checkpointers, made = 0;
+	unsigned c = OPTS(s->spec)->checkpointers, made = 0;
 	pthread_t *tid = calloc(c, sizeof(*tid));
 	struct copier_arg *ca = calloc(c, sizeof(*ca));
 	int err = 0;
@@ -381,8 +412,8 @@ static void *wp_copier(void *p)
 {
 	struct copier_arg *a = p;
 	struct snap *s = a->s;
-	size_t bp = s->spec->params.batch / s->page_size, nb = (s->npages + bp - 1) / bp;
-	unsigned c = s->spec->params.checkpointers;
+	size_t bp = OPTS(s->spec)->batch / s->page_size, nb = (s->npages + bp - 1) / bp;
+	unsigned c = OPTS(s->spec)->checkpointers;
 
 	for (size_t b = a->id; b < nb; b += c) {
 		size_t end = (b + 1) * bp < s->npages ? (b + 1) * bp : s->npages;
@@ -538,7 +569,7 @@ static void count_copies(const uint64_t *before, const struct snap *s, struct cb
 
 static int measured(struct snap *s, struct cb_row *row, uint64_t *start, uint64_t *end)
 {
-	switch (s->spec->params.snapshot) {
+	switch (OPTS(s->spec)->snapshot) {
 	case CB_SNAP_FORK:
 	case CB_SNAP_FORK_WAIT:
 		return snap_fork(s, row, start, end);
@@ -561,7 +592,7 @@ static void fill_usage(struct cb_row *row, const struct rusage *a, const struct 
 
 static int snapshot_with(struct snap *s, struct cb_row *row)
 {
-	enum cb_snapshot_method m = s->spec->params.snapshot;
+	enum snapshot_method m = OPTS(s->spec)->snapshot;
 	struct cb_region r;
 	struct rusage ru0, ru1;
 	uint64_t start = 0, end = 0, *pfn = NULL;
@@ -599,21 +630,20 @@ out:
 	return err;
 }
 
-static int snapshot_run(void *state, const struct cb_run_spec *spec, struct cb_row *row)
+static int snapshot_run(const struct cb_run_spec *spec, struct cb_row *row)
 {
-	const struct cb_wl_params *p = &spec->params;
+	const struct snapshot_opts *p = OPTS(spec);
 	struct snap s = {
 		.spec = spec, .page_size = spec->page_size, .npages = spec->size / spec->page_size,
 		.nelems = spec->size / sizeof(uint64_t), .uffd = -1,
 	};
 	int err;
 
-	(void)state;
-	snprintf(row->method, sizeof(row->method), "%s", cb_snapshot_method_name(p->snapshot));
+	snprintf(row->method, sizeof(row->method), "%s", methods[p->snapshot]);
 	row->threads = p->threads;
 	row->checkpointers = p->snapshot == CB_SNAP_NONE ? CB_NA : p->checkpointers;
 	row->batch_bytes = p->snapshot == CB_SNAP_NONE ? CB_NA : (int64_t)p->batch;
-	err = cb_numa_run_on(p->cpunodebind);
+	err = cb_numa_run_on(spec->params.cpunodebind);
 	if (err) {
 		wl_status(row, "error:cpunodebind:%s", cb_strerror(err));
 		return err;
@@ -641,23 +671,29 @@ static int snapshot_run(void *state, const struct cb_run_spec *spec, struct cb_r
 
 static int snapshot_check(const struct cb_run_spec *spec, char *why, size_t len)
 {
+	const struct snapshot_opts *o = OPTS(spec);
 	uint64_t pages = spec->size / spec->page_size, avail, need;
 
-	if (spec->params.checkpointers > pages) {
-		snprintf(why, len, "--checkpointers=%u is more than the %llu pages of --size", spec->params.checkpointers,
+	if (o->checkpointers > pages) {
+		snprintf(why, len, "--checkpointers=%u is more than the %llu pages of --size", o->checkpointers,
 			 (unsigned long long)pages);
 		return -EINVAL;
 	}
-	if (spec->params.hugetlb && spec->params.snapshot == CB_SNAP_UFFD_WP) {
+	if (o->batch < spec->page_size || o->batch % spec->page_size) {
+		snprintf(why, len, "--batch=%llu is not a multiple of the page size (%zu)", (unsigned long long)o->batch,
+			 spec->page_size);
+		return -EINVAL;
+	}
+	if (spec->params.hugetlb && o->snapshot == CB_SNAP_UFFD_WP) {
 		snprintf(why, len, "--snapshot=uffd-wp works on 4K and THP pages, not with --hugetlb");
 		return -EINVAL;
 	}
-	if (spec->params.hugetlb && spec->params.batch % CB_HUGETLB_SIZE) {
+	if (spec->params.hugetlb && o->batch % CB_HUGETLB_SIZE) {
 		snprintf(why, len, "--batch must be a multiple of 2M with --hugetlb (it unmaps whole pages)");
 		return -EINVAL;
 	}
 	/* The array, the checkpoint and (fork) a COW copy of every page. */
-	need = spec->size * (spec->params.snapshot == CB_SNAP_FORK ? 3 : 2);
+	need = spec->size * (o->snapshot == CB_SNAP_FORK ? 3 : 2);
 	if (cb_mem_available(&avail) == 0 && need > avail) {
 		snprintf(why, len, "snapshot of --size=%llu MiB needs %llu MiB but MemAvailable is %llu MiB",
 			 (unsigned long long)(spec->size >> 20), (unsigned long long)(need >> 20),
@@ -673,4 +709,8 @@ const struct cb_workload cb_workload_snapshot = {
 	.help = "writer threads vs. a checkpoint taken by fork, uffd-wp or memcpy (--snapshot), with a no-snapshot baseline",
 	.run = snapshot_run,
 	.check = snapshot_check,
+	.options = snapshot_options,
+	.options_size = sizeof(struct snapshot_opts),
+	.default_size = "1G",
+	.matrix = "size=64M snapshot=fork,uffd-wp,memcpy threads=2 checkpointers=1",
 };

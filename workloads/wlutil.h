@@ -17,6 +17,7 @@
 #include <cowbench/error.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/numa.h>
+#include <cowbench/pagemap.h>
 #include <cowbench/report.h>
 #include <cowbench/run.h>
 
@@ -46,12 +47,7 @@ static inline void wl_status(struct cb_row *row, const char *fmt, ...)
 /* Why a region could not be had, as a row status. */
 static inline void wl_region_status(struct cb_row *row, int err, bool hugetlb)
 {
-	if (hugetlb && err == -EPERM)
-		wl_status(row, "no-resource:hugetlb:needs root to reserve");
-	else if (hugetlb && (err == -ENOMEM || err == -ENOENT))
-		wl_status(row, "no-resource:hugetlb:no free 2M pages");
-	else
-		wl_status(row, "error:mmap:%s", cb_strerror(err));
+	cb_region_status(err, hugetlb, row->status, sizeof(row->status));
 }
 
 /*
@@ -113,25 +109,13 @@ static inline void *wl_shared_map(size_t len)
  */
 static inline int wl_pfns(const void *addr, size_t npages, size_t page_size, uint64_t *pfn)
 {
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	off_t off = (off_t)((uintptr_t)addr / page_size * sizeof(uint64_t));
-	size_t want = npages * sizeof(uint64_t), got = 0;
+	int err = cb_pagemap_read(0, addr, npages, page_size, pfn);
 	bool any = false;
 
-	if (fd < 0)
-		return -errno;
-	while (got < want) {
-		ssize_t n = pread(fd, (char *)pfn + got, want - got, off + (off_t)got);
-
-		if (n <= 0) {
-			close(fd);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
+	if (err)
+		return err;
 	for (size_t i = 0; i < npages; i++) {
-		pfn[i] = (pfn[i] >> 63) ? (pfn[i] & ((1ull << 55) - 1)) : 0;
+		pfn[i] = (pfn[i] & CB_PM_PRESENT) ? (pfn[i] & CB_PM_PFN_MASK) : 0;
 		any |= pfn[i] != 0;
 	}
 	return any ? 0 : -EPERM;

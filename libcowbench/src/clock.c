@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <cowbench/clock.h>
+#include <cowbench/stats.h>
 
 uint64_t cb_monotonic_ns(void)
 {
@@ -73,13 +74,6 @@ static void probe_tsc(struct cb_clock *clk)
 #endif
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 #if defined(__x86_64__) || defined(__i386__)
 /* Ticks per ns from three 20 ms windows against CLOCK_MONOTONIC_RAW; the median resists a preemption. */
 static double calibrate_tsc(void)
@@ -96,7 +90,7 @@ static double calibrate_tsc(void)
 		t1 = cb_monotonic_ns();
 		rate[i] = (double)(c1 - c0) / (double)(t1 - t0);
 	}
-	qsort(rate, 3, sizeof(rate[0]), cmp_double);
+	qsort(rate, 3, sizeof(rate[0]), cb_cmp_double);
 	return rate[1];
 }
 #endif
@@ -111,7 +105,7 @@ static void measure_overhead(struct cb_clock *clk)
 
 		d[i] = cb_clock_ns(clk, b - a);
 	}
-	qsort(d, N, sizeof(d[0]), cmp_double);
+	qsort(d, N, sizeof(d[0]), cb_cmp_double);
 	clk->overhead_min_ns = d[0];
 	clk->overhead_ns = d[N / 2];
 }

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cowbench/error.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/numa.h>
 #include <cowbench/sysctl.h>
@@ -83,6 +84,16 @@ void cb_region_unmap(struct cb_region *r)
 	if (r->map_addr)
 		munmap(r->map_addr, r->map_len);
 	r->map_addr = r->addr = NULL;
+}
+
+void cb_region_status(int err, bool hugetlb, char *status, size_t len)
+{
+	if (hugetlb && err == -EPERM)
+		snprintf(status, len, "no-resource:hugetlb:needs root to reserve");
+	else if (hugetlb && (err == -ENOMEM || err == -ENOENT))
+		snprintf(status, len, "no-resource:hugetlb:no free 2M pages");
+	else
+		snprintf(status, len, "error:mmap:%s", cb_strerror(err));
 }
 
 int cb_hugetlb_reserve(size_t pages)

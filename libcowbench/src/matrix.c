@@ -7,6 +7,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
+#include <cowbench/stats.h>
 
 void cb_matrix_init(struct cb_matrix *m)
 {
@@ -530,21 +531,12 @@ void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n)
 	c->n = kept;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void cb_cells_shuffle(struct cb_cells *c, uint64_t seed)
 {
 	uint64_t st = seed;
 
 	for (size_t i = c->n; i > 1; i--) {
-		size_t j = (size_t)(splitmix64(&st) % i);
+		size_t j = (size_t)(cb_splitmix64(&st) % i);
 		struct cb_cell t = c->cell[i - 1];
 
 		c->cell[i - 1] = c->cell[j];

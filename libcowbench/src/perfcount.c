@@ -18,11 +18,6 @@ static const struct {
 	[CB_PERF_MIGRATIONS] = { PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations" },
 };
 
-const char *cb_perf_counter_name(enum cb_perf_counter c)
-{
-	return (unsigned)c < CB_PERF_NCOUNTERS ? counters[c].name : "?";
-}
-
 static int open_one(unsigned long long config, pid_t pid)
 {
 	struct perf_event_attr attr;

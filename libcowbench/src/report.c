@@ -9,20 +9,22 @@
 
 #include <cowbench/report.h>
 
-#define INT(name, help) { #name, CB_COL_INT, offsetof(struct cb_row, name), 0, help }
-#define FLT(name, dec, help) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help }
-#define STR(name, help) { #name, CB_COL_STR, offsetof(struct cb_row, name), 0, help }
+#define INT(name, help, ...) { #name, CB_COL_INT, offsetof(struct cb_row, name), 0, help, __VA_ARGS__ + 0 }
+#define FLT(name, dec, help) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help, 0 }
+#define STR(name, help, ...) { #name, CB_COL_STR, offsetof(struct cb_row, name), 0, help, __VA_ARGS__ + 0 }
+#define ID CB_COL_IDENTITY
+#define LEGACY_ID CB_COL_IDENTITY_LEGACY
 
 static const struct cb_column columns[] = {
 	INT(schema, "CSV schema version of this row"),
-	STR(workload, "workload name (cowbench list)"),
-	INT(size_bytes, "region size in bytes, rounded up to whole pages"),
+	STR(workload, "workload name (cowbench list)", ID),
+	INT(size_bytes, "region size in bytes, rounded up to whole pages", ID),
 	INT(pages, "pages in the region"),
 	INT(touched, "pages the writer wrote (one word each)"),
-	STR(writer, "which side writes after the fork: child or parent"),
-	INT(fork, "1: pages shared by fork (COW); 0: the --no-fork baseline on private pages"),
+	STR(writer, "which side writes after the fork: child or parent", ID),
+	INT(fork, "1: pages shared by fork (COW); 0: the --no-fork baseline on private pages", ID),
 	INT(rep, "repetition number, 1-based (warm-up repetitions are not written)"),
-	STR(status, "ok, child-killed:SIGNAL, child-exit:N or error:WHAT"),
+	STR(status, "ok, unsupported:WHY, no-resource:WHY, child-killed:SIGNAME, child-exit:N or error:WHAT"),
 	INT(elapsed_ns, "wall time of the whole touch loop (ns)"),
 	FLT(ns_per_page, 1, "elapsed_ns / touched"),
 	INT(faults, "writer's minor faults during the touch loop (getrusage delta)"),
@@ -36,13 +38,13 @@ static const struct cb_column columns[] = {
 	FLT(memcpy_ns, 1, "median user-space memcpy of one page, same run (ns)"),
 	INT(cow_faults, "COW faults counted by /proc/cow_stats during the rep (patched kernel only)"),
 	INT(cow_copy_ns, "kernel page-copy time from /proc/cow_stats during the rep (ns, patched kernel only)"),
-	INT(precopy, "value of /proc/sys/vm/cow_precopy during the rep (patched kernel only)"),
-	STR(thp, "transparent huge pages allowed on the region: on or off"),
-	INT(cpu, "CPU the writer was pinned to (empty: not pinned)"),
-	INT(seed, "seed of the page order (workloads that randomise)"),
-	STR(clock, "time source: tsc or monotonic"),
-	STR(kernel, "kernel release (uname -r)"),
-	INT(precopy_depth, "value of /proc/sys/vm/cow_precopy_depth during the rep (patched kernel only)"),
+	INT(precopy, "value of /proc/sys/vm/cow_precopy during the rep (patched kernel only)", ID),
+	STR(thp, "transparent huge pages allowed on the region: on or off", ID),
+	INT(cpu, "CPU the writer was pinned to (empty: not pinned)", ID),
+	INT(seed, "seed of the page order (workloads that randomise)", ID),
+	STR(clock, "time source: tsc or monotonic", ID),
+	STR(kernel, "kernel release (uname -r)", ID),
+	INT(precopy_depth, "value of /proc/sys/vm/cow_precopy_depth during the rep (patched kernel only)", ID),
 	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)"),
 	STR(host, "host name"),
 	STR(cpu_model, "CPU model name"),
@@ -50,18 +52,18 @@ static const struct cb_column columns[] = {
 	STR(git_revision, "git revision cowbench was built from"),
 	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
 	STR(cell, "matrix cell: its axis settings as NAME=VALUE pairs separated by spaces (empty for cowbench run)"),
-	STR(method, "snapshot: fork, fork-wait, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all"),
-	INT(threads, "snapshot: writer threads in the parent (--threads)"),
-	INT(checkpointers, "snapshot: copier threads (--checkpointers)"),
-	INT(batch_bytes, "snapshot: bytes each copier copies (and, with fork, unmaps) at a time (--batch)"),
-	INT(children, "multi: children forked from the same parent (--children)"),
-	STR(thp_advice, "self-driven workloads: THP advice on the region: never, madvise or always (--thp)"),
-	INT(hugetlb, "1: the region is 2 MiB hugetlb pages (--hugetlb)"),
+	STR(method, "snapshot: fork, fork-wait, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all", LEGACY_ID),
+	INT(threads, "snapshot: writer threads in the parent (--threads)", LEGACY_ID),
+	INT(checkpointers, "snapshot: copier threads (--checkpointers)", LEGACY_ID),
+	INT(batch_bytes, "snapshot: bytes each copier copies (and, with fork, unmaps) at a time (--batch)", LEGACY_ID),
+	INT(children, "multi: children forked from the same parent (--children)", LEGACY_ID),
+	STR(thp_advice, "THP advice on the region: never, madvise or always (--thp)", ID),
+	INT(hugetlb, "1: the region is 2 MiB hugetlb pages (--hugetlb)", ID),
 	INT(huge_bytes, "bytes of the region backed by huge pages after populating (smaps AnonHugePages or *_Hugetlb)"),
-	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)"),
-	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)"),
+	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)", LEGACY_ID),
+	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)", LEGACY_ID),
 	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
-	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)"),
+	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", ID),
 	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)"),
 	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)"),
 	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns"),
@@ -102,8 +104,17 @@ static const struct cb_column columns[] = {
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)"),
+	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
 	/* New columns go above this line, at the end within one schema version. */
 };
+
+const struct cb_column *cb_column_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		if (strcmp(columns[i].name, name) == 0)
+			return &columns[i];
+	return NULL;
+}
 
 const struct cb_column *cb_columns(size_t *count)
 {
@@ -124,8 +135,7 @@ int cb_format_parse(const char *s, enum cb_format *out)
 	return -EINVAL;
 }
 
-/* Format one cell; an empty string means "not measured here". */
-static void format_cell(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
+void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
 {
 	const char *base = (const char *)row + c->offset;
 
@@ -168,7 +178,7 @@ int cb_csv_write_field(FILE *fp, const char *field)
 	return fputc('"', fp) == EOF ? -EIO : 0;
 }
 
-static void json_string(FILE *fp, const char *s)
+void cb_json_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
 	for (; *s; s++) {
@@ -201,7 +211,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
 		if (i)
 			fputc(',', fp);
-		format_cell(row, &columns[i], cell, sizeof(cell));
+		cb_row_format(row, &columns[i], cell, sizeof(cell));
 		cb_csv_write_field(fp, cell);
 	}
 	fputs("\r\n", fp);
@@ -216,13 +226,13 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
 		const struct cb_column *c = &columns[i];
 
-		format_cell(row, c, cell, sizeof(cell));
+		cb_row_format(row, c, cell, sizeof(cell));
 		if (i)
 			fputc(',', fp);
-		json_string(fp, c->name);
+		cb_json_string(fp, c->name);
 		fputc(':', fp);
 		if (c->type == CB_COL_STR)
-			json_string(fp, cell);
+			cb_json_string(fp, cell);
 		else
 			fputs(cell[0] ? cell : "null", fp);
 	}
@@ -235,14 +245,6 @@ static const struct { const char *name; int width; } table_cols[] = {
 	{ "status", 8 }, { "elapsed_ns", 12 }, { "faults", 7 }, { "lat_p50_ns", 10 },
 	{ "lat_p99_ns", 10 }, { "lat_max_ns", 10 }, { "memcpy_ns", 9 }, { "cow_faults", 10 },
 };
-
-static const struct cb_column *column_named(const char *name)
-{
-	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
-		if (strcmp(columns[i].name, name) == 0)
-			return &columns[i];
-	return NULL;
-}
 
 static void write_table_header(FILE *fp)
 {
@@ -257,7 +259,7 @@ static void write_table_row(FILE *fp, const struct cb_row *row)
 	char cell[256]; /* fits the longest column (cell) */
 
 	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++) {
-		format_cell(row, column_named(table_cols[i].name), cell, sizeof(cell));
+		cb_row_format(row, cb_column_find(table_cols[i].name), cell, sizeof(cell));
 		fprintf(fp, "%s%*s", i ? "  " : "", i ? table_cols[i].width : -table_cols[i].width,
 			cell[0] ? cell : "-");
 	}

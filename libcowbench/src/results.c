@@ -10,17 +10,6 @@
 #include <cowbench/error.h>
 #include <cowbench/results.h>
 
-const struct cb_column *cb_column_find(const char *name)
-{
-	size_t n;
-	const struct cb_column *cols = cb_columns(&n);
-
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(cols[i].name, name) == 0)
-			return &cols[i];
-	return NULL;
-}
-
 /* Size of a string column: up to the next column's offset (or the end of the row). */
 static size_t str_capacity(const struct cb_column *c)
 {
@@ -103,25 +92,71 @@ bool cb_row_number(const struct cb_row *row, const char *name, double *out)
 	return false;
 }
 
-const char *cb_row_text(const struct cb_row *row, const char *name)
+/* Whether a matrix cell key has a pair NAME=... (the column's own name, or its axis). */
+static bool cell_names(const char *cell, const char *name, size_t name_len)
 {
-	const struct cb_column *c = cb_column_find(name);
+	for (const char *p = cell; p && *p; p = strchr(p, ' '), p = p ? p + 1 : NULL)
+		if (strncmp(p, name, name_len) == 0 && p[name_len] == '=')
+			return true;
+	return false;
+}
 
-	return c && c->type == CB_COL_STR ? (const char *)row + c->offset : "";
+/* The axis that sets a column, where its name differs (cowbench run's --size sets size_bytes). */
+static const char *axis_of(const char *column)
+{
+	static const char *const alias[][2] = { { "size_bytes", "size" }, { "thp_advice", "thp" } };
+
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (strcmp(column, alias[i][0]) == 0)
+			return alias[i][1];
+	return column;
+}
+
+static void append(char *buf, size_t len, size_t *used, const char *pair, size_t pair_len)
+{
+	if (*used < len)
+		*used += (size_t)snprintf(buf + *used, len - *used, "%s%.*s", *used ? " " : "", (int)pair_len, pair);
+}
+
+/* The options column's own pairs, less those the cell names. */
+static void append_options(const struct cb_row *row, char *buf, size_t len, size_t *used)
+{
+	for (const char *p = row->options; *p;) {
+		size_t n = strcspn(p, " "), name_len = strcspn(p, "=");
+
+		if (name_len < n && !cell_names(row->cell, p, name_len))
+			append(buf, len, used, p, n);
+		p += n;
+		p += strspn(p, " ");
+	}
 }
 
 void cb_row_key(const struct cb_row *row, char *buf, size_t len)
 {
-	char precopy[40] = "";
+	unsigned want = CB_COL_IDENTITY | (row->options[0] ? 0 : CB_COL_IDENTITY_LEGACY);
+	const struct cb_column *cols;
+	size_t n, used = 0;
 
-	if (row->cell[0]) {
-		snprintf(buf, len, "%s", row->cell);
-		return;
+	if (len)
+		buf[0] = '\0';
+	append(buf, len, &used, row->cell, strlen(row->cell));
+	cols = cb_columns(&n);
+	for (size_t i = 0; i < n; i++) {
+		const char *axis = axis_of(cols[i].name);
+		char value[200], pair[256];
+
+		if (!(cols[i].flags & want) || cell_names(row->cell, axis, strlen(axis)))
+			continue;
+		if (strcmp(cols[i].name, "options") == 0) {
+			append_options(row, buf, len, &used);
+			continue;
+		}
+		cb_row_format(row, &cols[i], value, sizeof(value));
+		if (!value[0])
+			continue; /* empty stays empty: not applicable to this row */
+		snprintf(pair, sizeof(pair), "%s=%s", cols[i].name, value);
+		append(buf, len, &used, pair, strlen(pair));
 	}
-	if (row->precopy != CB_NA)
-		snprintf(precopy, sizeof(precopy), " precopy=%" PRId64, row->precopy);
-	snprintf(buf, len, "workload=%s size_bytes=%" PRId64 " writer=%s fork=%" PRId64 " thp=%s clock=%s%s",
-		 row->workload, row->size_bytes, row->writer, row->fork, row->thp, row->clock, precopy);
 }
 
 /* ---- reading ---- */

@@ -11,6 +11,7 @@
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
+#include <cowbench/hugepage.h>
 #include <cowbench/run.h>
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
@@ -97,6 +98,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->version, sizeof(row->version), cb_version());
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;
+	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
 	cb_row_init_workload(row, spec);
 	cb_evidence_row_init(row);
 	stamp_row(row);
@@ -142,7 +144,9 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 {
-	struct cb_order_ctx ctx = { .npages = spec->size / spec->page_size, .seed = spec->seed };
+	struct cb_order_ctx ctx = {
+		.npages = spec->size / spec->page_size, .seed = spec->seed, .opts = &spec->opts,
+	};
 	struct cb_cowstats before, after;
 	struct cb_touch_result res;
 	struct cb_evidence ev;
@@ -156,6 +160,13 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		set_str(row->status, sizeof(row->status), "error:out-of-memory");
 		return -ENOMEM;
 	}
+	/* hugetlb: the region, and with a fork one copy of it for the written side. */
+	err = spec->params.hugetlb ? cb_hugetlb_reserve(spec->size / CB_HUGETLB_SIZE * (spec->fork ? 2 : 1)) : 0;
+	if (err) {
+		cb_region_status(err, true, row->status, sizeof(row->status));
+		free(order);
+		return err;
+	}
 	count = spec->workload->page_order(&ctx, order);
 	if (count <= 0 || (size_t)count > ctx.npages) {
 		snprintf(row->status, sizeof(row->status), "error:page-order:%ld", count);
@@ -164,7 +175,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
-		.fork = spec->fork, .thp = spec->thp, .cpu = spec->cpu, .clock = spec->clock,
+		.fork = spec->fork, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
@@ -180,6 +191,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_evidence_fill_row(&ev, row);
 	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
+	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
 	if (res.lat_ns)
 		fill_latency(row, &res);
 	cb_touch_result_free(&res);
@@ -190,19 +202,35 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	return err;
 }
 
-static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
+void cb_run_spec_set_workload(struct cb_run_spec *spec, const struct cb_workload *w)
+{
+	spec->workload = w;
+	cb_options_default(w, &spec->opts);
+}
+
+int cb_run_spec_set_option(struct cb_run_spec *spec, const char *name, const char *value, char *why, size_t len)
+{
+	const struct cb_option *o = cb_option_find(spec->workload, name);
+	size_t n = cb_option_count(spec->workload), used;
+
+	if (o)
+		return cb_option_parse(o, value, &spec->opts, why, len);
+	used = (size_t)snprintf(why, len, "--%s is not an option of workload %s (%s", name, spec->workload->name,
+				n ? "its options:" : "it has none");
+	for (size_t i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(why + used, len - used, " --%s", spec->workload->options[i].name);
+	if (used < len)
+		snprintf(why + used, len - used, ")");
+	return -ENOENT;
+}
+
+int cb_run_spec_check(const struct cb_run_spec *spec, char *why, size_t len)
 {
 	const struct cb_workload *w = spec->workload;
-	void *state = NULL;
-	int err = w->setup ? w->setup(spec, &state) : 0;
+	int err = cb_wl_params_check(&spec->params, spec->size, spec->page_size, why, len);
 
-	if (err == 0) {
-		err = w->run(state, spec, row);
-		if (w->teardown)
-			w->teardown(state);
-	} else {
-		snprintf(row->status, sizeof(row->status), "error:setup:%s", cb_strerror(err));
-	}
+	if (!err && w->check)
+		err = w->check(spec, why, len);
 	return err;
 }
 
@@ -214,7 +242,7 @@ int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 	if (spec->workload->page_order)
 		err = run_page_order(spec, row);
 	else
-		err = run_self_driven(spec, row);
+		err = spec->workload->run(spec, row);
 	stamp_row(row);
 	return err;
 }

@@ -4,11 +4,20 @@
 
 #include <cowbench/stats.h>
 
-static int cmp_double(const void *a, const void *b)
+int cb_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+uint64_t cb_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 double cb_percentile_sorted(const double *sorted, size_t n, double p)
@@ -31,7 +40,7 @@ int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out)
 
 	if (n == 0)
 		return -EINVAL;
-	qsort(values, n, sizeof(*values), cmp_double);
+	qsort(values, n, sizeof(*values), cb_cmp_double);
 	for (size_t i = 0; i < n; i++)
 		sum += values[i];
 	out->n = n;

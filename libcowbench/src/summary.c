@@ -3,82 +3,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/compare.h>
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/summary.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks (R type 7) of a sorted sample. */
-static double quantile(const double *s, size_t n, double p)
-{
-	double h = p * (double)(n - 1);
-	size_t lo = (size_t)floor(h);
-
-	if (lo + 1 >= n)
-		return s[n - 1];
-	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
-static uint64_t next_random(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double resampled_mean(const double *v, size_t n, uint64_t *st)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++)
-		sum += v[next_random(st) % n];
-	return sum / (double)n;
-}
-
-static double mean_of(const double *v, size_t n)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-	return sum / (double)n;
-}
-
-/* 2.5th and 97.5th percentiles of B resampled statistics. */
-static void percentile_ci(double *stat, size_t b, double *lo, double *hi)
-{
-	qsort(stat, b, sizeof(*stat), cmp_double);
-	*lo = quantile(stat, b, 0.025);
-	*hi = quantile(stat, b, 0.975);
-}
 
 int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *out)
 {
-	double *s, *boot, ss = 0, q1, q3, iqr;
-	uint64_t st = seed;
+	double *s, ss = 0, q1, q3, iqr;
+	int err = 0;
 
 	if (n == 0)
 		return -EINVAL;
 	s = malloc(n * sizeof(*s));
-	boot = malloc(CB_BOOTSTRAP_RESAMPLES * sizeof(*boot));
-	if (!s || !boot) {
-		free(s);
-		free(boot);
+	if (!s)
 		return -ENOMEM;
-	}
 	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
+	qsort(s, n, sizeof(*s), cb_cmp_double);
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	out->mean = mean_of(s, n);
+	out->mean = cb_center_of(s, n, CB_CENTER_MEAN);
 	out->stddev = out->ci_lo = out->ci_hi = out->cv = NAN;
 	if (n >= 2) {
 		for (size_t i = 0; i < n; i++)
@@ -86,46 +31,22 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 		out->stddev = sqrt(ss / (double)(n - 1));
 		if (out->mean != 0)
 			out->cv = out->stddev / fabs(out->mean);
-		for (size_t b = 0; b < CB_BOOTSTRAP_RESAMPLES; b++)
-			boot[b] = resampled_mean(v, n, &st);
-		percentile_ci(boot, CB_BOOTSTRAP_RESAMPLES, &out->ci_lo, &out->ci_hi);
+		err = cb_boot_center_ci(v, n, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, &out->ci_lo,
+					&out->ci_hi);
 	}
-	q1 = quantile(s, n, 0.25);
-	q3 = quantile(s, n, 0.75);
+	q1 = cb_quantile_sorted(s, n, 0.25);
+	q3 = cb_quantile_sorted(s, n, 0.75);
 	iqr = q3 - q1;
 	for (size_t i = 0; i < n; i++)
 		out->outliers += s[i] < q1 - 1.5 * iqr || s[i] > q3 + 1.5 * iqr;
 	free(s);
-	free(boot);
-	return 0;
+	return err;
 }
 
 int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
 		double *ratio, double *lo, double *hi)
 {
-	double *boot;
-	uint64_t st = seed;
-	size_t k = 0;
-
-	if (na == 0 || nb == 0 || mean_of(b, nb) == 0)
-		return -EINVAL;
-	*ratio = mean_of(a, na) / mean_of(b, nb);
-	*lo = *hi = NAN;
-	if (na < 2 && nb < 2)
-		return 0;
-	boot = malloc(CB_BOOTSTRAP_RESAMPLES * sizeof(*boot));
-	if (!boot)
-		return -ENOMEM;
-	for (size_t i = 0; i < CB_BOOTSTRAP_RESAMPLES; i++) {
-		double ma = resampled_mean(a, na, &st), mb = resampled_mean(b, nb, &st);
-
-		if (mb != 0)
-			boot[k++] = ma / mb;
-	}
-	if (k > 0)
-		percentile_ci(boot, k, lo, hi);
-	free(boot);
-	return 0;
+	return cb_boot_ratio_ci(a, na, b, nb, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, ratio, lo, hi);
 }
 
 /* ---- grouping ---- */
@@ -187,20 +108,89 @@ static struct cb_row_group *find_or_add(struct cb_row_group **g, size_t *n, cons
 	return ng;
 }
 
+/* Whether key has the pair tok (len bytes) after its first skip bytes, as a whole token. */
+static bool has_token(const char *key, size_t skip, const char *tok, size_t len)
+{
+	for (const char *p = key + skip; *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strncmp(p, tok, len) == 0 && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+static void drop_token(char *key, const char *tok, size_t len, size_t skip)
+{
+	for (char *p = key + skip; *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strncmp(p, tok, len) == 0 && (p[len] == ' ' || p[len] == '\0')) {
+			char *end = p + len + (p[len] == ' ');
+
+			if (!*end && p > key)
+				p--; /* the last token: take the space before it */
+			memmove(p, end, strlen(end) + 1);
+			return;
+		}
+}
+
+/*
+ * Shown keys name what differs: a pair every group has (same host kernel,
+ * same clock...) is dropped after the cell part. Distinct keys stay distinct.
+ */
+static void trim_common(struct cb_row_group *g, size_t ng, const size_t *cell_len)
+{
+	char first[CB_ROW_KEY_LEN];
+	size_t skip0 = cell_len[0] + (g[0].key[cell_len[0]] == ' ');
+
+	if (ng < 2)
+		return;
+	snprintf(first, sizeof(first), "%s", g[0].key);
+	for (const char *p = first + skip0; *p; p += strcspn(p, " "), p += strspn(p, " ")) {
+		size_t len = strcspn(p, " ");
+		bool everywhere = true;
+
+		for (size_t i = 1; i < ng && everywhere; i++)
+			everywhere = has_token(g[i].key, cell_len[i], p, len);
+		for (size_t i = 0; everywhere && i < ng; i++)
+			drop_token(g[i].key, p, len, cell_len[i]);
+	}
+	for (size_t i = 0; i < ng; i++)
+		if (!g[i].key[0] && g[i].n)
+			snprintf(g[i].key, sizeof(g[i].key), "workload=%s", g[i].rows[0]->workload);
+}
+
+static bool row_key(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx)
+{
+	(void)ctx;
+	cb_row_key(row, buf, len);
+	*cell_len = strlen(row->cell);
+	return true;
+}
+
 int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups)
 {
+	return cb_group_rows_by(rows, n, row_key, NULL, out, ngroups);
+}
+
+int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key_of, void *ctx, struct cb_row_group **out,
+		     size_t *ngroups)
+{
 	struct cb_row_group *g = NULL;
-	size_t ng = 0;
+	size_t ng = 0, *cell_len = NULL;
 	char key[CB_ROW_KEY_LEN];
 
 	for (size_t i = 0; i < n; i++) {
 		struct cb_row_group *grp;
 		const struct cb_row **nr;
+		size_t *cl, klen;
 
-		cb_row_key(&rows[i], key, sizeof(key));
+		if (!key_of(&rows[i], key, sizeof(key), &klen, ctx))
+			continue;
 		grp = find_or_add(&g, &ng, key);
 		if (!grp)
 			goto nomem;
+		cl = realloc(cell_len, ng * sizeof(*cl));
+		if (!cl)
+			goto nomem;
+		cell_len = cl;
+		cell_len[grp - g] = klen;
 		if (strcmp(rows[i].status, "ok") != 0) {
 			grp->failed++;
 			continue;
@@ -212,11 +202,15 @@ int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out
 		grp->rows[grp->n++] = &rows[i];
 	}
 	if (ng)
+		trim_common(g, ng, cell_len);
+	free(cell_len);
+	if (ng)
 		qsort(g, ng, sizeof(*g), cmp_group);
 	*out = g;
 	*ngroups = ng;
 	return 0;
 nomem:
+	free(cell_len);
 	cb_row_groups_free(g, ng);
 	return -ENOMEM;
 }

@@ -14,6 +14,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
+#include <cowbench/error.h>
 #include <cowbench/sysctl.h>
 #include <cowbench/taskstats.h>
 
@@ -252,11 +253,6 @@ int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *ou
 	return e.n;
 }
 
-int cb_taskstats_fd(const struct cb_taskstats_sock *s)
-{
-	return nl_socket_get_fd(s->sk);
-}
-
 int cb_delayacct_enabled(void)
 {
 	long v;
@@ -307,8 +303,7 @@ static int probe_one_copy(struct cb_taskstats_sock *s, pid_t tid, uint64_t *delt
 	}
 	close(hold[1]);
 	if (pid > 0)
-		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-			;
+		(void)cb_wait_status(pid, &ws);
 	munmap((void *)page, 4096);
 	if (err == 0)
 		*delta = t1.wpcopy_count - t0.wpcopy_count;

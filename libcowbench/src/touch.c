@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <cowbench/error.h>
+#include <cowbench/hugepage.h>
+#include <cowbench/stats.h>
 #include <cowbench/touch.h>
-
-#define HUGE_ALIGN (2ul << 20)
 
 const char *cb_writer_name(enum cb_writer w)
 {
@@ -42,30 +42,24 @@ struct shared_result {
 };
 
 /*
- * The region under test: anonymous, private, every page written before
- * the fork so each is a real anonymous page shared after it. With THP
- * allowed it is 2 MiB aligned so huge pages can back it.
+ * The region under test: anonymous, private, mapped by cb_region_map as
+ * the workload's region asks (4 KiB, THP advice or hugetlb pages, NUMA
+ * policy), every page written before the fork so each is a real anonymous
+ * page shared after it.
  */
-static void *map_region(const struct cb_touch_params *p)
+static int map_region(const struct cb_touch_params *p, struct cb_region *r)
 {
-	size_t len = p->size + (p->thp ? HUGE_ALIGN : 0);
-	char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *base = raw;
+	struct cb_wl_params plain;
+	int err;
 
-	if (raw == MAP_FAILED)
-		return NULL;
-	if (p->thp) {
-		base = (char *)(((uintptr_t)raw + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1));
-		if (base > raw)
-			munmap(raw, (size_t)(base - raw));
-		if (raw + len > base + p->size)
-			munmap(base + p->size, (size_t)(raw + len - (base + p->size)));
-	}
-	/* Failure to advise is not fatal: a kernel without THP has nothing to turn off. */
-	(void)madvise(base, p->size, p->thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	if (!p->region)
+		cb_wl_params_default(&plain);
+	err = cb_region_map(r, p->size, p->region ? p->region : &plain);
+	if (err)
+		return err;
 	for (size_t off = 0; off < p->size; off += p->page_size)
-		*(volatile uint64_t *)(base + off) = off | 1; /* non-zero: never the zero page */
-	return base;
+		*(volatile uint64_t *)((char *)r->addr + off) = off | 1; /* non-zero: never the zero page */
+	return 0;
 }
 
 /* A buffer the writer owns outright: mapped and populated after the fork, so writing it never faults. */
@@ -168,24 +162,46 @@ static int write_byte(int fd)
 /* Reap pid; describe how it ended. 0 when it exited with status 0. */
 static int reap(pid_t pid, char *status, size_t len)
 {
-	int ws;
+	int ws, err = cb_wait_status(pid, &ws);
 
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR) {
-			snprintf(status, len, "error:waitpid:%s", strerror(errno));
-			return -errno;
-		}
+	if (err < 0) {
+		snprintf(status, len, "error:waitpid:%s", cb_strerror(err));
+		return err;
 	}
-	if (WIFSIGNALED(ws)) {
-		snprintf(status, len, "child-killed:SIG%s", sigabbrev_np(WTERMSIG(ws)) ?
-			 sigabbrev_np(WTERMSIG(ws)) : "UNKNOWN");
-		return CB_ECHILD;
+	return cb_status_from_wait(ws, status, len);
+}
+
+static void close_pair(int fd[2])
+{
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/*
+ * Two pipes, then fork: 0 in the child, the pid in the parent, or a
+ * negative errno with nothing left open. Each side closes the ends it
+ * does not use.
+ */
+static pid_t fork_with_pipes(int a[2], int b[2])
+{
+	pid_t pid;
+	int err;
+
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		err = -errno;
+		close_pair(a);
+		return err;
 	}
-	if (WEXITSTATUS(ws) != 0) {
-		snprintf(status, len, "child-exit:%d", WEXITSTATUS(ws));
-		return CB_ECHILD;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close_pair(a);
+		close_pair(b);
+		return err;
 	}
-	return 0;
+	return pid;
 }
 
 static void kill_and_reap(pid_t pid)
@@ -222,26 +238,11 @@ static int run_child_writer(const struct cb_touch_params *p, char *base, struct 
 			    char *status)
 {
 	int go[2], done[2];
-	pid_t pid;
+	pid_t pid = fork_with_pipes(go, done);
 	int err = 0;
 
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(done, O_CLOEXEC) < 0) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		close(done[0]);
-		close(done[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		close(go[1]);
 		close(done[0]);
@@ -251,8 +252,13 @@ static int run_child_writer(const struct cb_touch_params *p, char *base, struct 
 		read_byte(go[0]);
 		if (p->inject_child_signal > 0)
 			raise(p->inject_child_signal);
-		if (!p->fork && !(base = map_region(p)))
-			_exit(4);
+		if (!p->fork) {
+			struct cb_region own; /* --no-fork: pages private from the start; exit unmaps them */
+
+			if (map_region(p, &own) < 0)
+				_exit(4);
+			base = own.addr;
+		}
 		out->region = (uintptr_t)base;
 		write_pages(p, base, out);
 		write_byte(done[1]);
@@ -283,26 +289,11 @@ static int run_parent_writer(const struct cb_touch_params *p, char *base, struct
 {
 	int ready[2], release[2];
 	cpu_set_t old;
-	pid_t pid;
+	pid_t pid = fork_with_pipes(ready, release);
 	int err;
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(release, O_CLOEXEC) < 0) {
-		err = -errno;
-		close(ready[0]);
-		close(ready[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(ready[0]);
-		close(ready[1]);
-		close(release[0]);
-		close(release[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		close(ready[0]);
 		close(release[1]);
@@ -367,10 +358,12 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 {
 	size_t shared_len = sizeof(struct shared_result) + p->count * sizeof(uint64_t);
 	struct shared_result *sr;
+	struct cb_region region = { 0 };
 	char *base = NULL;
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	res->huge_bytes = -1;
 	snprintf(res->status, sizeof(res->status), "ok");
 	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
 	    p->count == 0 || !p->clock) {
@@ -387,12 +380,13 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	}
 	sr->err = -ECANCELED; /* stays so unless the writer finishes */
 	if (p->fork || p->writer == CB_WRITER_PARENT) {
-		base = map_region(p);
-		if (!base) {
-			err = -ENOMEM;
-			snprintf(res->status, sizeof(res->status), "error:mmap-region");
+		err = map_region(p, &region);
+		if (err) {
+			cb_region_status(err, p->region && p->region->hugetlb, res->status, sizeof(res->status));
 			goto out;
 		}
+		base = region.addr;
+		res->huge_bytes = cb_region_huge_bytes(base, p->size);
 	}
 	if (!p->fork && p->writer == CB_WRITER_PARENT)
 		err = run_in_process(p, base, sr);
@@ -408,8 +402,7 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	if (err && err != CB_ECHILD)
 		snprintf(res->status, sizeof(res->status), "error:%s", strerror(-err));
 out:
-	if (base)
-		munmap(base, p->size);
+	cb_region_unmap(&region);
 	munmap(sr, shared_len);
 	res->err = err;
 	return err;
@@ -420,13 +413,6 @@ void cb_touch_result_free(struct cb_touch_result *res)
 	free(res->lat_ns);
 	res->lat_ns = NULL;
 	res->count = 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pages)
@@ -447,7 +433,7 @@ double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pa
 			__asm__ __volatile__("" ::: "memory"); /* the copy must happen here */
 			d[i] = cb_clock_ns(clk, cb_clock_read(clk) - t0);
 		}
-		qsort(d, pages, sizeof(d[0]), cmp_double);
+		qsort(d, pages, sizeof(d[0]), cb_cmp_double);
 		median = d[pages / 2]; /* raw, like the fault latencies it is compared with */
 	}
 	if (src != MAP_FAILED)

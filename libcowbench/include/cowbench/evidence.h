@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cowbench/error.h>
 #include <cowbench/pagemap.h>
 #include <cowbench/perfcount.h>
 #include <cowbench/report.h>
@@ -85,10 +86,6 @@ int cb_probe_check(enum cb_probe p, char *detail, size_t len);
 /** Short reason a probe did not measure: "needs-root", "delayacct-off", "not-supported", ... */
 const char *cb_probe_reason(enum cb_probe p, int err);
 
-/* Not-measured markers beyond errno: delay accounting is off; pagemap shows no PFNs. */
-#define CB_EDELAYACCT (-(10000 + 50))
-#define CB_ENOPFN     (-(10000 + 51))
-/* The writer was born before delay accounting was switched on: its copies are never counted. */
-#define CB_EPREDATES  (-(10000 + 52))
+/* Not-measured markers beyond errno (CB_EDELAYACCT, CB_ENOPFN, CB_EPREDATES) live in error.h. */
 
 #endif

@@ -29,7 +29,13 @@ struct cb_region {
  * wipeonfork); not populated. -ENOMEM for hugetlb means no free huge pages.
  */
 int cb_region_map(struct cb_region *r, size_t len, const struct cb_wl_params *p);
+/** Unmap a region (a zeroed or already unmapped one is left alone). */
 void cb_region_unmap(struct cb_region *r);
+/**
+ * The row status for a region that could not be had: no-resource:hugetlb:...
+ * when hugetlb pages were missing (or needed root), else error:mmap:WHAT.
+ */
+void cb_region_status(int err, bool hugetlb, char *status, size_t len);
 
 /**
  * Make sure `pages` free 2 MiB hugetlb pages exist, raising vm.nr_hugepages

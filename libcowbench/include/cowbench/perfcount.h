@@ -27,6 +27,5 @@ int cb_perfcount_open(struct cb_perfcount *pc, pid_t pid);
 /** Read the counts so far. */
 int cb_perfcount_read(const struct cb_perfcount *pc, int64_t out[CB_PERF_NCOUNTERS]);
 void cb_perfcount_close(struct cb_perfcount *pc);
-const char *cb_perf_counter_name(enum cb_perf_counter c);
 
 #endif

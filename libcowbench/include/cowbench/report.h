@@ -92,6 +92,7 @@ struct cb_row {
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
+	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
 	/* New columns go above this line, in the column table's order. */
 };
 
@@ -104,10 +105,23 @@ struct cb_column {
 	size_t offset;   /* offsetof(struct cb_row, ...) */
 	int decimals;    /* for CB_COL_FLOAT */
 	const char *help;
+	unsigned flags;  /* CB_COL_* */
 };
+
+/* The column says which configuration a row measured: rows of one cell agree on every one. */
+#define CB_COL_IDENTITY 0x1u
+/*
+ * Identity only in rows without an `options` column value (files written
+ * before it existed): these columns mirror workload options.
+ */
+#define CB_COL_IDENTITY_LEGACY 0x2u
 
 /** The column table (CSV order). */
 const struct cb_column *cb_columns(size_t *count);
+/** The column named NAME in this build's table, or NULL. */
+const struct cb_column *cb_column_find(const char *name);
+/** One cell as text; "" means not measured (or not applicable) here. */
+void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len);
 
 enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE };
 int cb_format_parse(const char *s, enum cb_format *out);
@@ -127,6 +141,8 @@ int cb_report_row(struct cb_report *r, const struct cb_row *row);
 /** Finish (writes the CSV header if no row came, so the file is still valid). */
 int cb_report_finish(struct cb_report *r);
 
+/** Write s as a JSON string: quotes, backslashes and control characters escaped. */
+void cb_json_string(FILE *fp, const char *s);
 /** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
 int cb_csv_write_field(FILE *fp, const char *field);
 

@@ -34,18 +34,18 @@ struct cb_results {
 int cb_results_read(const char *path, struct cb_results *res, char *why, size_t len);
 void cb_results_free(struct cb_results *res);
 
-/** The column named NAME in this build's table, or NULL. */
-const struct cb_column *cb_column_find(const char *name);
 /** Parse text into the row's column (empty = not measured); CB_EFORMAT when it does not parse. */
 int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text);
 /** A numeric column by name; false when unknown, a string column, or not measured. */
 bool cb_row_number(const struct cb_row *row, const char *name, double *out);
-/** A string column by name ("" when unknown). */
-const char *cb_row_text(const struct cb_row *row, const char *name);
 
 /**
- * The row's cell key: its `cell` column, or for rows of cowbench run the
- * settings that identify a configuration ("workload=seq size_bytes=... fork=1 ...").
+ * The row's identity: its `cell` column (a matrix row), then NAME=VALUE
+ * for every identity column (CB_COL_IDENTITY) the cell does not already
+ * name, the workload's options spelled out as their own pairs. Columns
+ * left empty are left out: no sentinel numbers. Rows of one configuration
+ * have one key; rows differing in any option, seed, cpu, THP setting,
+ * NUMA policy, pre-copy setting or kernel have different keys.
  */
 void cb_row_key(const struct cb_row *row, char *buf, size_t len);
 

@@ -29,8 +29,23 @@ struct cb_run_spec {
 	const struct cb_clock *clock;
 	int inject_child_signal;   /* test aid, see cb_touch_params */
 	unsigned probes;           /* evidence probes to run (cowbench/evidence.h); 0: the default set */
-	struct cb_wl_params params; /* self-driven workloads and region options */
+	struct cb_wl_params params; /* the region: page type, NUMA placement */
+	struct cb_wl_opts opts;     /* the workload's own options (its table, cowbench/option.h) */
 };
+
+/** Set spec->workload to w and its options to w's defaults. */
+void cb_run_spec_set_workload(struct cb_run_spec *spec, const struct cb_workload *w);
+/**
+ * Set the workload option NAME to VALUE (NULL: a flag given alone).
+ * -ENOENT when the workload has no such option, -EINVAL when the value does
+ * not parse or is out of range; why[] gets one line either way.
+ */
+int cb_run_spec_set_option(struct cb_run_spec *spec, const char *name, const char *value, char *why, size_t len);
+/**
+ * Check a spec before anything runs: the region parameters, then the
+ * workload's own check. 0, or a negative errno with one line in why[].
+ */
+int cb_run_spec_check(const struct cb_run_spec *spec, char *why, size_t len);
 
 /** Copy a latency summary into the row's lat_* columns. */
 void cb_row_set_latency(struct cb_row *row, const struct cb_lat_stats *st);

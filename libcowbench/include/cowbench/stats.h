@@ -19,6 +19,11 @@ struct cb_lat_stats {
 int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out);
 
 /** Nearest-rank percentile of an already sorted array (n > 0, 0 < p <= 100). */
+/** qsort comparator for doubles, ascending. */
+int cb_cmp_double(const void *a, const void *b);
+/** splitmix64: a tiny seeded generator, identical on every platform (permutations, bootstrap). */
+uint64_t cb_splitmix64(uint64_t *state);
+
 double cb_percentile_sorted(const double *sorted, size_t n, double p);
 
 #endif

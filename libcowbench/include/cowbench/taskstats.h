@@ -63,7 +63,6 @@ struct cb_taskstats_exit {
 int cb_taskstats_listen(struct cb_taskstats_sock **out);
 /** The exit records received so far, without blocking: up to max; the count or -errno. */
 int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *out, int max);
-int cb_taskstats_fd(const struct cb_taskstats_sock *s);
 
 /** 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable. */
 int cb_delayacct_enabled(void);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cowbench/clock.h>
+#include <cowbench/params.h>
 
 /*
  * The fork-and-touch primitive: map an anonymous private region, populate
@@ -49,7 +50,8 @@ struct cb_touch_params {
 	size_t page_size;
 	enum cb_writer writer;
 	bool fork;                  /* false: the --no-fork baseline (pages already private) */
-	bool thp;                   /* allow transparent huge pages (default: MADV_NOHUGEPAGE) */
+	/* Page type and NUMA placement, mapped by cb_region_map; NULL: 4 KiB pages, no policy. */
+	const struct cb_wl_params *region;
 	int cpu;                    /* pin the writer to this CPU; -1: no pinning */
 	const struct cb_clock *clock;
 	const size_t *order;        /* page indices in write order */
@@ -68,6 +70,7 @@ struct cb_touch_result {
 	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
 	double *lat_ns;             /* count per-write latencies (malloc'd; cb_touch_result_free) */
 	size_t count;
+	int64_t huge_bytes;         /* region bytes on huge pages once populated; -1: not known */
 };
 
 /**

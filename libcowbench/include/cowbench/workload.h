@@ -4,21 +4,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cowbench/option.h>
+
 /*
  * A workload is one file under workloads/ that defines one
- * `const struct cb_workload` with designated initialisers; workloads.def
- * lists every workload once and generates the table. A workload either
+ * `const struct cb_workload` with designated initialisers, and one line
+ * CB_WORKLOAD(NAME) in workloads/workloads.def: the build compiles
+ * workloads/NAME.c and the line generates the table. A workload either
  * says in which order the fork-and-touch primitive writes the pages
- * (page_order) or drives its own measurement (setup/run/teardown).
+ * (page_order) or drives its own measurement (run). Its options are a
+ * table over its own struct (cowbench/option.h): the CLI, the matrix,
+ * --help and the rows' `options` column all come from that table.
  */
 
-#define CB_WORKLOAD_ABI 1
+#define CB_WORKLOAD_ABI 2
 
 /** What a page_order hook is told. */
 struct cb_order_ctx {
-	size_t npages;  /* pages in the region */
-	uint64_t seed;  /* --seed, for workloads that randomise */
+	size_t npages;               /* pages in the region */
+	uint64_t seed;               /* --seed, for workloads that randomise */
+	const struct cb_wl_opts *opts; /* the workload's parsed options (its own struct) */
 };
+
+/** The workload's options struct inside a cb_wl_opts, e.g. CB_WL_OPTS(ctx->opts, struct stride_opts). */
+#define CB_WL_OPTS(o, type) ((const type *)(const void *)(o)->bytes)
 
 struct cb_run_spec;
 struct cb_row;
@@ -36,17 +45,24 @@ struct cb_workload {
 	 * write order; return how many (1..npages) or a negative errno.
 	 */
 	long (*page_order)(const struct cb_order_ctx *ctx, size_t *order);
-	/* Self-driven workloads (NULL for page-order ones): one rep per run() call. */
-	int (*setup)(const struct cb_run_spec *spec, void **state);
-	int (*run)(void *state, const struct cb_run_spec *spec, struct cb_row *row);
-	void (*teardown)(void *state);
-	/** NULL when the workload can run here, else a one-line reason. */
-	const char *(*unsupported)(void);
+	/* Self-driven workloads (NULL for page-order ones): one rep per call, into row. */
+	int (*run)(const struct cb_run_spec *spec, struct cb_row *row);
 	/**
-	 * Optional: check the spec's parameters before anything runs; return 0,
-	 * or a negative errno with a one-line reason in why[] (the CLI exits 2).
+	 * Optional: check the spec (size, options, region) before anything runs;
+	 * return 0, or a negative errno with a one-line reason in why[] (the CLI
+	 * exits 2). Runs for every workload, after the generic checks.
 	 */
 	int (*check)(const struct cb_run_spec *spec, char *why, size_t len);
+	/* Optional: the workload's options, a table ending with { 0 } over a struct of options_size bytes. */
+	const struct cb_option *options;
+	size_t options_size;
+	/* Optional: --size when none is given ("1G"); when the check refuses it, the usual 64M. */
+	const char *default_size;
+	/*
+	 * Optional: the axes of this workload's group in the default matrix
+	 * ("size=64M snapshot=fork,uffd-wp,memcpy"), NULL for none.
+	 */
+	const char *matrix;
 };
 
 /** Number of registered workloads. */
