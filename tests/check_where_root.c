@@ -189,11 +189,13 @@ START_TEST(test_where_cpython_refcount)
 	ck_assert_msg(plain.child_all >= 2000 && plain.child_arena * 10 >= plain.child_all * 9, "child %lld of %lld",
 		      plain.child_arena, plain.child_all);
 	ck_assert(plain.advice);
-	/* gc.freeze() keeps the collector off the parent's objects: far fewer copies */
-	ck_assert_msg(frozen.copies * 2 < plain.copies, "freeze %lld vs plain %lld copies", frozen.copies,
-		      plain.copies);
-	ck_assert_msg(frozen.child_arena * 2 < plain.child_arena, "freeze %lld vs plain %lld", frozen.child_arena,
-		      plain.child_arena);
+	/*
+	 * gc.freeze() keeps the collector off the parent's objects: far fewer
+	 * copies, by pagemap (taskstats would say the same, but other tests on
+	 * the machine may switch delay accounting off midway).
+	 */
+	ck_assert_msg(frozen.child_arena * 2 < plain.child_arena, "freeze %lld vs plain %lld (taskstats %lld vs %lld)",
+		      frozen.child_arena, plain.child_arena, frozen.copies, plain.copies);
 }
 END_TEST
 
