@@ -450,7 +450,6 @@ static void sample_all(struct stat_state *st)
 {
 	if (st->where)
 		stat_where_tick(st->where);
-	add_born(st);
 	for (size_t i = 0; i < st->nprocs; i++) {
 		struct proc *p = &st->procs[i];
 
@@ -468,6 +467,7 @@ static void sample_all(struct stat_state *st)
 	}
 	if (st->o.children)
 		discover_children(st, false);
+	add_born(st); /* after the loop: a newcomer's copies so far belong to this line */
 	drain_exits(st);
 	if (st->have_cowstats) {
 		st->cs_prev = st->cs_cur;
