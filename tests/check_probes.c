@@ -361,6 +361,14 @@ START_TEST(test_delayacct_off_is_empty)
 	if (tu_skip_unless_root("changing kernel.task_delayacct"))
 		return;
 	atexit(cb_sysctl_restore_all);
+	/*
+	 * A journal of its own: this test switches accounting off on purpose, which the shared
+	 * journal refuses while another suite's cowbench run (ctest -j) holds it on.
+	 */
+	char jdir[] = "/tmp/cbtest-probesjXXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(jdir));
+	setenv("COWBENCH_RUN_DIR", jdir, 1);
 	ck_assert_int_eq(cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0), 0);
 	ck_assert_int_eq(touch_with_evidence(CB_WRITER_CHILD, true, &row), 0);
 	ck_assert_int_eq(row.wpcopy_count, CB_NA);

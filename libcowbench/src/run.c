@@ -20,6 +20,8 @@
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
 
+#include "fileutil.h"
+
 /* Pages whose copy time makes the memcpy baseline: enough to leave the caches, bounded in cost. */
 #define MEMCPY_SAMPLE_PAGES 4096
 
@@ -254,6 +256,29 @@ int cb_run_spec_check(const struct cb_run_spec *spec, char *why, size_t len)
 	return err;
 }
 
+/* The kernel's count of OOM kills so far (/proc/vmstat oom_kill); -1 when unknown. */
+static long oom_kills(void)
+{
+	char buf[16384];
+	const char *p;
+
+	if (cb_read_text_file("/proc/vmstat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\noom_kill ");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+/* A child killed with SIGKILL while the OOM killer acted: say so in the row. */
+static void note_oom(struct cb_row *row, long before)
+{
+	long after = oom_kills();
+	size_t len = strlen(row->evidence_notes);
+
+	if (before < 0 || after <= before || !strstr(row->status, "KILL"))
+		return;
+	snprintf(row->evidence_notes + len, sizeof(row->evidence_notes) - len, "%soom-kill", len ? "," : "");
+}
+
 static long involuntary_switches(void)
 {
 	struct rusage self, children;
@@ -282,6 +307,7 @@ static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 {
 	struct cb_sys_sample before, after;
+	long ooms = oom_kills();
 	int err;
 
 	cb_row_init(row, spec, rep);
@@ -290,6 +316,7 @@ int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 		err = run_page_order(spec, row);
 	else
 		err = run_self_driven(spec, row);
+	note_oom(row, ooms);
 	cb_sys_sample_read(NULL, &after);
 	cb_sys_sample_fill_row(&before, &after, row);
 	stamp_row(row);

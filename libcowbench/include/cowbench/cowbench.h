@@ -21,6 +21,8 @@
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/units.h>
+#include <cowbench/vmas.h>
+#include <cowbench/wpfault.h>
 #include <cowbench/noise.h>
 #include <cowbench/adaptive.h>
 
