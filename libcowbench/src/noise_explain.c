@@ -29,7 +29,14 @@ static const struct {
 };
 
 #define NCOLS (sizeof(noise_columns) / sizeof(noise_columns[0]))
-#define MIN_RHO 0.7 /* a rank correlation at least this strong (n >= 6) co-varies */
+/*
+ * A rank correlation co-varies when |rho| >= RHO_Z / sqrt(n - 1) (its null
+ * distribution is about normal with variance 1 / (n - 1)): z = 2.64 is a
+ * two-sided 5 % test Bonferroni-corrected for the 6 candidates. Never
+ * below MIN_RHO, so a large n does not make a weak link a cause.
+ */
+#define RHO_Z 2.64
+#define MIN_RHO 0.5
 
 struct sample {
 	double y;            /* the metric */
@@ -271,7 +278,7 @@ static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 			all = all && !isnan(x[i]);
 		}
 		rho = all ? spearman(y, x, n) : NAN;
-		if (isnan(rho) || fabs(rho) < MIN_RHO || fabs(rho) <= best)
+		if (isnan(rho) || fabs(rho) < MIN_RHO || fabs(rho) < RHO_Z / sqrt((double)n - 1) || fabs(rho) <= best)
 			continue;
 		best = fabs(rho);
 		found = true;
