@@ -80,6 +80,8 @@ int cli_evidence_prepare(void);
 int cli_fork_accounted(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
+/* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
+void cli_guest_info(void);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -102,6 +102,7 @@ static const struct cb_column columns[] = {
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)"),
+	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -92,6 +92,7 @@ struct cb_row {
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
+	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
 	/* New columns go above this line, in the column table's order. */
 };
 
