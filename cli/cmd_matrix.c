@@ -739,7 +739,7 @@ static int prepare_evidence(const struct plan *p)
 
 static int run_plan(const struct matrix_opts *o, struct plan *p)
 {
-	struct progress pr = { .on = isatty(STDERR_FILENO) == 1, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
+	struct progress pr = { .on = isatty(STDERR_FILENO) == 1 && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
 	int status = prepare_evidence(p);

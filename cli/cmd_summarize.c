@@ -303,6 +303,44 @@ static size_t values_in_boot(const struct cb_row_group *g, const char *metric, c
 	return k;
 }
 
+/* Every pair of KEY other than NAME=... is in CELL. */
+static bool pairs_within(const char *key, const char *cell, const char *name)
+{
+	char buf[CB_ROW_KEY_LEN], *save = NULL, v[CB_ROW_KEY_LEN];
+
+	snprintf(buf, sizeof(buf), "%s", key);
+	for (char *pair = strtok_r(buf, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(pair, '=');
+
+		if (!eq)
+			return false;
+		*eq = '\0';
+		if (strcmp(pair, name) != 0 && (!cb_key_value(cell, pair, v, sizeof(v)) || strcmp(v, eq + 1) != 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The baseline of a cell whose other axes collapse at NAME=VALUE (precopy-depth
+ * exists only at precopy=1): the NAME=VALUE cell with the most pairs, all of them in KEY.
+ */
+static const struct cb_row_group *collapsed_baseline(const struct sum_opts *o, const struct cb_row_group *g,
+						     size_t ng, const char *key)
+{
+	const struct cb_row_group *best = NULL;
+	char v[CB_ROW_KEY_LEN];
+
+	for (size_t i = 0; i < ng; i++) {
+		if (!cb_key_value(g[i].key, o->base_name, v, sizeof(v)) || strcmp(v, o->base_value) != 0 ||
+		    !pairs_within(g[i].key, key, o->base_name))
+			continue;
+		if (!best || strlen(g[i].key) > strlen(best->key))
+			best = &g[i];
+	}
+	return best;
+}
+
 /* The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot. */
 static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
 			   const char *metric, struct line *l)
@@ -317,6 +355,8 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 	    strcmp(bkey, g[gi].key) == 0)
 		return; /* no such axis here, or this is the baseline itself */
 	b = find_group(g, ng, bkey);
+	if (!b)
+		b = collapsed_baseline(o, g, ng, g[gi].key);
 	if (!b || b->n == 0 || !(boot = shared_boot(&g[gi], b)))
 		return;
 	av = malloc(g[gi].n * sizeof(*av));

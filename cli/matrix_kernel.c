@@ -508,9 +508,11 @@ static int drain(struct receiver *rc, struct rows_file *f, bool final)
 }
 
 /* The status of a (cell, rep) whose row never came back, from how the guest ended. */
-static void guest_status(int ws, bool spawned, char *out, size_t len)
+static void guest_status(int ws, bool imaged, bool spawned, char *out, size_t len)
 {
-	if (!spawned)
+	if (!imaged)
+		snprintf(out, len, "error:guest:no-image");
+	else if (!spawned)
 		snprintf(out, len, "error:guest:not-started");
 	else if (WIFSIGNALED(ws))
 		snprintf(out, len, "error:guest:killed:%s", sigabbrev_np(WTERMSIG(ws)) ? sigabbrev_np(WTERMSIG(ws)) : "?");
@@ -573,7 +575,7 @@ static int write_plan(const struct mk_run *r, const struct boot_plan *b, const c
 /* vm-run.sh boots IMAGE, runs the plan with the guest's static cowbench, rows go to the rows file. */
 static int spawn_guest(const struct mk_run *r, const char *dir, const char *image, long timeout, pid_t *pid)
 {
-	char script[4096], plan[4096], rows[4096], tmo[32], warm[32], cmd[512];
+	char script[4096], plan[4096], rows[4096], tmo[32], cmd[512];
 	const char *bin = getenv("COWBENCH_GUEST_COWBENCH");
 	char *argv[24];
 	int a = 0, err;
@@ -583,7 +585,6 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	snprintf(plan, sizeof(plan), "%s/cowbench-plan", dir);
 	snprintf(rows, sizeof(rows), "%s/rows.csv", dir);
 	snprintf(tmo, sizeof(tmo), "%ld", timeout);
-	snprintf(warm, sizeof(warm), "%ld", r->warmup);
 	/* The guest's first serial port is its console; the second carries nothing but rows. */
 	snprintf(cmd, sizeof(cmd), "stty -F /dev/ttyS1 raw -echo && exec cowbench matrix --plan /bin/cowbench-plan "
 		 "--warmup %ld --output /dev/ttyS1", r->warmup);
@@ -608,7 +609,6 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	argv[a++] = "-c";
 	argv[a++] = cmd;
 	argv[a] = NULL;
-	(void)warm;
 	/* The guest console is a log: it goes to our stderr, never into the rows. */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
@@ -626,7 +626,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	char dir[] = "/tmp/cowbench-guest.XXXXXX", path[4096], image[4096], status[48], watch[32];
 	struct receiver rc = { .r = r, .b = b };
 	struct rows_file f = { .fd = -1 };
-	bool spawned = false;
+	bool imaged = false, spawned = false;
 	int ws = 0, ret = 0;
 	pid_t pid = -1;
 
@@ -642,8 +642,8 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	/* The QEMU supervisor takes the guest down if this process dies (even by SIGKILL). */
 	snprintf(watch, sizeof(watch), "%ld", (long)getpid());
 	setenv("COWBENCH_WATCH_PID", watch, 1);
-	if (f.fd >= 0 && write_plan(r, b, path) == 0 && resolve_image(b->kernel, image, sizeof(image)) == 0 &&
-	    spawn_guest(r, dir, image, boot_timeout(r, b), &pid) == 0) {
+	imaged = f.fd >= 0 && write_plan(r, b, path) == 0 && resolve_image(b->kernel, image, sizeof(image)) == 0;
+	if (imaged && spawn_guest(r, dir, image, boot_timeout(r, b), &pid) == 0) {
 		spawned = true;
 		for (;;) {
 			pid_t w = waitpid(pid, &ws, WNOHANG);
@@ -673,7 +673,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 			cli_note("kernel=%s: ignored %zu records from the guest that were not rows of its plan", b->kernel,
 				 rc.ignored);
 		if (rc.rows < b->norder) {
-			guest_status(ws, spawned, status, sizeof(status));
+			guest_status(ws, imaged, spawned, status, sizeof(status));
 			cli_error("kernel=%s: %zu of %zu reps did not come back (%s); their rows say so", b->kernel,
 				  b->norder - rc.rows, b->norder, status);
 			ret = record_missing(&rc, status) < 0 ? -1 : 1;

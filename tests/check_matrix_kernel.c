@@ -1,0 +1,196 @@
+/* cowbench matrix's kernel axis without QEMU: collapse rules, dry-run output, and the guest's --plan runner. */
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+
+#include "testutil.h"
+
+START_TEST(drop_pair_rebuilds_key_and_dedupe_keeps_first)
+{
+	struct cb_matrix m;
+	struct cb_cells c;
+	char why[256];
+
+	cb_matrix_init(&m);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "kernel", "stock", why, sizeof(why)), 0);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "workload", "seq", why, sizeof(why)), 0);
+	ck_assert_int_eq(cb_matrix_set_axis(&m, "", "precopy", "0,1", why, sizeof(why)), 0);
+	ck_assert_int_eq(cb_matrix_cells(&m, &c, why, sizeof(why)), 0);
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert(cb_cell_drop_pair(&c.cell[0], "precopy"));
+	ck_assert(cb_cell_drop_pair(&c.cell[1], "precopy"));
+	ck_assert(!cb_cell_drop_pair(&c.cell[1], "precopy"));
+	ck_assert_str_eq(c.cell[0].key, "kernel=stock workload=seq");
+	ck_assert_ptr_null(cb_cell_value(&c.cell[0], "precopy"));
+	cb_cells_dedupe(&c);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.cell[0].index, 0);
+	cb_cells_free(&c);
+	cb_matrix_free(&m);
+}
+END_TEST
+
+/* The cell lines of a dry run (number TAB key), in order, joined by '\n'. */
+static void cell_keys(const char *out, char *keys, size_t len)
+{
+	size_t off = 0;
+
+	keys[0] = '\0';
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *tab = strchr(l, '\t'), *nl = strchr(l, '\n');
+
+		if (*l == '#' || !tab || (nl && tab > nl))
+			continue;
+		off += (size_t)snprintf(keys + off, len - off, "%.*s\n", (int)((nl ? nl : tab + strlen(tab)) - tab - 1),
+					tab + 1);
+	}
+}
+
+START_TEST(precopy_applies_only_on_patched)
+{
+	const char *argv[] = { "cowbench", "matrix", "--kernel=stock,patched", "--precopy=0,1", "--workloads=seq",
+			       "--sizes=4M", "--reps=2", "--dry-run", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char keys[4096];
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	cell_keys(r.out, keys, sizeof(keys));
+	ck_assert_str_eq(keys, "kernel=stock workload=seq size=4M\n"
+			       "kernel=patched workload=seq size=4M precopy=0\n"
+			       "kernel=patched workload=seq size=4M precopy=1\n");
+	ck_assert_ptr_nonnull(strstr(r.out, "# 3 cells x 2 reps"));
+	ck_assert_ptr_nonnull(strstr(r.out, "# collapsed: precopy, precopy-depth (no pre-copy patch) collapse on kernel=stock\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "# kernel=stock: one QEMU boot, 1 cells, 2 reps to run"));
+	ck_assert_ptr_nonnull(strstr(r.out, "# kernel=patched: one QEMU boot, 2 cells, 4 reps to run"));
+	ck_assert_ptr_nonnull(strstr(r.out, "interleaved rep by rep (2 cells, rotating order): kernel=patched workload=seq size=4M\n"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(depth_only_with_mode_1_and_host_collapses_here)
+{
+	const char *argv[] = { "cowbench", "matrix", "--kernel=host,patched", "--precopy=0,1,2", "--precopy-depth=1,16",
+			       "--workloads=single", "--sizes=1M", "--dry-run", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	bool host_patch = access("/proc/sys/vm/cow_precopy", F_OK) == 0;
+	char keys[4096];
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	cell_keys(r.out, keys, sizeof(keys));
+	/* Mode 1 keeps its depths, modes 0 and 2 have none: 4 cells per kernel with the patch. */
+	ck_assert_ptr_nonnull(strstr(keys, "kernel=patched workload=single size=1M precopy=0\n"
+					   "kernel=patched workload=single size=1M precopy=1 precopy-depth=1\n"
+					   "kernel=patched workload=single size=1M precopy=1 precopy-depth=16\n"
+					   "kernel=patched workload=single size=1M precopy=2\n"));
+	ck_assert_ptr_null(strstr(keys, "precopy=0 precopy-depth"));
+	if (!host_patch) {
+		ck_assert_ptr_nonnull(strstr(keys, "kernel=host workload=single size=1M\nkernel=patched"));
+		ck_assert_ptr_nonnull(strstr(r.out, "collapse on kernel=host\n"));
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, "# collapsed: precopy-depth (only pre-copy mode 1 has a depth) collapses on kernel=patched\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "interleaved rep by rep (4 cells, rotating order)"));
+	ck_assert_ptr_null(strstr(r.out, "# kernel=host:")); /* host cells are no boot */
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(bad_kernel_values_measure_nothing)
+{
+	const char *bad[] = { "cowbench", "matrix", "--kernel=/nonexistent/bzImage", "--workloads=seq", "--dry-run", NULL };
+	const char *chars[] = { "cowbench", "matrix", "--kernel=a b", "--workloads=seq", NULL };
+
+	tu_assert_usage_error(bad, "is not host, stock, patched or a kernel image file");
+	tu_assert_usage_error(chars, "bad value");
+}
+END_TEST
+
+/* A host matrix's dry run reads as before: no boot lines. */
+START_TEST(no_kernel_axis_no_boot_lines)
+{
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq", "--precopy=0,1", "--dry-run", NULL };
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_null(strstr(r.out, "# kernel="));
+	ck_assert_ptr_null(strstr(r.out, "kernel="));
+	tu_free(&r);
+}
+END_TEST
+
+/* The guest's runner, here on the host: the plan's order, each cell's rows named by its key. */
+START_TEST(plan_runs_in_order)
+{
+	char plan[] = "/tmp/cbtest-planXXXXXX", out[] = "/tmp/cbtest-rowsXXXXXX";
+	const char *argv[] = { "cowbench", "matrix", "--plan", plan, "--warmup=0", "--output", out, NULL };
+	int pfd = mkstemp(plan), ofd = mkstemp(out);
+	const char *text = "1 kernel=patched workload=seq size=64K fork=0\n"
+			   "1 kernel=patched workload=seq size=64K fork=1\n"
+			   "2 kernel=patched workload=seq size=64K fork=1\n"
+			   "2 kernel=patched workload=seq size=64K fork=0\n";
+	struct cli_result r;
+	struct cb_results res;
+	char why[256];
+
+	ck_assert_int_ge(pfd, 0);
+	ck_assert_int_ge(ofd, 0);
+	ck_assert_int_eq(write(pfd, text, strlen(text)), (ssize_t)strlen(text));
+	close(pfd);
+	close(ofd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(cb_results_read(out, &res, why, sizeof(why)), 0);
+	ck_assert_uint_eq(res.n, 4);
+	ck_assert_str_eq(res.rows[0].cell, "kernel=patched workload=seq size=64K fork=0");
+	ck_assert_int_eq(res.rows[0].fork, 0);
+	ck_assert_str_eq(res.rows[1].cell, "kernel=patched workload=seq size=64K fork=1");
+	ck_assert_int_eq(res.rows[1].fork, 1);
+	ck_assert_int_eq(res.rows[2].rep, 2);
+	ck_assert_int_eq(res.rows[3].fork, 0);
+	for (size_t i = 0; i < res.n; i++) {
+		ck_assert_str_eq(res.rows[i].status, "ok");
+		ck_assert_str_ne(res.rows[i].boot, ""); /* this kernel's boot_id */
+		ck_assert_str_eq(res.rows[i].boot, res.rows[0].boot);
+	}
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(plan);
+	unlink(out);
+}
+END_TEST
+
+START_TEST(plan_is_the_whole_matrix)
+{
+	const char *argv[] = { "cowbench", "matrix", "--plan=/dev/null", "--workloads=seq", NULL };
+	const char *empty[] = { "cowbench", "matrix", "--plan=/dev/null", NULL };
+
+	tu_assert_usage_error(argv, "--plan is the whole matrix");
+	tu_assert_usage_error(empty, "is empty");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("matrix_kernel");
+	TCase *t = tcase_create("axis");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, drop_pair_rebuilds_key_and_dedupe_keeps_first);
+	tcase_add_test(t, precopy_applies_only_on_patched);
+	tcase_add_test(t, depth_only_with_mode_1_and_host_collapses_here);
+	tcase_add_test(t, bad_kernel_values_measure_nothing);
+	tcase_add_test(t, no_kernel_axis_no_boot_lines);
+	tcase_add_test(t, plan_runs_in_order);
+	tcase_add_test(t, plan_is_the_whole_matrix);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
