@@ -19,11 +19,11 @@ import random
 import subprocess
 import sys
 
-MODES = [  # (label, cell suffix): the patched kernel's modes; stock is separate
-    ("off (0)", "precopy=0"),
-    ("depth 1", "precopy=1 precopy-depth=1"),
-    ("depth 16", "precopy=1 precopy-depth=16"),
-    ("adaptive (2)", "precopy=2"),
+MODES = [  # (label, (precopy, precopy-depth)): the patched kernel's modes; stock is separate
+    ("off (0)", ("0", None)),
+    ("depth 1", ("1", "1")),
+    ("depth 16", ("1", "16")),
+    ("adaptive (2)", ("2", None)),
 ]
 WORKLOADS = ["seq", "random", "single"]
 SIZES = ["16M", "64M"]
@@ -44,6 +44,23 @@ def summarize(cowbench, path):
     out = subprocess.run([cowbench, "summarize", "--quiet", "--format=csv", "--metric=" + METRICS,
                           "--baseline=precopy=0", path], check=True, capture_output=True, text=True).stdout
     return {(r["cell"], r["metric"]): r for r in csv.DictReader(out.splitlines())}
+
+
+def pairs(key):
+    return dict(p.split("=", 1) for p in key.split())
+
+
+def finder(cells):
+    """cell(kernel, workload, size, mode) -> the cell key with those settings (other axes free), or None."""
+    parsed = [(c, pairs(c)) for c in cells]
+
+    def cell(kernel, workload, size, mode=(None, None)):
+        for c, d in parsed:
+            if (d.get("kernel"), d.get("workload"), d.get("size"), d.get("precopy"), d.get("precopy-depth")) == \
+                    (kernel, workload, size) + tuple(mode):
+                return c
+        return None
+    return cell
 
 
 def num(text):
@@ -112,16 +129,17 @@ def main():
     by_cell = {}
     for r in ok:
         by_cell.setdefault(r["cell"], []).append(r)
-    release = {r["cell"].split()[0]: r["kernel"] for r in ok}
+    cell_of = finder(by_cell)
+    release = {pairs(r["cell"]).get("kernel"): r["kernel"] for r in ok}
     boots = {}
     for r in ok:
-        boots.setdefault(r["cell"].split()[0], set()).add(r["boot"])
+        boots.setdefault(pairs(r["cell"]).get("kernel"), set()).add(r["boot"])
 
     os.makedirs(os.path.join(outdir, "study-data"), exist_ok=True)
     md = ["## The study, reproduced", ""]
     md.append("The seed study's pre-copy experiment (Linux 6.8 on bare metal) rerun by the main job on this "
               "project's Linux 6.12 kernel under QEMU "
-              f"(stock: {release.get('kernel=stock', '?')}, patched: {release.get('kernel=patched', '?')}), "
+              f"(stock: {release.get('stock', '?')}, patched: {release.get('patched', '?')}), "
               "from `analysis/study.ini`. Each change is against pre-copy 0 on the patched kernel in the "
               "same boot (`cowbench summarize --baseline precopy=0`: ratio of means, 95 % bootstrap CI; "
               "an interval is left out where every rep gave the same number). Under TCG times are "
@@ -134,7 +152,7 @@ def main():
     n_reps = {c: len(v) for c, v in by_cell.items()}
     md.append(f"{len(ok)} rows ok, {failed} failed; reps per cell {min(n_reps.values()) if n_reps else 0}"
               f"–{max(n_reps.values()) if n_reps else 0}; boots: "
-              + ", ".join(f"{k.split('=')[1]} {len(v)}" for k, v in sorted(boots.items())) + ".")
+              + ", ".join(f"{k} {len(v)}" for k, v in sorted(boots.items())) + ".")
     md.append("")
     md.append("| workload | kernel, pre-copy | COW faults | Δ faults | runtime | Δ runtime | p50 / write | Δ p50 "
               "| p99 / write | Δ p99 | hit rate | unused pages | seed (6.8, depth 1 vs off) |")
@@ -142,24 +160,24 @@ def main():
     plot_modes, plot_lat = [], []
     for w in WORKLOADS:
         for size in SIZES:
-            stock = f"kernel=stock workload={w} size={size}"
-            if stock in by_cell:
+            stock = cell_of("stock", w, size)
+            if stock:
                 s = lambda m: summ.get((stock, m))  # noqa: E731
                 mf = s("faults")
                 md.append(f"| {w} {size} | stock | {float(mf['mean']):,.0f} (minflt) | | "
                           f"{fmt_ns(num(s('elapsed_ns')['mean']))} | | {fmt_ns(num(s('lat_p50_ns')['mean']))} | | "
                           f"{fmt_ns(num(s('lat_p99_ns')['mean']))} | | | | |" if mf else f"| {w} {size} | stock | |")
             first = True
-            for label, suffix in MODES:
-                cell = f"kernel=patched workload={w} size={size} {suffix}"
-                if cell not in by_cell:
+            for label, mode in MODES:
+                cell = cell_of("patched", w, size, mode)
+                if not cell:
                     continue
                 s = lambda m: summ.get((cell, m))  # noqa: E731
                 hr, wasted, bad = hit_rate(by_cell[cell])
-                hit = "—" if suffix == "precopy=0" or not hr else f"{100 * hr[0]:.0f} % [{100 * hr[1]:.0f}, {100 * hr[2]:.0f}]"
+                hit = "—" if mode[0] == "0" or not hr else f"{100 * hr[0]:.0f} % [{100 * hr[1]:.0f}, {100 * hr[2]:.0f}]"
                 if bad:
                     hit += f" ({bad} reps inconsistent)"
-                unused = "—" if suffix == "precopy=0" or not wasted else f"{wasted[0]:,.0f}"
+                unused = "—" if mode[0] == "0" or not wasted else f"{wasted[0]:,.0f}"
                 cf = s("cow_faults")
                 md.append(f"| {w} {size} | patched, {label} | {float(cf['mean']):,.0f} | {change(cf)} | "
                           f"{fmt_ns(num(s('elapsed_ns')['mean']))} | {change(s('elapsed_ns'))} | "
@@ -170,22 +188,22 @@ def main():
             # Plot rows: one line per workload/size, per mode mean and CI of runtime and faults.
             line = [f"{w}-{size}"]
             for cell, metric in [(stock, "elapsed_ns"), (stock, "faults")] + \
-                    [(f"kernel=patched workload={w} size={size} {sfx}", m) for _, sfx in MODES
+                    [(cell_of("patched", w, size, mode), m) for _, mode in MODES
                      for m in ("elapsed_ns", "cow_faults")]:
                 x = summ.get((cell, metric))
                 scale = 1e6 if metric == "elapsed_ns" else 1
                 line += [f"{float(x[k]) / scale:.6g}" if x and x[k] else "nan" for k in ("mean", "ci95_lo", "ci95_hi")]
             plot_modes.append("\t".join(line))
-            for label, sfx in [("stock", None)] + MODES:
-                cell = stock if sfx is None else f"kernel=patched workload={w} size={size} {sfx}"
+            for label, mode in [("stock", None)] + MODES:
+                cell = stock if mode is None else cell_of("patched", w, size, mode)
                 vals = [summ.get((cell, m)) for m in ("lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_p999_ns")]
                 plot_lat.append("\t".join([f"{w}-{size} {label}"] +
                                           [f"{float(v['mean']) / 1e3:.6g}" if v else "nan" for v in vals]))
     md.append("")
     copy = [num(r["cow_copy_ns"]) / num(r["cow_faults"]) for r in ok
-            if r["cell"].endswith("precopy=0") and num(r["cow_copy_ns"]) and num(r["cow_faults"])]
-    fault = [num(r["lat_p50_ns"]) for r in ok if r["cell"] == "kernel=patched workload=single size=16M precopy=0"
-             and num(r["lat_p50_ns"])]
+            if pairs(r["cell"]).get("precopy") == "0" and num(r["cow_copy_ns"]) and num(r["cow_faults"])]
+    single = cell_of("patched", "single", "16M", ("0", None))
+    fault = [num(r["lat_p50_ns"]) for r in ok if r["cell"] == single and num(r["lat_p50_ns"])]
     if copy and fault:
         c, f = mean_ci(copy), mean_ci(fault)
         md.append(f"The copy inside a fault: the kernel's page copy (`cow_copy_ns / cow_faults`, pre-copy 0) takes "
