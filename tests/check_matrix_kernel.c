@@ -167,6 +167,101 @@ START_TEST(plan_is_the_whole_matrix)
 }
 END_TEST
 
+/* Guest runs through tests/fixtures/fake-kernel: vm-run.sh runs the plan here (no QEMU). */
+static struct cli_result fake_guest_run(const char *mode, const char *out)
+{
+	const char *argv[] = { "cowbench", "matrix", "--kernel=stock", "--workloads=seq", "--sizes=64K",
+			       "--fork=1,0", "--reps=2", "--warmup=0", "--output", out, NULL };
+
+	setenv("COWBENCH_KERNEL_DIR", CB_FIXTURE_DIR "/fake-kernel", 1);
+	setenv("CB_FAKE_COWBENCH", CB_CLI_PATH, 1);
+	setenv("CB_FAKE_GUEST", mode, 1);
+	unlink(out);
+	return tu_run_cli(argv);
+}
+
+static void read_rows(const char *path, struct cb_results *res)
+{
+	char why[256];
+
+	ck_assert_msg(cb_results_read(path, res, why, sizeof(why)) == 0, "%s", why);
+}
+
+START_TEST(guest_rows_reach_the_one_file)
+{
+	const char *out = "/tmp/cbtest-guest-ok.csv";
+	struct cli_result r = fake_guest_run("ok", out);
+	struct cb_results res;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_null(strstr(r.out, "console line")); /* the guest console is not in the rows */
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	ck_assert_str_eq(res.rows[0].cell, "kernel=stock workload=seq size=64K fork=1");
+	ck_assert_int_eq(res.rows[1].rep, 2);
+	ck_assert_str_eq(res.rows[3].cell, "kernel=stock workload=seq size=64K fork=0");
+	for (size_t i = 0; i < res.n; i++)
+		ck_assert_str_eq(res.rows[i].status, "ok");
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
+START_TEST(dead_guest_leaves_error_rows)
+{
+	const char *out = "/tmp/cbtest-guest-died.csv";
+	struct cli_result r = fake_guest_run("die-after-1", out);
+	struct cb_results res;
+
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "3 of 4 reps did not come back (error:guest:died)"));
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	ck_assert_str_eq(res.rows[0].status, "ok");
+	for (size_t i = 1; i < res.n; i++) {
+		ck_assert_str_eq(res.rows[i].status, "error:guest:died");
+		ck_assert_str_eq(res.rows[i].kernel, ""); /* not the host's release */
+	}
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
+START_TEST(timed_out_guest_is_never_silent)
+{
+	const char *out = "/tmp/cbtest-guest-timeout.csv";
+	struct cli_result r = fake_guest_run("timeout", out);
+	struct cb_results res;
+
+	ck_assert_int_eq(r.status, 1);
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	for (size_t i = 0; i < res.n; i++)
+		ck_assert_str_eq(res.rows[i].status, "error:guest:timeout");
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
+START_TEST(foreign_records_are_ignored)
+{
+	const char *out = "/tmp/cbtest-guest-garbage.csv";
+	struct cli_result r = fake_guest_run("garbage", out);
+	struct cb_results res;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "ignored 1 records from the guest"));
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("matrix_kernel");
@@ -180,6 +275,10 @@ static Suite *suite(void)
 	tcase_add_test(t, no_kernel_axis_no_boot_lines);
 	tcase_add_test(t, plan_runs_in_order);
 	tcase_add_test(t, plan_is_the_whole_matrix);
+	tcase_add_test(t, guest_rows_reach_the_one_file);
+	tcase_add_test(t, dead_guest_leaves_error_rows);
+	tcase_add_test(t, timed_out_guest_is_never_silent);
+	tcase_add_test(t, foreign_records_are_ignored);
 	suite_add_tcase(s, t);
 	return s;
 }
