@@ -25,8 +25,7 @@ MODES = [  # (label, (precopy, precopy-depth)): the patched kernel's modes; stoc
     ("depth 16", ("1", "16")),
     ("adaptive (2)", ("2", None)),
 ]
-WORKLOADS = ["seq", "random", "single"]
-SIZES = ["16M", "64M"]
+WORKLOADS = ["seq", "random", "single"]  # the study's order; sizes are those of the rows
 # The seed study (000_cddd1554ac395688.txt, Linux 6.8 bare metal, pre-copy depth 1 vs off).
 SEED = {
     ("seq", "16M"): "faults −49.7 %, runtime −17.0 %, hit 99 %",
@@ -36,7 +35,7 @@ SEED = {
     ("single", "16M"): "runtime +17 % (6,782 → 7,935 ns)",
     ("single", "64M"): "runtime +17 % (6,782 → 7,935 ns)",
 }
-METRICS = "elapsed_ns,cow_faults,faults,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns"
+METRICS = "elapsed_ns,wpcopy_count,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns"
 
 
 def summarize(cowbench, path):
@@ -99,15 +98,16 @@ def fmt_ns(v):
 
 
 def hit_rate(rows):
-    """Pre-copied pages later written / pre-copied pages, per rep: (touched − cow_faults) / precopy_success.
+    """Pre-copied pages later written / pre-copied pages, per rep: (touched − wpcopy_count) / precopy_success.
 
-    Every written page either faulted or had been copied ahead, so touched − cow_faults counts the
-    pre-copies that were used; the rest were copied but never written. Reps where the counts
-    disagree (more used than copied) are left out and counted.
+    Every page the writer wrote either faulted (its own COW copies, wpcopy_count) or had been
+    copied ahead, so touched − wpcopy_count counts the pre-copies it used; precopy_success counts
+    every page pre-copied during the rep (system-wide, cowbench's own few included), so the rate
+    is a lower bound. Reps where the counts disagree (more used than copied) are left out and counted.
     """
     rates, wasted, bad = [], [], 0
     for r in rows:
-        t, f, s = num(r["touched"]), num(r["cow_faults"]), num(r["precopy_success"])
+        t, f, s = num(r["touched"]), num(r["wpcopy_count"]), num(r["precopy_success"])
         if t is None or f is None or not s:
             continue
         used = t - f
@@ -143,11 +143,13 @@ def main():
               "from `analysis/study.ini`. Each change is against pre-copy 0 on the patched kernel in the "
               "same boot (`cowbench summarize --baseline precopy=0`: ratio of means, 95 % bootstrap CI; "
               "an interval is left out where every rep gave the same number). Under TCG times are "
-              "emulated: compare changes, not nanoseconds, with the seed. COW faults come from "
-              "`/proc/cow_stats` (exact); the stock kernel has none, its column is the writer's minor "
-              "faults. Hit rate: pre-copied pages later written / pre-copied pages "
-              "((touched − cow_faults) / precopy_success, mean [95 % CI] over reps); unused: pages "
-              "copied ahead but never written, per rep.")
+              "emulated: compare changes, not nanoseconds, with the seed. COW faults are the writer's "
+              "own COW copies (taskstats `wpcopy_count`, exact, the same on both kernels). Hit rate: "
+              "pre-copied pages later written / pre-copied pages ((touched − wpcopy_count) / "
+              "precopy_success, mean [95 % CI] over reps; `precopy_success` is the kernel-wide "
+              "count, so this is a lower bound); unused: pages copied ahead but never written by the "
+              "writer, per rep. Runtime: the write loop's wall time (`elapsed_ns`); p50 / p99 per "
+              "write: percentiles of the first-write latencies of one rep, averaged over reps.")
     md.append("")
     n_reps = {c: len(v) for c, v in by_cell.items()}
     md.append(f"{len(ok)} rows ok, {failed} failed; reps per cell {min(n_reps.values()) if n_reps else 0}"
@@ -158,13 +160,16 @@ def main():
               "| p99 / write | Δ p99 | hit rate | unused pages | seed (6.8, depth 1 vs off) |")
     md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     plot_modes, plot_lat = [], []
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    sizes = sorted({pairs(c).get("size", "") for c in by_cell} - {""},
+                   key=lambda v: int(v[:-1]) * units.get(v[-1], 1) if v[:-1].isdigit() else 0)
     for w in WORKLOADS:
-        for size in SIZES:
+        for size in sizes:
             stock = cell_of("stock", w, size)
             if stock:
                 s = lambda m: summ.get((stock, m))  # noqa: E731
-                mf = s("faults")
-                md.append(f"| {w} {size} | stock | {float(mf['mean']):,.0f} (minflt) | | "
+                mf = s("wpcopy_count")
+                md.append(f"| {w} {size} | stock | {float(mf['mean']):,.0f} | | "
                           f"{fmt_ns(num(s('elapsed_ns')['mean']))} | | {fmt_ns(num(s('lat_p50_ns')['mean']))} | | "
                           f"{fmt_ns(num(s('lat_p99_ns')['mean']))} | | | | |" if mf else f"| {w} {size} | stock | |")
             first = True
@@ -178,18 +183,18 @@ def main():
                 if bad:
                     hit += f" ({bad} reps inconsistent)"
                 unused = "—" if mode[0] == "0" or not wasted else f"{wasted[0]:,.0f}"
-                cf = s("cow_faults")
+                cf = s("wpcopy_count")
                 md.append(f"| {w} {size} | patched, {label} | {float(cf['mean']):,.0f} | {change(cf)} | "
                           f"{fmt_ns(num(s('elapsed_ns')['mean']))} | {change(s('elapsed_ns'))} | "
                           f"{fmt_ns(num(s('lat_p50_ns')['mean']))} | {change(s('lat_p50_ns'))} | "
                           f"{fmt_ns(num(s('lat_p99_ns')['mean']))} | {change(s('lat_p99_ns'))} | {hit} | {unused} | "
-                          f"{SEED[(w, size)] if first else ''} |")
+                          f"{SEED.get((w, size), SEED.get((w, '16M'))) if first else ''} |")
                 first = False
             # Plot rows: one line per workload/size, per mode mean and CI of runtime and faults.
             line = [f"{w}-{size}"]
-            for cell, metric in [(stock, "elapsed_ns"), (stock, "faults")] + \
+            for cell, metric in [(stock, "elapsed_ns"), (stock, "wpcopy_count")] + \
                     [(cell_of("patched", w, size, mode), m) for _, mode in MODES
-                     for m in ("elapsed_ns", "cow_faults")]:
+                     for m in ("elapsed_ns", "wpcopy_count")]:
                 x = summ.get((cell, metric))
                 scale = 1e6 if metric == "elapsed_ns" else 1
                 line += [f"{float(x[k]) / scale:.6g}" if x and x[k] else "nan" for k in ("mean", "ci95_lo", "ci95_hi")]

@@ -21,7 +21,7 @@ set title "runtime of the write loop (each kernel in its own boot)"
 set ylabel "ms (log)"
 plot 'study_modes.dat' using 2:3:4:xtic(1) title 'stock' lc rgb '#7f7f7f', \
 	for [m=0:3] '' using (column(8+6*m)):(column(9+6*m)):(column(10+6*m)) title word(modes, m+2)
-set title "COW faults (patched: /proc/cow_stats; stock: minor faults)"
+set title "the writer's COW faults (taskstats wpcopy_count)"
 set ylabel "faults per rep (log)"
 plot 'study_modes.dat' using 5:6:7:xtic(1) title 'stock' lc rgb '#7f7f7f', \
 	for [m=0:3] '' using (column(11+6*m)):(column(12+6*m)):(column(13+6*m)) title word(modes, m+2)

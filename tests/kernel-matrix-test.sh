@@ -2,8 +2,10 @@
 # ctest kernel_matrix (label kernel): cowbench matrix --kernel end to end.
 #   1. --kernel=stock,patched --precopy=0,1 --workloads=seq --sizes=4M --reps=2 gives one CSV whose
 #      every line parses, with exactly the cells {stock; patched precopy=0; patched precopy=1} x reps
-#      1-2, guest releases in `kernel`, one boot id per kernel, and exact COW fault counts: 1024 on
-#      the patched kernel without pre-copy, 512 with depth 1 (every other page copied ahead).
+#      1-2, guest releases in `kernel`, one boot id per kernel, and exact COW fault counts of the
+#      writer (taskstats wpcopy_count): 1024 on stock and on patched without pre-copy, 512 with
+#      depth 1 (every other page copied ahead); /proc/cow_stats (system-wide, so the writer's
+#      faults plus cowbench's own few) agrees within 64.
 #   2. The same matrix with 3 reps, SIGKILLed once rows of the first guest have come back, leaves
 #      no QEMU behind; --resume then adds exactly the missing (cell, rep) pairs and keeps the rest.
 # usage: tests/kernel-matrix-test.sh PATH/TO/cowbench
@@ -41,15 +43,16 @@ for r in rows:
     assert r["kernel"].startswith("6.12"), f"kernel column {r['kernel']!r} is not the guest's release"
     assert r["boot"], "no boot id"
     boots.setdefault(r["cell"].split()[0], set()).add(r["boot"])
+    want = 512 if r["cell"].endswith("precopy=1") else 1024
+    assert int(r["wpcopy_count"]) == want, f"{r['cell']}: the writer made {r['wpcopy_count']} COW copies, not {want}"
     if r["cell"].endswith("precopy=0"):
-        assert int(r["cow_faults"]) == 1024, f"precopy=0: {r['cow_faults']} COW faults, not 1024"
+        assert 1024 <= int(r["cow_faults"]) < 1024 + 64, f"precopy=0: cow_stats counted {r['cow_faults']}"
         assert r["precopy"] == "0"
     elif r["cell"].endswith("precopy=1"):
-        assert int(r["cow_faults"]) == 512, f"precopy=1 depth 1: {r['cow_faults']} COW faults, not 512"
-        assert int(r["precopy_success"]) == 512, f"precopy_success {r['precopy_success']}"
+        assert 512 <= int(r["cow_faults"]) < 512 + 64, f"precopy=1: cow_stats counted {r['cow_faults']}"
+        assert 512 <= int(r["precopy_success"]) < 512 + 64, f"precopy_success {r['precopy_success']}"
     else:
         assert r["cow_faults"] == "" and r["precopy"] == "", "the stock kernel has no /proc/cow_stats"
-        assert int(r["faults"]) >= 1024, f"stock: {r['faults']} faults for 1024 written pages"
 assert all(len(b) == 1 for b in boots.values()), f"boots: {boots}"
 print(f"{len(rows)} rows, cells and fault counts as expected")
 EOF
@@ -60,9 +63,9 @@ EOF
 rc=$?
 check "matrix exits 0 (got $rc)" test "$rc" -eq 0 || tail -20 "$WORK/a.err"
 check "one CSV, every line parses, expected cells and fault counts" verify "$WORK/a.csv" 2
-"$COWBENCH" summarize --quiet --format=csv --metric=cow_faults "$WORK/a.csv" --baseline precopy=0 >"$WORK/a.sum"
-check "summarize: precopy=1 has half the COW faults of precopy=0, same boot" \
-	grep -q '^"\{0,1\}kernel=patched workload=seq size=4M precopy=1"\{0,1\},cow_faults,.*,precopy=0,0\.5000,' "$WORK/a.sum"
+"$COWBENCH" summarize --quiet --format=csv --metric=wpcopy_count "$WORK/a.csv" --baseline precopy=0 >"$WORK/a.sum"
+check "summarize: precopy=1 has half the writer's COW copies of precopy=0, same boot" \
+	grep -q '^"\{0,1\}kernel=patched workload=seq size=4M precopy=1"\{0,1\},wpcopy_count,.*,precopy=0,0\.5000,' "$WORK/a.sum"
 
 # 2. SIGKILL mid-boot (once the first guest's rows have begun to come back), then --resume.
 "$COWBENCH" matrix "${AXES[@]}" --reps=3 --output "$WORK/b.csv" 2>"$WORK/b.err" &
