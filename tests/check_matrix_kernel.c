@@ -1,5 +1,6 @@
 /* cowbench matrix's kernel axis without QEMU: collapse rules, dry-run output, and the guest's --plan runner. */
 #include <cowbench/matrix.h>
+#include <cowbench/report.h>
 #include <cowbench/results.h>
 
 #include "testutil.h"
@@ -262,6 +263,52 @@ START_TEST(foreign_records_are_ignored)
 }
 END_TEST
 
+/* summarize --baseline divides rows of one boot only: boots drift apart (emulated time). */
+START_TEST(baseline_ratio_stays_in_one_boot)
+{
+	char plan[] = "/tmp/cbtest-bplanXXXXXX", rows[] = "/tmp/cbtest-browsXXXXXX", fixed[] = "/tmp/cbtest-bfixXXXXXX";
+	const char *run[] = { "cowbench", "matrix", "--plan", plan, "--warmup=0", "--output", rows, NULL };
+	const char *sum[] = { "cowbench", "summarize", "--quiet", "--format=csv", "--metric=elapsed_ns",
+			      "--baseline=fork=0", fixed, NULL };
+	const char *text = "1 workload=seq size=64K fork=1\n1 workload=seq size=64K fork=0\n"
+			   "2 workload=seq size=64K fork=1\n2 workload=seq size=64K fork=0\n";
+	int pfd = mkstemp(plan), rfd = mkstemp(rows), ffd = mkstemp(fixed);
+	struct cb_results res;
+	struct cb_report rep;
+	struct cli_result r;
+	char why[256];
+	FILE *fp;
+
+	ck_assert_int_eq(write(pfd, text, strlen(text)), (ssize_t)strlen(text));
+	close(pfd);
+	close(rfd);
+	r = tu_run_cli(run);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	ck_assert_int_eq(cb_results_read(rows, &res, why, sizeof(why)), 0);
+	ck_assert_uint_eq(res.n, 4);
+	/* Boot A: 200 vs 100 (ratio 2); boot B: 900 vs 300 (ratio 3); pooled it would be 2.75. */
+	for (size_t i = 0; i < res.n; i++) {
+		snprintf(res.rows[i].boot, sizeof(res.rows[i].boot), "%s", res.rows[i].rep == 1 ? "A" : "B");
+		res.rows[i].elapsed_ns = res.rows[i].rep == 1 ? (res.rows[i].fork ? 200 : 100) : (res.rows[i].fork ? 900 : 300);
+	}
+	fp = fdopen(ffd, "w");
+	cb_report_init(&rep, fp, CB_FORMAT_CSV, false);
+	for (size_t i = 0; i < res.n; i++)
+		ck_assert_int_eq(cb_report_row(&rep, &res.rows[i]), 0);
+	cb_report_finish(&rep);
+	fclose(fp);
+	cb_results_free(&res);
+	r = tu_run_cli(sum);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ",fork=0,2.0000,"), "%s", r.out);
+	tu_free(&r);
+	unlink(plan);
+	unlink(rows);
+	unlink(fixed);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("matrix_kernel");
@@ -279,6 +326,7 @@ static Suite *suite(void)
 	tcase_add_test(t, dead_guest_leaves_error_rows);
 	tcase_add_test(t, timed_out_guest_is_never_silent);
 	tcase_add_test(t, foreign_records_are_ignored);
+	tcase_add_test(t, baseline_ratio_stays_in_one_boot);
 	suite_add_tcase(s, t);
 	return s;
 }
