@@ -15,7 +15,7 @@ set grid ytics lc rgb '#dddddd'
 set logscale y
 set xtics rotate by -30 left
 set bmargin 5
-set key top left font ',9'
+set key outside top center horizontal font ',9'
 modes = "stock patched:off patched:depth-1 patched:depth-16 patched:adaptive"
 set title "runtime of the write loop (each kernel in its own boot)"
 set ylabel "ms (log)"
@@ -23,6 +23,7 @@ plot 'study_modes.dat' using 2:3:4:xtic(1) title 'stock' lc rgb '#7f7f7f', \
 	for [m=0:3] '' using (column(8+6*m)):(column(9+6*m)):(column(10+6*m)) title word(modes, m+2)
 set title "the writer's COW faults (taskstats wpcopy_count)"
 set ylabel "faults per rep (log)"
+set yrange [0.5:*] # a single-page writer's one fault stays visible
 plot 'study_modes.dat' using 5:6:7:xtic(1) title 'stock' lc rgb '#7f7f7f', \
 	for [m=0:3] '' using (column(11+6*m)):(column(12+6*m)):(column(13+6*m)) title word(modes, m+2)
 unset multiplot
