@@ -126,6 +126,8 @@ void cli_guest_info(void)
 	line("guest kernels cached:", buf);
 	if (!cb_path_exists("/usr/src/linux-source-6.12.tar.xz") && !strstr(buf, "6.12-"))
 		line("kernel source:", "absent (kernel/build.sh installs linux-source-6.12 with apt as root)");
+	bool has_guest = (guest && *guest) || (tools && cb_path_exists(repo));
+
 	if (guest && *guest)
 		snprintf(buf, sizeof(buf), "%s ($COWBENCH_GUEST_COWBENCH)", guest);
 	else
@@ -135,6 +137,8 @@ void cli_guest_info(void)
 	line("guest cowbench:", buf);
 	if (!tools)
 		line("--kernel guests:", "cannot run: no kernel tooling");
+	else if (!has_guest)
+		line("--kernel guests:", "cannot run: no static cowbench for the guest (set COWBENCH_GUEST_COWBENCH)");
 	else if (!qemu && getuid() != 0)
 		line("--kernel guests:", "cannot run: no QEMU, and installing it needs root");
 	else
