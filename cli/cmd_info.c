@@ -249,5 +249,6 @@ int cmd_info(int argc, char **argv)
 	config_lines();
 	cli_evidence_info();
 	cli_overrides_info();
+	cli_guest_info();
 	return 0;
 }

@@ -114,6 +114,7 @@ static const struct cb_column columns[] = {
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
 	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
 	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)"),
+	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 
