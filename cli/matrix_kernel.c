@@ -327,8 +327,7 @@ static int run_last_line(char *const argv[], char *out, size_t len)
 	}
 	buf[have] = '\0';
 	close(fds[0]);
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
+	cb_wait_status(pid, &ws);
 	while (have > 0 && buf[have - 1] == '\n')
 		buf[--have] = '\0';
 	snprintf(out, len, "%s", strrchr(buf, '\n') ? strrchr(buf, '\n') + 1 : buf);
@@ -647,7 +646,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	if (imaged && spawn_guest(r, dir, image, boot_timeout(r, b), &pid) == 0) {
 		spawned = true;
 		for (;;) {
-			pid_t w = waitpid(pid, &ws, WNOHANG);
+			pid_t w = waitpid(pid, &ws, WNOHANG); /* a poll while rows stream in */
 
 			if (drain(&rc, &f, false) < 0 || rc.werr)
 				break;
@@ -659,7 +658,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 			drain(&rc, &f, true);
 		if (rc.werr) { /* stop the guest: its rows have nowhere to go */
 			kill(pid, SIGTERM);
-			waitpid(pid, &ws, 0);
+			cb_wait_status(pid, &ws);
 		}
 	}
 	unsetenv("COWBENCH_WATCH_PID");
