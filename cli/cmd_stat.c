@@ -730,7 +730,7 @@ static int release_held(pid_t pid, int go_fd, int err_fd)
 		e = 0; /* EOF: exec closed the pipe, the command runs */
 	close(err_fd);
 	if (e)
-		waitpid(pid, NULL, 0);
+		cb_wait_status(pid, &(int){ 0 });
 	return e;
 }
 
@@ -809,9 +809,8 @@ static int wait_status(pid_t pid)
 {
 	int ws;
 
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return EXIT_INTERNAL;
+	if (cb_wait_status(pid, &ws) < 0)
+		return EXIT_INTERNAL;
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 

@@ -328,9 +328,8 @@ int cli_fork_accounted(void)
 	pid = fork();
 	if (pid <= 0)
 		return -1; /* the child goes on; if fork failed, this process goes on uncounted */
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return EXIT_INTERNAL;
+	if (cb_wait_status(pid, &ws) < 0)
+		return EXIT_INTERNAL;
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 

@@ -106,6 +106,7 @@ struct cb_row {
 	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
 	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
+	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
 	int64_t nivcsw, steal_ns, runq, migrations, writer_cpu;
 	char stop[12];
