@@ -593,6 +593,14 @@ static void assert_stops(const char *path, size_t cells, long n, const char *wan
 	cb_results_free(&res);
 }
 
+static void run_ok(const char *const *argv)
+{
+	struct cli_result r = tu_run_cli(argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+}
+
 START_TEST(adaptive_bounds_and_resume)
 {
 	char path[] = "/tmp/cbtest-adaptXXXXXX";
@@ -606,35 +614,24 @@ START_TEST(adaptive_bounds_and_resume)
 				"--output", path, "--quiet", NULL };
 	const char *timed[] = { "cowbench", "matrix", "--workload=single", "--size=64K", "--fork=1,0", "--reps=3",
 				"--target-ci=0.001", "--max-time=1ms", "--output", path, "--quiet", NULL };
-	struct cli_result r;
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	unlink(path);
-	r = tu_run_cli(bound);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
+	run_ok(bound);
 	assert_stops(path, 2, 4, "max-reps");
 	/* Resumed with a higher bound: the rows that stopped the cells are there, so nothing runs. */
-	r = tu_run_cli(more);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
+	run_ok(more);
 	assert_stops(path, 2, 4, "max-reps");
 	unlink(path);
 	/* Fixed reps leave `stop` empty; resumed adaptively, they count and the cells go on to the bound. */
-	r = tu_run_cli(fixed);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
+	run_ok(fixed);
 	assert_stops(path, 2, 3, "");
-	r = tu_run_cli(more);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
+	run_ok(more);
 	assert_stops(path, 2, 6, "max-reps");
 	unlink(path);
 	/* The time bound never cuts below --reps. */
-	r = tu_run_cli(timed);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
+	run_ok(timed);
 	assert_stops(path, 2, 3, "max-time");
 	unlink(path);
 }
