@@ -8,7 +8,8 @@ The guest init (kernel/lib/guest-init.sh) prints:
   @@COWBENCH-EXIT@@ <status>             the command's exit status
 
 Exit status: the command's, or 1 when a kernel BUG/WARNING/Oops/panic shows
-on the console, 124 on timeout, 125 when the guest died without a status.
+on the console (KASAN reports start with "BUG: KASAN", lockdep's with
+"WARNING: possible ..." or "WARNING: inconsistent ..."), 124 on timeout, 125 when the guest died without a status.
 """
 import argparse
 import base64
@@ -21,7 +22,7 @@ import threading
 import time
 
 SPLAT = re.compile(
-    r"(^|\]\s)(BUG: |WARNING: CPU|WARNING: at |Oops: |Kernel panic|kernel BUG at|"
+    r"(^|\]\s)(BUG: |WARNING: |Oops: |Kernel panic|kernel BUG at|"
     r"general protection fault|------------\[ cut here \]|Bad page state|"
     r"Unable to handle kernel|page_table_check)")
 
