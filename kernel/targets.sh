@@ -11,7 +11,8 @@
 #   kernel/targets.sh [--reps N] [--smp N] [--modes "0:1 2:1 1:16"]
 #                     [--fork-boots N] [--fork-mb N] [--kernel BZIMAGE] [--native]
 #
-#   --reps N        repetitions of every cell (default 9, at least 5)
+#   --reps N        repetitions of every cell (default 9, at least 5; 0 skips
+#                   the matrix, for a fork comparison alone)
 #   --smp N         guest CPUs (default 1: the least emulation noise)
 #   --modes M       pre-copy modes as MODE:DEPTH (default "0:1 2:1 1:16");
 #                   0:1 is the baseline and must be there
@@ -52,7 +53,8 @@ while [[ $# -gt 0 ]]; do
 	esac
 	shift
 done
-[[ $REPS =~ ^[0-9]+$ && $REPS -ge 5 ]] || { echo "targets.sh: --reps must be a number >= 5" >&2; exit 2; }
+[[ $REPS =~ ^[0-9]+$ && ( $REPS -ge 5 || $REPS -eq 0 ) ]] || { echo "targets.sh: --reps must be 0 or a number >= 5" >&2; exit 2; }
+[[ $REPS -gt 0 || $FORK_BOOTS -gt 0 ]] || { echo "targets.sh: nothing to do with --reps 0 and no --fork-boots" >&2; exit 2; }
 [[ $SMP =~ ^[0-9]+$ && $SMP -ge 1 ]] || { echo "targets.sh: --smp must be a number >= 1" >&2; exit 2; }
 [[ $FORK_BOOTS =~ ^[0-9]+$ && $FORK_MB =~ ^[0-9]+$ ]] || { echo "targets.sh: --fork-boots/--fork-mb must be numbers" >&2; exit 2; }
 for m in $MODES; do
@@ -89,7 +91,10 @@ WORKLOADS=("seq 16" "seq 64" "stride 16" "hotset 16" "random 16" "single 16")
 } > "$OUT/matrix.sh"
 
 echo "== matrix: $REPS repetitions, modes $MODES, kernel $KERNEL"
-if [[ $NATIVE -eq 1 ]]; then
+if [[ $REPS -eq 0 ]]; then
+	: > "$OUT/matrix.out"
+	rc=0
+elif [[ $NATIVE -eq 1 ]]; then
 	old_mode=$(cat /proc/sys/vm/cow_precopy) old_depth=$(cat /proc/sys/vm/cow_precopy_depth)
 	# Put the sysctls back however the run ends.
 	trap 'echo "$old_depth" > /proc/sys/vm/cow_precopy_depth; echo "$old_mode" > /proc/sys/vm/cow_precopy' EXIT
@@ -166,87 +171,89 @@ def label(mode):
     return {"0": "off", "1": f"depth {d}", "2": "adaptive", "3": "madvised"}[m]
 
 
-workloads = []
-for (w, _m) in rows:
-    if w not in workloads:
-        workloads.append(w)
-modes = sorted({m for (_w, m) in rows}, key=lambda m: (m != "0:1", m))
-print()
-print("Per cell: mean over repetitions of faults / pre-copied pages / wasted pages / new pages;")
-print("d.runtime and d.p99: geometric mean of the per-repetition ratio to cow_precopy=0 in the same")
-print("repetition, with its 95 % CI (t on log ratios); p99 = 99th percentile of the per-write times.")
-print()
-hdr = (f"{'workload':<16}{'mode':<11}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
-       f"{'growth':>8}{'runtime ms':>11}{'d.runtime [95% CI]':>27}{'p99 us':>9}{'d.p99 [95% CI]':>27}")
-print(hdr)
-print("-" * len(hdr))
-summary = {}
-for w in workloads:
-    base = rows.get((w, "0:1"))
-    if not base:
-        continue
-    for mode in modes:
-        cell = rows.get((w, mode))
-        if not cell:
-            continue
-        reps = sorted(set(cell) & set(base))
-        runs = [r for k in reps for r in cell[k]]
-        bruns = [r for k in reps for r in base[k]]
-        faults = agg(runs, "faults", statistics.mean)
-        bfaults = agg(bruns, "faults", statistics.mean)
-        pre = agg(runs, "precopy_success", statistics.mean)
-        wasted = agg(runs, "wasted", statistics.mean)
-        newp = agg(runs, "new_pages", statistics.mean)
-        bnew = agg(bruns, "new_pages", statistics.mean)
-        growth = newp / bnew if bnew else float("nan")
-        rt = [agg(cell[k], "ns") / agg(base[k], "ns") for k in reps]
-        p99 = [agg(cell[k], "lat_p99") / agg(base[k], "lat_p99") for k in reps]
-        g_rt, lo_rt, hi_rt = ci(rt)
-        g_p99, lo_p99, hi_p99 = ci(p99)
-        df = 100 * (faults - bfaults) / bfaults if bfaults else 0.0
-        fmt = lambda g, lo, hi: f"{100 * (g - 1):+6.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
-        print(f"{w:<16}{label(mode):<11}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
-              f"{growth:>8.3f}{agg(runs, 'ns') / 1e6:>11.2f}{fmt(g_rt, lo_rt, hi_rt):>27}"
-              f"{agg(runs, 'lat_p99') / 1e3:>9.1f}{fmt(g_p99, lo_p99, hi_p99):>27}")
-        summary[(w, mode)] = dict(df=df, rt=(g_rt, lo_rt, hi_rt), p99=(g_p99, lo_p99, hi_p99),
-                                  wasted=wasted, written=agg(runs, "distinct", statistics.mean),
-                                  growth=growth, reps=len(reps))
-    print()
-
-print("Targets (adaptive mode, cow_precopy=2, against cow_precopy=0 in the same boot):")
-target_mode = "2:1"
-
-
 def verdict(ok):
     return "met" if ok else "NOT met"
 
 
-for w in ("seq 16M", "seq 64M"):
-    s = summary.get((w, target_mode))
-    if not s:
-        continue
-    print(f"  {w}: faults {s['df']:+.1f}% (target <= -95%: {verdict(s['df'] <= -95)}); "
-          f"runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, {100 * (s['rt'][2] - 1):+.1f}] "
-          f"(target <= -30%: {verdict(s['rt'][2] <= 0.70)}); "
-          f"p99 x{s['p99'][0]:.2f} [{s['p99'][1]:.2f}, {s['p99'][2]:.2f}] (target <= 1.5x: {verdict(s['p99'][2] <= 1.5)})")
-for w in ("stride-2 16M", "hotset 10% 16M", "random 16M"):
-    s = summary.get((w, target_mode))
-    if not s:
-        continue
-    share = 100 * s["wasted"] / s["written"] if s["written"] else 0.0
-    print(f"  {w}: wasted {s['wasted']:.0f} pages = {share:.2f}% of {s['written']:.0f} written (target <= 5%: "
-          f"{verdict(share <= 5)}); runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
-          f"{100 * (s['rt'][2] - 1):+.1f}] and p99 {100 * (s['p99'][0] - 1):+.1f}% [{100 * (s['p99'][1] - 1):+.1f}, "
-          f"{100 * (s['p99'][2] - 1):+.1f}] (target within +2%: "
-          f"{verdict(s['rt'][2] <= 1.02 and s['p99'][2] <= 1.02)})")
-s = summary.get(("single 16M", target_mode))
-if s:
-    print(f"  single 16M: runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
-          f"{100 * (s['rt'][2] - 1):+.1f}] (target within +2%: {verdict(s['rt'][2] <= 1.02)})")
-worst = max((s["growth"] for (w, m), s in summary.items() if m == target_mode), default=float("nan"))
-print(f"  anonymous growth (new pages over pre-copy off), worst workload: x{worst:.3f} "
-      f"(target <= 1.05: {verdict(worst <= 1.05)})")
-print("  'met' needs the whole 95 % interval inside the target.")
+if rows:
+    workloads = []
+    for (w, _m) in rows:
+        if w not in workloads:
+            workloads.append(w)
+    modes = sorted({m for (_w, m) in rows}, key=lambda m: (m != "0:1", m))
+    print()
+    print("Per cell: mean over repetitions of faults / pre-copied pages / wasted pages / new pages;")
+    print("d.runtime and d.p99: geometric mean of the per-repetition ratio to cow_precopy=0 in the same")
+    print("repetition, with its 95 % CI (t on log ratios); p99 = 99th percentile of the per-write times.")
+    print()
+    hdr = (f"{'workload':<16}{'mode':<11}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
+           f"{'growth':>8}{'runtime ms':>11}{'d.runtime [95% CI]':>27}{'p99 us':>9}{'d.p99 [95% CI]':>27}")
+    print(hdr)
+    print("-" * len(hdr))
+    summary = {}
+    for w in workloads:
+        base = rows.get((w, "0:1"))
+        if not base:
+            continue
+        for mode in modes:
+            cell = rows.get((w, mode))
+            if not cell:
+                continue
+            reps = sorted(set(cell) & set(base))
+            runs = [r for k in reps for r in cell[k]]
+            bruns = [r for k in reps for r in base[k]]
+            faults = agg(runs, "faults", statistics.mean)
+            bfaults = agg(bruns, "faults", statistics.mean)
+            pre = agg(runs, "precopy_success", statistics.mean)
+            wasted = agg(runs, "wasted", statistics.mean)
+            newp = agg(runs, "new_pages", statistics.mean)
+            bnew = agg(bruns, "new_pages", statistics.mean)
+            growth = newp / bnew if bnew else float("nan")
+            rt = [agg(cell[k], "ns") / agg(base[k], "ns") for k in reps]
+            p99 = [agg(cell[k], "lat_p99") / agg(base[k], "lat_p99") for k in reps]
+            g_rt, lo_rt, hi_rt = ci(rt)
+            g_p99, lo_p99, hi_p99 = ci(p99)
+            df = 100 * (faults - bfaults) / bfaults if bfaults else 0.0
+            fmt = lambda g, lo, hi: f"{100 * (g - 1):+6.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
+            print(f"{w:<16}{label(mode):<11}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
+                  f"{growth:>8.3f}{agg(runs, 'ns') / 1e6:>11.2f}{fmt(g_rt, lo_rt, hi_rt):>27}"
+                  f"{agg(runs, 'lat_p99') / 1e3:>9.1f}{fmt(g_p99, lo_p99, hi_p99):>27}")
+            summary[(w, mode)] = dict(df=df, rt=(g_rt, lo_rt, hi_rt), p99=(g_p99, lo_p99, hi_p99),
+                                      wasted=wasted, written=agg(runs, "distinct", statistics.mean),
+                                      growth=growth, reps=len(reps))
+        print()
+
+    print("Targets (adaptive mode, cow_precopy=2, against cow_precopy=0 in the same boot):")
+    target_mode = "2:1"
+
+
+
+    for w in ("seq 16M", "seq 64M"):
+        s = summary.get((w, target_mode))
+        if not s:
+            continue
+        print(f"  {w}: faults {s['df']:+.1f}% (target <= -95%: {verdict(s['df'] <= -95)}); "
+              f"runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, {100 * (s['rt'][2] - 1):+.1f}] "
+              f"(target <= -30%: {verdict(s['rt'][2] <= 0.70)}); "
+              f"p99 x{s['p99'][0]:.2f} [{s['p99'][1]:.2f}, {s['p99'][2]:.2f}] (target <= 1.5x: {verdict(s['p99'][2] <= 1.5)})")
+    for w in ("stride-2 16M", "hotset 10% 16M", "random 16M"):
+        s = summary.get((w, target_mode))
+        if not s:
+            continue
+        share = 100 * s["wasted"] / s["written"] if s["written"] else 0.0
+        print(f"  {w}: wasted {s['wasted']:.0f} pages = {share:.2f}% of {s['written']:.0f} written (target <= 5%: "
+              f"{verdict(share <= 5)}); runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+              f"{100 * (s['rt'][2] - 1):+.1f}] and p99 {100 * (s['p99'][0] - 1):+.1f}% [{100 * (s['p99'][1] - 1):+.1f}, "
+              f"{100 * (s['p99'][2] - 1):+.1f}] (target within +2%: "
+              f"{verdict(s['rt'][2] <= 1.02 and s['p99'][2] <= 1.02)})")
+    s = summary.get(("single 16M", target_mode))
+    if s:
+        print(f"  single 16M: runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+              f"{100 * (s['rt'][2] - 1):+.1f}] (target within +2%: {verdict(s['rt'][2] <= 1.02)})")
+    worst = max((s["growth"] for (w, m), s in summary.items() if m == target_mode), default=float("nan"))
+    print(f"  anonymous growth (new pages over pre-copy off), worst workload: x{worst:.3f} "
+          f"(target <= 1.05: {verdict(worst <= 1.05)})")
+    print("  'met' needs the whole 95 % interval inside the target.")
 
 try:
     fork = [dict(re.findall(r"(\w+)=([^\s]+)", l)) for l in open(sys.argv[2]) if l.startswith("cowfaults ")]
