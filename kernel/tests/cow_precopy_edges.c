@@ -123,26 +123,26 @@ static long check(const char *m, long n, int who, const char *written, long ksm_
 	return bad;
 }
 
-static long status_kb(const char *key)
+/* The "KEY: N kB" value of @key in the file at @path, or -1. */
+static long file_kb(const char *path, const char *key)
 {
-	static char buf[4096];
+	static char buf[8192];
 	char *p;
 
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
+	if (read_file(path, buf, sizeof(buf)))
 		return -1;
 	p = strstr(buf, key);
 	return p ? atol(p + strlen(key)) : -1;
 }
 
+static long status_kb(const char *key)
+{
+	return file_kb("/proc/self/status", key);
+}
+
 static long meminfo_kb(const char *key)
 {
-	static char buf[8192];
-	char *p;
-
-	if (read_file("/proc/meminfo", buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key)) : -1;
+	return file_kb("/proc/meminfo", key);
 }
 
 static uint64_t pfn_of(const void *addr)
