@@ -213,8 +213,9 @@ static bool opt_format(void *o, const char *v)
 
 static bool opt_precopy(void *o, const char *v)
 {
-	if (!cli_parse_long(v, 0, 2, &OPTS(o)->precopy)) {
-		cli_error("--precopy must be 0 (off), 1 (fixed depth) or 2 (adaptive), not '%s'", v);
+	if (!cli_parse_long(v, 0, 3, &OPTS(o)->precopy)) {
+		cli_error("--precopy must be 0 (off), 1 (fixed depth), 2 (adaptive) or 3 (adaptive, MADV_SEQUENTIAL "
+			  "mappings only), not '%s'", v);
 		return false;
 	}
 	return true;
@@ -304,7 +305,7 @@ static const struct cli_option generic_options[] = {
 	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
 	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all or none; "
 	  "default all but perf (it adds a little to each fault)", opt_probes },
-	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
+	{ "precopy", "0|1|2|3", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  opt_precopy_depth },
 };
