@@ -473,26 +473,51 @@ static int injected_signal(long rep)
 	return at == rep ? SIGKILL : 0;
 }
 
+struct run_sink {
+	struct cb_report *rep;
+	struct cli_explain *ex;
+};
+
+/* Record one row: explain sees it, the report writes it. */
+static int emit_row(void *arg, struct cb_row *row)
+{
+	struct run_sink *sink = arg;
+
+	cli_explain_add(sink->ex, row);
+	if (cb_report_row(sink->rep, row) < 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Warm-up and the timed reps, with the system as the user has it (with
+ * --probes=inline, delay accounting on for them), then the evidence reps.
+ */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex)
 {
-	int worst = CB_EXIT_OK;
+	struct run_sink sink = { rep, ex };
+	bool inline_on = (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
+	int worst = CB_EXIT_OK, ev;
 
 	for (long i = 1 - o->warmup; i <= o->reps; i++) {
 		struct cb_row row;
 
 		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
-		cb_run_rep(spec, (int)(i >= 1 ? i : 0), &row);
+		cb_run_rep_accounted(spec, (int)(i >= 1 ? i : 0), &row);
 		if (i < 1)
 			continue; /* warm-up: measured, not recorded */
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		cli_explain_add(ex, &row);
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
+		if (emit_row(&sink, &row) < 0)
 			return EXIT_RUN_FAILED;
-		}
 	}
-	return worst; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
+	cli_delayacct_back(inline_on);
+	ev = cli_run_evidence_reps(spec, NULL, CLI_EVIDENCE_REPS, emit_row, &sink);
+	if (ev < 0)
+		return EXIT_RUN_FAILED;
+	return cb_exit_code_worst(worst, ev); /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
 static const struct run_opts run_defaults = {
@@ -555,11 +580,6 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	return 0;
 }
 
-static bool probe_on(unsigned probes, enum cb_probe p)
-{
-	return ((probes ? probes : CB_PROBES_DEFAULT) & (1u << p)) != 0;
-}
-
 static int apply_sysctls(const struct run_opts *o)
 {
 	if (o->params.hugetlb)
@@ -596,13 +616,9 @@ int cmd_run(int argc, char **argv)
 	out = open_output(o.output);
 	if (!out)
 		return EXIT_USAGE;
-	/*
-	 * Delay accounting on for the run (the fork-and-touch workloads read it; it costs the
-	 * others' faults a little for nothing); a parent writer must be a process born after that.
-	 */
-	if (spec.workload->page_order && probe_on(o.probes, CB_PROBE_TASKSTATS) && cli_evidence_prepare() == 1 &&
-	    o.writer == CB_WRITER_PARENT && (status = cli_fork_accounted()) >= 0)
-		return status;
+	if (o.probes & CB_PROBES_INLINE)
+		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
+			 "include that work (README: \"Explaining COW on a stock kernel\")");
 	if (o.explain && !(ex = cli_explain_new())) {
 		cli_error("out of memory");
 		return EXIT_INTERNAL;

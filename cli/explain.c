@@ -10,6 +10,7 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/evidence.h>
+#include <cowbench/results.h>
 
 #include "cli.h"
 
@@ -21,9 +22,10 @@ struct acc {
 struct cli_explain {
 	char workload[32], writer[8], source[12], notes[96];
 	int64_t pages, touched, fork;
-	size_t rows, failed;
+	size_t rows, failed, evidence_rows; /* rows: timed reps that are ok */
 	struct acc copies, reuses, shared, wpcopy, kmean, p50, mean, memcpy, faults;
 	struct acc pd_delta, snap_sd_delta, minflt, majflt, cs, mig, cowstats;
+	struct acc evidence_p50; /* the evidence reps' own p50: what their probes cost */
 };
 
 struct cli_explain *cli_explain_new(void)
@@ -52,6 +54,15 @@ static void add_flt(struct acc *a, double v)
 	}
 }
 
+/* A time of the loop: from timed reps only (cb_row_number leaves an evidence rep's out). */
+static void add_timed(struct acc *a, const struct cb_row *row, const char *column)
+{
+	double v;
+
+	if (cb_row_number(row, column, &v))
+		add_flt(a, v);
+}
+
 static void add_delta(struct acc *a, int64_t before, int64_t after)
 {
 	if (before != CB_NA && after != CB_NA)
@@ -71,16 +82,21 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 	ex->pages = row->pages;
 	ex->touched = row->touched;
 	ex->fork = row->fork;
-	ex->rows++;
+	if (cb_row_is_evidence(row)) {
+		ex->evidence_rows++;
+		add_flt(&ex->evidence_p50, row->lat_p50_ns);
+	} else {
+		ex->rows++;
+	}
 	add_int(&ex->copies, row->cow_copies);
 	add_int(&ex->reuses, row->cow_reuses);
 	add_int(&ex->shared, row->cow_shared);
 	add_int(&ex->wpcopy, row->wpcopy_count);
 	add_int(&ex->cowstats, row->cow_faults);
 	add_flt(&ex->kmean, row->kernel_copy_ns_mean);
-	add_flt(&ex->p50, row->lat_p50_ns);
-	add_flt(&ex->mean, row->lat_mean_ns);
-	add_flt(&ex->memcpy, row->memcpy_ns);
+	add_timed(&ex->p50, row, "lat_p50_ns");
+	add_timed(&ex->mean, row, "lat_mean_ns");
+	add_timed(&ex->memcpy, row, "memcpy_ns");
 	add_int(&ex->faults, row->faults);
 	add_delta(&ex->pd_delta, row->private_dirty_kb_before, row->private_dirty_kb);
 	add_delta(&ex->snap_sd_delta, row->snap_shared_dirty_kb_before, row->snap_shared_dirty_kb);
@@ -123,6 +139,16 @@ static void print_breakdown(const struct cli_explain *ex, FILE *fp)
 	fprintf(fp, ": %s\n", k >= p50 / 2 ? "copying dominates here" : "trap and page-table work dominate here");
 }
 
+/* The evidence reps' times are left out above; what their probes cost the fault is worth saying. */
+static void print_evidence_cost(const struct cli_explain *ex, FILE *fp)
+{
+	if (!have(&ex->evidence_p50) || !have(&ex->p50))
+		return;
+	fprintf(fp, "  probes: the evidence reps (kernel counts above) ran at %.2f us p50, %+.0f%% against the timed "
+		"reps' %.2f us\n", avg(&ex->evidence_p50) / 1e3, 100.0 * (avg(&ex->evidence_p50) / avg(&ex->p50) - 1),
+		avg(&ex->p50) / 1e3);
+}
+
 /* Kernel copies per page written: about 1 when every write copied, about 0 without fork or on reuse. */
 static double copies_per_write(const struct cli_explain *ex)
 {
@@ -135,12 +161,15 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 {
 	if (!ex)
 		return;
-	if (ex->rows == 0) {
+	if (ex->rows + ex->evidence_rows == 0) {
 		fprintf(fp, "cowbench: explain: no successful repetition to explain (%zu failed)\n", ex->failed);
 		return;
 	}
-	fprintf(fp, "cowbench: explain: %s, %lld pages, %s writes%s, %zu reps (means over reps)\n", ex->workload,
-		(long long)ex->pages, ex->writer, ex->fork ? " after fork" : " without fork (baseline)", ex->rows);
+	fprintf(fp, "cowbench: explain: %s, %lld pages, %s writes%s, %zu reps", ex->workload, (long long)ex->pages,
+		ex->writer, ex->fork ? " after fork" : " without fork (baseline)", ex->rows);
+	if (ex->evidence_rows)
+		fprintf(fp, " + %zu evidence rep%s", ex->evidence_rows, ex->evidence_rows == 1 ? "" : "s");
+	fprintf(fp, " (means over reps)\n");
 	if (have(&ex->copies)) {
 		fprintf(fp, "  pages: %.0f copied (new page frame), %.0f reused in place", avg(&ex->copies),
 			avg(&ex->reuses));
@@ -171,6 +200,7 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 			avg(&ex->minflt), avg(&ex->majflt), avg(&ex->cs), avg(&ex->mig));
 	else if (have(&ex->faults))
 		fprintf(fp, "  faults: %.0f minor [getrusage]\n", avg(&ex->faults));
+	print_evidence_cost(ex, fp);
 	if (ex->notes[0])
 		fprintf(fp, "cowbench: note: not measured: %s (see README, \"Explaining COW on a stock kernel\")\n",
 			ex->notes);
@@ -184,21 +214,6 @@ int cli_evidence_prepare(void)
 		return 0; /* already on, absent, or not ours to change: the probe says why */
 	cli_restore_sysctls_at_exit();
 	return cb_delayacct_enable() == 0 ? 1 : 0;
-}
-
-int cli_fork_accounted(void)
-{
-	pid_t pid;
-	int ws;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid <= 0)
-		return -1; /* the child goes on; if fork failed, this process goes on uncounted */
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return EXIT_INTERNAL;
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
 void cli_evidence_info(void)

@@ -425,6 +425,44 @@ START_TEST(test_probe_check)
 }
 END_TEST
 
+/* --probes words, and which probes each kind of rep runs. */
+START_TEST(test_probe_sets_per_rep_kind)
+{
+	const unsigned perf = 1u << CB_PROBE_PERF, ts = 1u << CB_PROBE_TASKSTATS;
+	unsigned p;
+
+	ck_assert_int_eq(cb_probes_parse("inline", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_DEFAULT | CB_PROBES_INLINE);
+	ck_assert_int_eq(cb_probes_parse("all,inline", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_ALL | CB_PROBES_INLINE);
+	ck_assert_int_eq(cb_probes_parse("pagemap,default", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_DEFAULT);
+	ck_assert_int_eq(cb_probes_parse("none,inline", &p), -EINVAL);
+	ck_assert_int_eq(cb_probes_parse("perf,", &p), 0);
+	ck_assert_int_eq(cb_probes_parse(",", &p), -EINVAL);
+	/* perf counts every fault: never in a timed rep, unless inline; always in an evidence rep. */
+	ck_assert_uint_eq(cb_probes_intrusive(perf) & perf, perf);
+	ck_assert_uint_eq(cb_probes_for_rep(perf, CB_REP_TIMED), CB_PROBES_NONE);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_TIMED) & perf, 0);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_TIMED) & (1u << CB_PROBE_PAGEMAP),
+			  1u << CB_PROBE_PAGEMAP);
+	ck_assert_uint_eq(cb_probes_for_rep(perf | CB_PROBES_INLINE, CB_REP_TIMED) & perf, perf);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_EVIDENCE), CB_PROBES_ALL);
+	ck_assert_uint_eq(cb_probes_intrusive(CB_PROBES_NONE), 0);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_NONE, CB_REP_EVIDENCE), CB_PROBES_NONE);
+	/* taskstats: in timed reps exactly when delay accounting is already on. */
+	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+		return;
+	atexit(cb_sysctl_restore_all);
+	ck_assert_int_eq(cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0), 0);
+	ck_assert_uint_eq(cb_probes_intrusive(0) & ts, ts);
+	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED) & ts, 0);
+	ck_assert_int_eq(cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1), 0);
+	ck_assert_uint_eq(cb_probes_intrusive(0), 0);
+	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED), CB_PROBES_DEFAULT);
+}
+END_TEST
+
 /* kernel_copy_ns_mean: taskstats first, the cowbench kernel's counters otherwise, empty with neither. */
 START_TEST(test_copy_mean_sources)
 {
@@ -464,6 +502,7 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_no_fork_no_copies);
 	tcase_add_test(tc, test_reuse_after_child_exit);
 	tcase_add_test(tc, test_delayacct_off_is_empty);
+	tcase_add_test(tc, test_probe_sets_per_rep_kind);
 	tcase_add_test(tc, test_unprivileged_probes);
 	tcase_add_test(tc, test_probe_check);
 	tcase_add_test(tc, test_killed_writer_is_empty);

@@ -31,6 +31,7 @@ struct cb_run_spec {
 	unsigned probes;           /* evidence probes to run (cowbench/evidence.h); 0: the default set */
 	struct cb_wl_params params; /* the region: page type, NUMA placement */
 	struct cb_wl_opts opts;     /* the workload's own options (its table, cowbench/option.h) */
+	enum cb_rep_kind rep_kind;  /* timed: probes that add work in the fault path stay out (cb_probes_for_rep) */
 };
 
 /** Set spec->workload to w and its options to w's defaults. */
@@ -66,5 +67,22 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec);
  * was measured (row->status says that too).
  */
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
+
+/**
+ * Whether the cell needs evidence reps: a fork-and-touch workload whose
+ * probes (not --probes=inline) include one that adds work inside the fault
+ * path as the system is now (cb_probes_intrusive). Ask before switching
+ * delay accounting on for them.
+ */
+bool cb_run_wants_evidence(const struct cb_run_spec *spec);
+/**
+ * cb_run_rep, but where taskstats is to count a parent writer's copies and
+ * this process was born before delay accounting went on (the kernel never
+ * counts such a process), in a fresh child that dies with this process
+ * (PR_SET_PDEATHSIG) and sends its row back.
+ */
+int cb_run_rep_accounted(const struct cb_run_spec *spec, int rep, struct cb_row *row);
+/** cb_run_rep_accounted as an evidence rep: every selected probe, rep_kind "evidence". */
+int cb_run_evidence_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
 
 #endif
