@@ -658,6 +658,8 @@ static Suite *matrix_suite(void)
 	tcase_add_test(out, existing_output_is_not_clobbered);
 	tcase_add_test(out, resume_counts_evidence_reps);
 	tcase_set_timeout(out, 300);
+	/* Real matrices switch delay accounting for their evidence reps: not while another test relies on it. */
+	tcase_add_unchecked_fixture(out, tu_save_delayacct, tu_restore_delayacct);
 	suite_add_tcase(s, lib);
 	suite_add_tcase(s, cli);
 	suite_add_tcase(s, out);
