@@ -97,6 +97,8 @@ bool cli_delayacct_on(const struct cb_run_spec *spec);
 void cli_delayacct_back(bool switched);
 typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
 int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
+/* cowbench info's lines on instrumentation on system-wide that taxes every fault (instrumentation.c). */
+void cli_instrumentation_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
 

@@ -70,5 +70,6 @@ int cmd_info(int argc, char **argv)
 	else
 		line("vm.cow_precopy:", present(CB_PRECOPY_SYSCTL));
 	cli_evidence_info();
+	cli_instrumentation_info();
 	return 0;
 }

@@ -397,7 +397,7 @@ static int check_taskstats(char *detail, size_t len)
 		return err;
 	}
 	snprintf(detail, len, "yes (wpcopy counts, version %u; kernel.task_delayacct=%d%s)", t.version, on,
-		 on == 1 ? "" : ": cowbench run/stat switch it on as root for the run");
+		 on == 1 ? "" : ": as root, cowbench run switches it on for its evidence reps, stat for its run");
 	return 0;
 }
 
