@@ -82,8 +82,8 @@ void cli_explain_free(struct cli_explain *ex);
 int cli_evidence_prepare(void);
 /*
  * A cell's evidence reps (evreps.c), after its timed reps, when its probes
- * need them (cb_run_wants_evidence): delay accounting on for them as root
- * and off again after, reps 1..n less those done[] marks (NULL: none);
+ * call for them (cb_run_wants_evidence): delay accounting on for them as
+ * root when it was off, and off again after, reps 1..n less those done[] marks (NULL: none);
  * emit() records each row (< 0: stop). The worst row's exit code, or -1.
  */
 #define CLI_EVIDENCE_REPS 1

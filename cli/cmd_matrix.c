@@ -580,7 +580,7 @@ static size_t cell_todo(const struct plan *p, size_t c, long reps)
 	return n;
 }
 
-/* Evidence reps the cell still needs (none when its probes add nothing inside the fault path). */
+/* Evidence reps the cell still needs (none when its probes can add nothing inside the fault path). */
 static size_t cell_evidence_todo(const struct plan *p, size_t c)
 {
 	size_t n = 0;
@@ -594,18 +594,18 @@ static size_t cell_evidence_todo(const struct plan *p, size_t c)
 
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
 {
-	size_t todo = 0;
+	size_t todo = 0, ev = 0;
 
-	for (size_t i = 0; i < p->cells.n; i++)
+	for (size_t i = 0; i < p->cells.n; i++) {
 		todo += cell_todo(p, i, o->reps);
+		ev += cell_evidence_todo(p, i);
+	}
 	printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)
 		printf(", shard %u/%u", o->shard_i, o->shard_n);
 	if (o->shuffle)
 		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
-	/* Evidence reps depend on kernel.task_delayacct at run time: the plan names them, it does not count them. */
-	printf("; %zu reps to run (+%d evidence rep per cell whose probes add work inside the fault path)\n", todo,
-	       CLI_EVIDENCE_REPS);
+	printf("; %zu reps to run, %zu evidence reps (probes that can add work inside the fault path)\n", todo, ev);
 	for (size_t i = 0; i < p->cells.n; i++) {
 		size_t t = cell_todo(p, i, o->reps);
 

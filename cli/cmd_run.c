@@ -215,7 +215,8 @@ static bool opt_explain(void *o, const char *v)
 static bool opt_probes(void *o, const char *v)
 {
 	if (cb_probes_parse(v, &OPTS(o)->probes) < 0) {
-		cli_error("--probes must be all, none, default or a list of taskstats,pagemap,smaps,perf, not '%s'", v);
+		cli_error("--probes must be none or a list of taskstats,pagemap,smaps,perf,all,default,inline, not '%s'",
+			  v);
 		return false;
 	}
 	return true;
@@ -266,8 +267,9 @@ static const struct cli_option generic_options[] = {
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
-	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all or none; "
-	  "default all but perf (it adds a little to each fault)", opt_probes },
+	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all, default (all but "
+	  "perf) or none; those that add work inside the fault path run in an evidence rep after the timed "
+	  "ones; inline: all in the timed reps (they then pay for it)", opt_probes },
 	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  opt_precopy_depth },

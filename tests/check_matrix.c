@@ -263,6 +263,7 @@ START_TEST(cli_dry_run_counts)
 	ck_assert_int_eq(cell_lines(r.out), 8);
 	ck_assert_ptr_nonnull(strstr(r.out, "\tworkload=seq size=1M fork=1\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "# 8 cells x 5 reps"));
+	ck_assert_ptr_nonnull(strstr(r.out, "40 reps to run, 8 evidence reps")); /* one per cell: default probes */
 	tu_free(&r);
 }
 END_TEST
@@ -403,9 +404,8 @@ static void assert_complete(const char *path)
 	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
 	ck_assert(!res.torn);
 	ck_assert(res.same_columns);
-	/* 24 timed reps, and at most one evidence rep per cell (as many as delay accounting asked for). */
-	ck_assert_uint_ge(res.n, 24);
-	ck_assert_uint_le(res.n, 24 + 8);
+	/* 24 timed reps, and one evidence rep per cell (the default probes include taskstats). */
+	ck_assert_uint_eq(res.n, 24 + 8);
 	for (int w = 0; w < 2; w++)
 		for (int s = 0; s < 2; s++)
 			for (int f = 0; f < 2; f++)
@@ -424,7 +424,7 @@ static void assert_complete(const char *path)
 							found += here;
 					}
 					ck_assert_msg(found == 1, "%s rep %d: %d rows", key, rep, found);
-					ck_assert_msg(evidence <= (rep == 1), "%s evidence rep %d: %d rows", key, rep, evidence);
+					ck_assert_msg(evidence == (rep == 1), "%s evidence rep %d: %d rows", key, rep, evidence);
 				}
 	for (size_t i = 0; i < res.n; i++) {
 		ck_assert_str_eq(res.rows[i].status, "ok");

@@ -17,7 +17,7 @@ bool cb_run_wants_evidence(const struct cb_run_spec *spec)
 {
 	unsigned p = spec->probes ? spec->probes : CB_PROBES_DEFAULT;
 
-	return spec->workload->page_order && !(p & CB_PROBES_INLINE) && cb_probes_intrusive(p) != 0;
+	return spec->workload->page_order && !(p & (CB_PROBES_INLINE | CB_PROBES_NONE)) && (p & CB_PROBES_FAULT_PATH);
 }
 
 /*

@@ -65,6 +65,8 @@ void cb_evidence_init(struct cb_evidence *ev, size_t page_size, const size_t *to
  * reps (latencies then include delay accounting's and perf's work per fault).
  */
 #define CB_PROBES_INLINE (1u << 30)
+/* Probes that can add work inside the fault path: a cell selecting one has an evidence rep. */
+#define CB_PROBES_FAULT_PATH ((1u << CB_PROBE_TASKSTATS) | (1u << CB_PROBE_PERF))
 /**
  * The selected probes (0: the default set) that add work inside the fault
  * path as the system is now: perf (a counter on every fault) and taskstats

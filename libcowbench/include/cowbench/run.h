@@ -69,10 +69,10 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec);
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
 
 /**
- * Whether the cell needs evidence reps: a fork-and-touch workload whose
- * probes (not --probes=inline) include one that adds work inside the fault
- * path as the system is now (cb_probes_intrusive). Ask before switching
- * delay accounting on for them.
+ * Whether the cell has evidence reps: a fork-and-touch workload whose
+ * probes (not --probes=inline) include one that can add work inside the
+ * fault path (CB_PROBES_FAULT_PATH). It depends on the options alone, never
+ * on the system's state, so a plan, a resume and a rerun agree.
  */
 bool cb_run_wants_evidence(const struct cb_run_spec *spec);
 /**
