@@ -4,35 +4,36 @@
  * runs it: as root its evidence rep switches delay accounting on after the
  * timed rep) with a minimal hand-written fork-and-touch loop (child writes
  * one word per page, rdtscp around each write), with the system left as it
- * is (say it with kernel.task_delayacct=0, the default), and prints the
- * ratios of their median per-fault p50 and of their median total touch
- * time. Target: both within 1.00 +- 0.05.
+ * is (say it with kernel.task_delayacct=0, the default), in rounds of one of
+ * each (the order alternating so drift favours neither). Each round gives a
+ * paired ratio cowbench / minimal of the per-fault p50 and of the total
+ * touch time. The estimate is the median of the paired ratios (robust to
+ * the rounds a busy machine spoils for one side) with a seeded
+ * percentile-bootstrap 95 % interval; rounds go on until each interval is
+ * within +-3 %, or a bound is hit. Target: both ratios 1.00 +- 0.05.
  *
- * usage: bench_overhead [SIZE] [ROUNDS]   (default 64M, 7)
+ * usage: bench_overhead [SIZE] [MAX_ROUNDS] [MAX_SECONDS]   (default 64M, 200, 120)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cowbench/compare.h>
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
 
 struct sample {
 	double p50_ns, total_ns;
 };
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cb_cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* The loop a careful person writes by hand, with nothing of cowbench in it. */
 static struct sample minimal_loop(const struct cb_clock *clk, size_t size)
@@ -141,53 +142,139 @@ static struct sample cowbench_rep(const struct cb_clock *clk, size_t size)
 	return s;
 }
 
+#define MIN_ROUNDS 10
+#define TARGET_HALF_WIDTH 0.03 /* stop when each ratio is known to +-3 % */
+
+/* One ratio measured round by round: the paired ratios and both sides. */
+struct ratio_series {
+	const char *name;
+	double *r, *a, *b;
+	double est, lo, hi; /* median of the paired ratios and its 95 % bootstrap interval */
+};
+
+static void series_add(struct ratio_series *s, int i, double a, double b)
+{
+	s->a[i] = a;
+	s->b[i] = b;
+	s->r[i] = a / b;
+}
+
+/* Update the estimate from n rounds; returns the relative half-width of its interval. */
+static double series_update(struct ratio_series *s, int n)
+{
+	s->est = cb_center_of(s->r, (size_t)n, CB_CENTER_MEDIAN);
+	cb_boot_center_ci(s->r, (size_t)n, CB_CENTER_MEDIAN, 0.95, 2000, 1, &s->lo, &s->hi);
+	return fmax(s->hi / s->est - 1, 1 - s->lo / s->est);
+}
+
+static const char *target_verdict(const struct ratio_series *s)
+{
+	if (s->lo >= 0.95 && s->hi <= 1.05)
+		return "within 1.00 +- 0.05";
+	if (s->hi < 0.95 || s->lo > 1.05)
+		return "OUTSIDE 1.00 +- 0.05";
+	return "undecided: the interval crosses 1.00 +- 0.05";
+}
+
+static void series_print(const struct ratio_series *s, int n)
+{
+	double r, lo, hi;
+
+	printf("%-6s ratio cowbench / minimal: %.3f [%.3f, %.3f] (95 %% CI, median of %d paired rounds)  %s\n",
+	       s->name, s->est, s->lo, s->hi, n, target_verdict(s));
+	if (cb_boot_ratio_ci(s->a, (size_t)n, s->b, (size_t)n, CB_CENTER_MEDIAN, 0.95, 2000, 1, &r, &lo, &hi) == 0)
+		printf("%-6s ratio of medians:          %.3f [%.3f, %.3f] (95 %% CI, bootstrap, unpaired)\n", s->name, r,
+		       lo, hi);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One round: one of each, in the order the round's parity says. */
+static int run_round(const struct cb_clock *clk, size_t size, int i, struct sample *a, struct sample *b)
+{
+	if (i % 2) {
+		*b = minimal_loop(clk, size);
+		*a = cowbench_rep(clk, size);
+	} else {
+		*a = cowbench_rep(clk, size);
+		*b = minimal_loop(clk, size);
+	}
+	return a->p50_ns > 0 && b->p50_ns > 0 && a->total_ns > 0 && b->total_ns > 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t size = 64ull << 20;
-	int rounds = argc > 2 ? atoi(argv[2]) : 7;
+	int max_rounds = argc > 2 ? atoi(argv[2]) : 200, n = 0;
+	double max_s = argc > 3 ? atof(argv[3]) : 120, t0, hw_p50 = INFINITY, hw_tot = INFINITY;
 	struct cb_clock clk;
-	double cb_p50[64], cb_tot[64], mn_p50[64], mn_tot[64];
+	struct ratio_series p50 = { .name = "p50" }, tot = { .name = "total" };
 
 	if (argc > 1 && cb_size_parse(argv[1], &size) < 0) {
 		fprintf(stderr, "bench_overhead: bad size '%s'\n", argv[1]);
 		return 2;
 	}
-	if (rounds < 1 || rounds > 64 || cb_clock_init(&clk, CB_CLOCK_TSC) < 0) {
-		fprintf(stderr, "bench_overhead: needs 1..64 rounds and a usable TSC\n");
+	if (max_rounds < MIN_ROUNDS || max_rounds > 100000 || !(max_s > 0) || cb_clock_init(&clk, CB_CLOCK_TSC) < 0) {
+		fprintf(stderr, "bench_overhead: needs %d..100000 rounds, a time bound > 0 s and a usable TSC\n",
+			MIN_ROUNDS);
 		return 2;
 	}
-	printf("harness overhead: seq %" PRIu64 " MiB, child writes, %d alternating rounds\n", size >> 20, rounds);
+	p50.r = calloc((size_t)max_rounds, sizeof(double));
+	p50.a = calloc((size_t)max_rounds, sizeof(double));
+	p50.b = calloc((size_t)max_rounds, sizeof(double));
+	tot.r = calloc((size_t)max_rounds, sizeof(double));
+	tot.a = calloc((size_t)max_rounds, sizeof(double));
+	tot.b = calloc((size_t)max_rounds, sizeof(double));
+	if (!p50.r || !p50.a || !p50.b || !tot.r || !tot.a || !tot.b) {
+		fprintf(stderr, "bench_overhead: out of memory\n");
+		return 1;
+	}
+	printf("harness overhead: seq %" PRIu64 " MiB, child writes; rounds until each ratio's 95 %% CI is within "
+	       "+-%.0f %% (at least %d, at most %d rounds or %.0f s)\n",
+	       size >> 20, TARGET_HALF_WIDTH * 100, MIN_ROUNDS, max_rounds, max_s);
 	printf("%5s  %14s  %14s  %14s  %14s\n", "round", "cowbench p50", "minimal p50", "cowbench total", "minimal total");
 	(void)cowbench_rep(&clk, size); /* warm-up of both, unrecorded */
 	(void)minimal_loop(&clk, size);
-	for (int i = 0; i < rounds; i++) {
-		/* Alternate which goes first so drift does not favour one side. */
+	t0 = now_s();
+	while (n < max_rounds && (n < MIN_ROUNDS || hw_p50 > TARGET_HALF_WIDTH || hw_tot > TARGET_HALF_WIDTH) &&
+	       now_s() - t0 < max_s) {
 		struct sample a, b;
 
-		if (i % 2) {
-			b = minimal_loop(&clk, size);
-			a = cowbench_rep(&clk, size);
-		} else {
-			a = cowbench_rep(&clk, size);
-			b = minimal_loop(&clk, size);
-		}
-		if (a.p50_ns < 0 || b.p50_ns < 0) {
+		if (run_round(&clk, size, n, &a, &b) < 0) {
 			fprintf(stderr, "bench_overhead: a measurement failed\n");
 			return 1;
 		}
-		cb_p50[i] = a.p50_ns;
-		cb_tot[i] = a.total_ns;
-		mn_p50[i] = b.p50_ns;
-		mn_tot[i] = b.total_ns;
-		printf("%5d  %11.1f ns  %11.1f ns  %11.3f ms  %11.3f ms\n", i + 1, a.p50_ns, b.p50_ns,
-		       a.total_ns / 1e6, b.total_ns / 1e6);
+		series_add(&p50, n, a.p50_ns, b.p50_ns);
+		series_add(&tot, n, a.total_ns, b.total_ns);
+		n++;
+		printf("%5d  %11.1f ns  %11.1f ns  %11.3f ms  %11.3f ms\n", n, a.p50_ns, b.p50_ns, a.total_ns / 1e6,
+		       b.total_ns / 1e6);
+		if (n >= 2) {
+			hw_p50 = series_update(&p50, n);
+			hw_tot = series_update(&tot, n);
+		}
 	}
-	double rp = median(cb_p50, (size_t)rounds) / median(mn_p50, (size_t)rounds);
-	double rt = median(cb_tot, (size_t)rounds) / median(mn_tot, (size_t)rounds);
-
-	printf("ratio of median p50 (cowbench / minimal):   %.3f  %s\n", rp,
-	       rp >= 0.95 && rp <= 1.05 ? "within 1.00 +- 0.05" : "OUTSIDE 1.00 +- 0.05");
-	printf("ratio of median total (cowbench / minimal): %.3f  %s\n", rt,
-	       rt >= 0.95 && rt <= 1.05 ? "within 1.00 +- 0.05" : "OUTSIDE 1.00 +- 0.05");
+	if (n < 2) {
+		fprintf(stderr, "bench_overhead: the time bound allowed %d round(s): no interval\n", n);
+		return 1;
+	}
+	printf("stopped after %d rounds, %.1f s: %s (CI half-widths: p50 +-%.1f %%, total +-%.1f %%)\n", n, now_s() - t0,
+	       hw_p50 <= TARGET_HALF_WIDTH && hw_tot <= TARGET_HALF_WIDTH ? "both ratios within +-3 %" :
+	       n >= max_rounds ? "round bound hit" : "time bound hit",
+	       hw_p50 * 100, hw_tot * 100);
+	series_print(&p50, n);
+	series_print(&tot, n);
+	free(p50.r);
+	free(p50.a);
+	free(p50.b);
+	free(tot.r);
+	free(tot.a);
+	free(tot.b);
 	return 0;
 }

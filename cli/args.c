@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cowbench/report.h>
 #include <cowbench/sysctl.h>
 
 #include "cli.h"
@@ -48,6 +50,25 @@ bool cli_parse_long(const char *text, long min, long max, long *out)
 	return true;
 }
 
+bool cli_parse_format(const char *text, enum cb_format *out)
+{
+	if (cb_format_parse(text, out) < 0) {
+		cli_error("--format must be table, csv or json, not '%s'", text);
+		return false;
+	}
+	return true;
+}
+
+bool cli_parse_output(const char *text, const char **out)
+{
+	if (!*text) {
+		cli_error("--output needs a file name");
+		return false;
+	}
+	*out = text;
+	return true;
+}
+
 bool cli_parse_u64(const char *text, uint64_t *out)
 {
 	char *end;
@@ -61,6 +82,92 @@ bool cli_parse_u64(const char *text, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/* Short options for the common long ones, as fio and hyperfine have them (README: Options). */
+static const struct {
+	char letter;
+	const char *name;
+} short_options[] = {
+	{ 'w', "workload" }, { 's', "size" }, { 'r', "reps" }, { 'o', "output" }, { 'f', "format" }, { 'q', "quiet" },
+};
+
+const char *cli_short_option(char letter)
+{
+	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
+		if (short_options[i].letter == letter)
+			return short_options[i].name;
+	return NULL;
+}
+
+char cli_short_letter(const char *name)
+{
+	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
+		if (strcmp(short_options[i].name, name) == 0)
+			return short_options[i].letter;
+	return 0;
+}
+
+/* Edit distance (insertions, deletions, substitutions), capped: names are short. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+const char *cli_closest_name(const char *name, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3; /* at most two edits away, and less than half the name */
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(name, names[i]);
+
+		if (d < best_d && d * 2 <= strlen(names[i])) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* "unknown option --workoad (did you mean --workload?)" */
+static void unknown_option(const char *arg, const struct cli_option *table, int n)
+{
+	const char *names[128];
+	char name[64];
+	const char *hint;
+	size_t k = 0;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	for (int i = 0; i < n && k < 127; i++)
+		names[k++] = table[i].name;
+	names[k++] = "help";
+	hint = cli_closest_name(name, names, k);
+	if (hint)
+		cli_error("unknown option --%s (did you mean --%s?)", name, hint);
+	else
+		cli_error("unknown option --%s (see --help)", name);
 }
 
 static const char *applying; /* the option whose parse runs (cli_option_name) */
@@ -84,6 +191,7 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 		      void (*usage)(void))
 {
 	struct option *lo = calloc((size_t)n + 2, sizeof(*lo));
+	char optstring[64] = "+h";
 	int c, idx, ret = -1;
 
 	if (!lo) {
@@ -91,29 +199,51 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
+		char letter = cli_short_letter(table[i].name);
+
 		lo[i].name = table[i].name;
 		lo[i].has_arg = !table[i].metavar		  ? no_argument
 				: CLI_OPTIONAL_VALUE(&table[i]) ? optional_argument
 								: required_argument;
 		lo[i].val = 0x100 + i;
+		if (letter && !CLI_OPTIONAL_VALUE(&table[i]) && strlen(optstring) + 3 < sizeof(optstring)) {
+			size_t o = strlen(optstring);
+
+			optstring[o] = letter;
+			optstring[o + 1] = table[i].metavar ? ':' : '\0';
+			optstring[o + 2] = '\0';
+		}
 	}
 	lo[n].name = "help";
 	lo[n].val = 'h';
 	optind = 1;
 	opterr = 0; /* we print our own one-line messages */
-	while ((c = getopt_long(argc, argv, "+h", lo, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, lo, &idx)) != -1) {
 		if (c == 'h') {
 			usage();
 			exit(0);
 		}
 		if (c == '?' || c == ':') {
+			const char *arg = argv[optind - 1];
+
 			if (optopt >= 0x100 && optopt < 0x100 + n)
-				cli_error("option --%s needs a value", table[optopt - 0x100].name);
+				cli_error(table[optopt - 0x100].metavar ? "option --%s needs a value"
+									: "option --%s takes no value",
+					  table[optopt - 0x100].name);
+			else if (optopt && cli_short_option((char)optopt) && strchr(optstring, optopt))
+				cli_error("option -%c (--%s) needs a value", optopt, cli_short_option((char)optopt));
 			else if (optopt)
 				cli_error("unknown option -%c (see --help)", optopt);
+			else if (strncmp(arg, "--", 2) == 0)
+				unknown_option(arg, table, n);
 			else
-				cli_error("unknown option %s (see --help)", argv[optind - 1]);
+				cli_error("unknown option %s (see --help)", arg);
 			goto out;
+		}
+		if (c < 0x100) { /* a short option: its long twin */
+			for (int i = 0; i < n; i++)
+				if (cli_short_letter(table[i].name) == c)
+					c = 0x100 + i;
 		}
 		if (!cli_option_apply(&table[c - 0x100], opts, optarg))
 			goto out;
@@ -134,13 +264,34 @@ void cli_print_options(const struct cli_option *table, int n)
 		else
 			snprintf(left, sizeof(left), "--%s%s%s", table[i].name, table[i].metavar ? "=" : "",
 				 table[i].metavar ? table[i].metavar : "");
-		printf("  %-24s %s\n", left, table[i].help);
+		if (cli_short_letter(table[i].name) && !CLI_OPTIONAL_VALUE(&table[i])) {
+			char with_short[72];
+
+			snprintf(with_short, sizeof(with_short), "-%c, %s", cli_short_letter(table[i].name), left);
+			printf("  %-24s %s\n", with_short, table[i].help);
+		} else {
+			printf("  %-24s %s\n", left, table[i].help);
+		}
 	}
 	printf("  %-24s %s\n", "-h, --help", "show this help");
 }
 
+static const char *volatile interrupt_note;
+
+void cli_set_interrupt_note(const char *text)
+{
+	interrupt_note = text;
+}
+
 static void restore_and_reraise(int sig)
 {
+	const char *note = interrupt_note;
+
+	if (note) { /* async-signal-safe: one write of a string prepared beforehand */
+		ssize_t w = write(STDERR_FILENO, note, strlen(note));
+
+		(void)w;
+	}
 	cb_sysctl_restore_all();
 	signal(sig, SIG_DFL);
 	raise(sig);

@@ -2,8 +2,13 @@
 #define COWBENCH_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <cowbench/units.h>
+
+#include <cowbench/report.h> /* enum cb_format */
 
 /* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
@@ -17,6 +22,9 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
+bool cli_parse_format(const char *text, enum cb_format *out);
+bool cli_parse_output(const char *text, const char **out);
 
 /*
  * Options are data: one table per command drives getopt_long, the
@@ -45,6 +53,11 @@ const char *cli_option_name(void);
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
+/* -w -s -r -o -f -q: the long option a short letter stands for, and back (0/NULL: none). */
+const char *cli_short_option(char letter);
+char cli_short_letter(const char *name);
+/* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
+const char *cli_closest_name(const char *name, const char *const *names, size_t n);
 
 /*
  * Set a kernel knob for this run (value < 0: leave it). The old value
@@ -53,6 +66,8 @@ void cli_print_options(const struct cli_option *table, int n);
 int cli_apply_sysctl(const char *option, const char *path, long value);
 /* Put back, at exit and on those signals, what the library changed with cb_sysctl_override. */
 void cli_restore_sysctls_at_exit(void);
+/* Text written to stderr when one of those signals stops the program (NULL: none); kept by the caller. */
+void cli_set_interrupt_note(const char *text);
 
 /*
  * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
@@ -102,6 +117,21 @@ void cli_instrumentation_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
 
+/* The closing summary of cowbench run on a terminal (closing.c). */
+struct cli_closing;
+struct cli_closing *cli_closing_new(void);
+void cli_closing_add(struct cli_closing *cl, const struct cb_row *row);
+/* One unrecorded --no-fork rep of the same writes: the reference the summary compares with. */
+void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec);
+void cli_closing_print(const struct cli_closing *cl, FILE *fp);
+void cli_closing_free(struct cli_closing *cl);
+
+/* One transient progress line on stderr at a terminal (progress.c); cleared before other output. */
+bool cli_progress_enabled(void);
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress_clear(void);
+void cli_fmt_duration(char *buf, size_t len, double s);
+
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -109,6 +139,7 @@ int cmd_matrix(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 /* Let options follow operands: move them (with their separate values) before the first operand. */
@@ -117,5 +148,9 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
 		       const char *baseline, bool quiet);
+/* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
+/* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
+void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
 
 #endif

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,53 +523,114 @@ static int plot_snapshot(struct plots *p)
 	return sink_close(&s);
 }
 
-/* ---- 5. time per fault: memcpy, rest of the kernel copy path, remainder ---- */
+/* ---- 5. time per COW fault: the copy itself, the rest of the kernel copy path, the rest ---- */
 
+/* Median over a group's ok rows of num/den per row (both measured, den > 0). */
+static double group_median_ratio(const struct cb_row_group *g, size_t num_off, size_t den_off)
+{
+	double *v = malloc((g->n ? g->n : 1) * sizeof(*v)), m;
+	size_t n = 0;
+
+	if (!v)
+		return NAN;
+	for (size_t i = 0; i < g->n; i++) {
+		const char *r = (const char *)g->rows[i];
+		int64_t num, den;
+
+		memcpy(&num, r + num_off, sizeof(num));
+		memcpy(&den, r + den_off, sizeof(den));
+		if (!strcmp(g->rows[i]->status, "ok") && num != CB_NA && den != CB_NA && den > 0)
+			v[n++] = (double)num / (double)den;
+	}
+	m = median_of(v, n);
+	free(v);
+	return m;
+}
+
+/* Kernel copies per write: about 1 where every write faulted (no pre-copy, no reuse). */
+static double copies_per_write(const struct cb_row_group *g)
+{
+	double copies = group_median(g, "wpcopy_count"), touched = group_median(g, "touched");
+
+	if (isnan(copies))
+		copies = group_median(g, "cow_faults");
+	if (isnan(copies))
+		copies = group_median(g, "faults"); /* no kernel count: the writer's minor faults */
+	return touched > 0 ? copies / touched : NAN;
+}
+
+/*
+ * Means within each rep (the kernel's copy-path clocks give only sums),
+ * the median of those over reps. A cell whose copy path exceeds the write
+ * containing it is marked, never clamped; cells where most writes did not
+ * fault (pre-copy, no fork) are left out and counted.
+ */
 static int plot_breakdown(struct plots *p)
 {
 	struct sink s;
-	size_t n = 0;
-	bool kernel = false, missing = false;
+	size_t n = 0, skipped = 0, inconsistent = 0;
+	bool kernel = false, own_copy = false, missing = false;
 	struct keyset ks = { .n = 0 };
 	char label[CB_ROW_KEY_LEN];
 
 	for (size_t i = 0; i < p->ng; i++) {
 		const struct cb_row_group *g = &p->g[i];
 
-		if (!g->n || !g->rows[0]->fork || isnan(group_median(g, "lat_mean_ns")) ||
-		    isnan(group_median(g, "memcpy_ns")) || group_median(g, "faults") < 1)
+		if (!g->n || g->rows[0]->fork != 1 || isnan(group_median(g, "lat_mean_ns")))
 			continue;
+		if (!(copies_per_write(g) >= 0.95)) {
+			skipped++;
+			continue;
+		}
 		n++;
 		keyset_add(&ks, g->key);
 		kernel = kernel || !isnan(group_median(g, "kernel_copy_ns_mean"));
+		own_copy = own_copy || !isnan(group_median_ratio(g, offsetof(struct cb_row, cow_copy_ns),
+								 offsetof(struct cb_row, cow_faults)));
 	}
 	if (n == 0)
 		return 0;
 	if (sink_open(&s, p->dir, "breakdown") < 0)
 		return -1;
-	fputs("# cell, memcpy, kernel copy path beyond memcpy, remainder (ns per fault, medians)\n", s.dat);
+	fputs("# cell, the copy itself, rest of the kernel copy path, rest of the write (ns; rep means, median over reps)\n",
+	      s.dat);
 	for (size_t i = 0; i < p->ng; i++) {
 		const struct cb_row_group *g = &p->g[i];
-		double total = group_median(g, "lat_mean_ns"), mc = group_median(g, "memcpy_ns");
-		double kc = group_median(g, "kernel_copy_ns_mean"), krest = 0;
+		double write = group_median(g, "lat_mean_ns"), path = group_median(g, "kernel_copy_ns_mean");
+		double copy = group_median_ratio(g, offsetof(struct cb_row, cow_copy_ns), offsetof(struct cb_row, cow_faults));
+		bool bad;
 
-		if (!g->n || !g->rows[0]->fork || isnan(total) || isnan(mc) || group_median(g, "faults") < 1)
+		if (!g->n || g->rows[0]->fork != 1 || isnan(write) || !(copies_per_write(g) >= 0.95))
 			continue;
-		if (kernel && !isnan(kc))
-			krest = kc > mc ? kc - mc : 0;
+		if (isnan(copy))
+			copy = group_median(g, "memcpy_ns"); /* estimate: the same copy in user space */
+		if (isnan(copy))
+			copy = 0;
 		label_of(&ks, g->key, false, label, sizeof(label));
-		if (kernel && isnan(kc)) { /* this cell's kernel share is unknown, not zero */
+		bad = (!isnan(path) && (path > write || copy > path)) || copy > write;
+		if (bad) {
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), " !");
+			inconsistent++;
+		} else if (kernel && isnan(path)) { /* this cell's kernel share is unknown, not zero */
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " *");
 			missing = true;
 		}
 		gp_string(s.dat, label);
-		fprintf(s.dat, "\t%.1f\t%.1f\t%.1f\n", mc, krest, total - mc - krest > 0 ? total - mc - krest : 0);
+		if (bad) /* no bar made up: the parts disagree, so only the whole write is drawn */
+			fprintf(s.dat, "\t0\t0\t%.1f\n", write);
+		else if (isnan(path))
+			fprintf(s.dat, "\t%.1f\t0\t%.1f\n", copy, write - copy);
+		else
+			fprintf(s.dat, "\t%.1f\t%.1f\t%.1f\n", copy, path - copy, write - path);
 	}
-	fprintf(s.meta, "N = %zu\nkernel = %d\nmissing = %d\n", n, kernel, missing);
+	fprintf(s.meta, "N = %zu\nkernel = %d\nmissing = %d\nown_copy = %d\nskipped = %zu\ninconsistent = %zu\n", n,
+		kernel, missing, own_copy, skipped, inconsistent);
 	meta_context(s.meta, &ks);
 	made(p, "breakdown",
-	     kernel ? "Time per COW fault: page memcpy, rest of the kernel copy path (taskstats), remainder"
-		    : "Time per COW fault: page memcpy vs. everything else (no kernel copy-path column here)");
+	     kernel ? "Time per COW fault: the copy itself, the rest of the kernel copy path, the rest of the write "
+		      "(rep means, median over reps)"
+		    : "Time per COW fault: a page copy vs. everything else (no kernel copy-path data here; rep means, "
+		      "median over reps)");
 	return sink_close(&s);
 }
 
@@ -593,6 +655,15 @@ static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 		n);
 }
 
+/* report.md is UTF-8: times in scaled units (cowbench/units.h), ratios with an x. */
+static const char *report_value(char *buf, size_t len, double v, bool is_time)
+{
+	if (is_time)
+		return cb_fmt_ns(buf, len, v, CB_UNITS_UTF8);
+	snprintf(buf, len, "%.4gx", v);
+	return buf;
+}
+
 static void report_table(FILE *fp, const struct plots *p)
 {
 	const char *metric[] = { "elapsed_ns", "fork_ns", "slowdown" };
@@ -605,17 +676,18 @@ static void report_table(FILE *fp, const struct plots *p)
 			double *v = malloc((p->g[i].n ? p->g[i].n : 1) * sizeof(*v));
 			struct cb_summary s;
 			size_t nv = v ? cb_group_values(&p->g[i], metric[m], v) : 0;
-			double sc = m < 2 ? 1e-6 : 1;
-			const char *unit = m < 2 ? " ms" : "x";
+			char med[24], mean[24], lo[24], hi[24];
 
 			if (nv && cb_summarize(v, nv, BOOT_SEED, &s) == 0) {
-				fprintf(fp, "| `%s` | %s | %zu | %.4g%s | %.4g%s | ", p->g[i].key, metric[m], s.n,
-					s.median * sc, unit, s.mean * sc, unit);
+				report_value(med, sizeof(med), s.median, m < 2);
+				report_value(mean, sizeof(mean), s.mean, m < 2);
+				fprintf(fp, "| `%s` | %s | %zu | %s | %s | ", p->g[i].key, metric[m], s.n, med, mean);
 				if (isnan(s.ci_lo))
 					fputs("- | - | ", fp);
 				else
-					fprintf(fp, "%.4g to %.4g%s | %.1f %%%s | ", s.ci_lo * sc, s.ci_hi * sc, unit,
-						s.cv * 100, s.cv > CB_NOISY_CV ? " (noisy)" : "");
+					fprintf(fp, "%s to %s | %.1f %%%s | ", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
+						report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.cv * 100,
+						s.cv > CB_NOISY_CV ? " (noisy)" : "");
 				fprintf(fp, "%zu |\n", s.outliers);
 			}
 			free(v);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/units.h>
 
 #include "cli.h"
 
@@ -31,6 +32,7 @@ struct run_opts {
 	struct { const char *name, *value; } wl[MAX_WL_SETTINGS];
 	int nwl;
 	bool explain;                /* --explain: a summary for people on stderr */
+	bool quiet;                  /* --quiet: no progress, no closing summary */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
 };
 
@@ -212,6 +214,13 @@ static bool opt_explain(void *o, const char *v)
 	return true;
 }
 
+static bool opt_quiet(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->quiet = true;
+	return true;
+}
+
 static bool opt_probes(void *o, const char *v)
 {
 	if (cb_probes_parse(v, &OPTS(o)->probes) < 0) {
@@ -267,6 +276,7 @@ static const struct cli_option generic_options[] = {
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
+	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
 	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all, default (all but "
 	  "perf) or none; those that add work inside the fault path run in an evidence rep after the timed "
 	  "ones; inline: all in the timed reps (they then pay for it)", opt_probes },
@@ -475,17 +485,36 @@ static int injected_signal(long rep)
 	return at == rep ? SIGKILL : 0;
 }
 
+/* "[rep 2/5] seq 64 MiB  0:03" on a terminal while a rep runs (cleared before its row). */
+static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spec, long i, uint64_t start_ns)
+{
+	char size[24], el[16];
+
+	if (o->quiet)
+		return;
+	cli_fmt_duration(el, sizeof(el), (double)(cb_monotonic_ns() - start_ns) / 1e9);
+	if (i < 1)
+		cli_progress("[warm-up %ld/%ld] %s %s  elapsed %s", i + o->warmup, o->warmup, spec->workload->name,
+			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
+	else
+		cli_progress("[rep %ld/%ld] %s %s  elapsed %s", i, o->reps, spec->workload->name,
+			     cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
+}
+
 struct run_sink {
 	struct cb_report *rep;
 	struct cli_explain *ex;
+	struct cli_closing *cl;
 };
 
-/* Record one row: explain sees it, the report writes it. */
+/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
 static int emit_row(void *arg, struct cb_row *row)
 {
 	struct run_sink *sink = arg;
 
 	cli_explain_add(sink->ex, row);
+	if (!cb_row_is_evidence(row))
+		cli_closing_add(sink->cl, row);
 	if (cb_report_row(sink->rep, row) < 0) {
 		cli_error("cannot write results: %s", strerror(errno));
 		return -1;
@@ -498,17 +527,20 @@ static int emit_row(void *arg, struct cb_row *row)
  * --probes=inline, delay accounting on for them), then the evidence reps.
  */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
-		    struct cli_explain *ex)
+		    struct cli_explain *ex, struct cli_closing *cl)
 {
-	struct run_sink sink = { rep, ex };
+	struct run_sink sink = { rep, ex, cl };
+	uint64_t start = cb_monotonic_ns();
 	bool inline_on = (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
 	int worst = CB_EXIT_OK, ev;
 
 	for (long i = 1 - o->warmup; i <= o->reps; i++) {
 		struct cb_row row;
 
+		rep_progress(o, spec, i, start);
 		spec->inject_child_signal = i >= 1 ? injected_signal(i) : 0;
 		cb_run_rep_accounted(spec, (int)(i >= 1 ? i : 0), &row);
+		cli_progress_clear();
 		if (i < 1)
 			continue; /* warm-up: measured, not recorded */
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
@@ -599,6 +631,7 @@ int cmd_run(int argc, char **argv)
 	struct cb_run_spec spec;
 	struct cb_report report;
 	struct cli_explain *ex = NULL;
+	struct cli_closing *cl = NULL;
 	FILE *out;
 	int n, argi, status;
 	const struct cli_option *table = run_table(&n);
@@ -626,8 +659,11 @@ int cmd_run(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 
+	/* The closing summary is for a person at a terminal, like hyperfine's. */
+	if (!o.quiet && isatty(STDOUT_FILENO) == 1)
+		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
-	status = run_reps(&o, &spec, &report, ex);
+	status = run_reps(&o, &spec, &report, ex, cl);
 	if (cb_report_finish(&report) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(errno));
 		status = EXIT_RUN_FAILED;
@@ -636,8 +672,15 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	if (cl && !o.no_fork)
+		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
+	cli_closing_reference(cl, &spec);
+	cli_progress_clear();
 	cli_explain_print(ex, stderr);
 	cli_explain_free(ex);
+	fflush(stderr);
+	cli_closing_print(cl, stdout);
+	cli_closing_free(cl);
 	return status;
 }
 

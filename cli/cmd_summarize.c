@@ -73,21 +73,12 @@ static bool opt_baseline(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (cb_format_parse(v, &SOPTS(o)->format) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_format(v, &SOPTS(o)->format);
 }
 
 static bool opt_output(void *o, const char *v)
 {
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	SOPTS(o)->output = v;
-	return true;
+	return cli_parse_output(v, &SOPTS(o)->output);
 }
 
 static bool opt_quiet(void *o, const char *v)
@@ -143,7 +134,7 @@ static void num(FILE *fp, double v, bool fixed)
 static void csv_header(FILE *fp)
 {
 	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi\r\n",
+	      "ratio_ci95_hi\n",
 	      fp);
 }
 
@@ -172,7 +163,7 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	} else {
 		fputs(",,", fp);
 	}
-	fputs("\r\n", fp);
+	fputs("\n", fp);
 }
 
 static void json_num(FILE *fp, const char *name, double v)
@@ -208,17 +199,21 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	fputs("}\n", fp);
 }
 
-/* Compact numbers for people: 4 significant digits. */
-static void human(char *buf, size_t len, double v)
+/* Numbers for people in the metric's own unit (cowbench/units.h); counts and ratios plain. */
+void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
 {
+	size_t n = strlen(metric);
+
 	if (isnan(v))
 		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1e9)
-		snprintf(buf, len, "%.4gG", v / 1e9);
-	else if (fabs(v) >= 1e6)
-		snprintf(buf, len, "%.4gM", v / 1e6);
+	else if (n > 3 && strcmp(metric + n - 3, "_ns") == 0)
+		cb_fmt_ns(buf, len, v, style);
+	else if (n > 6 && strcmp(metric + n - 6, "_bytes") == 0)
+		cb_fmt_bytes(buf, len, v);
+	else if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
+		cb_fmt_bytes(buf, len, v * 1024);
 	else if (fabs(v) >= 1e4)
-		snprintf(buf, len, "%.4gk", v / 1e3);
+		snprintf(buf, len, "%.0f", v);
 	else
 		snprintf(buf, len, "%.4g", v);
 }
@@ -234,20 +229,22 @@ static void table_header(FILE *fp, bool ratios, int keyw)
 
 static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
-	char med[16], mean[16], sd[16], lo[16], hi[16], ci[40], cv[16];
+	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16];
+	enum cb_units_style st = cb_units_style_for(fp);
 
-	human(med, sizeof(med), l->s.median);
-	human(mean, sizeof(mean), l->s.mean);
-	human(sd, sizeof(sd), l->s.stddev);
-	human(lo, sizeof(lo), l->s.ci_lo);
-	human(hi, sizeof(hi), l->s.ci_hi);
+	cli_human(med, sizeof(med), l->s.median, l->metric, st);
+	cli_human(mean, sizeof(mean), l->s.mean, l->metric, st);
+	cli_human(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	cli_human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
+	cli_human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
+
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %9s %9s %9s %21s %6s %4zu", keyw, l->key, l->metric, l->s.n, med, mean, sd, ci, cv,
-		l->s.outliers);
+	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, l->key, l->metric, l->s.n, cb_pad_width(med, 9),
+		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
 	if (l->failed)
@@ -330,7 +327,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 /* Read every file (all checked before anything is printed) into one row array. */
-static int read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 {
 	char why[512];
 
@@ -447,7 +444,7 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
+	if (cli_read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
 		free(rows);
 		return EXIT_USAGE;
 	}

@@ -17,6 +17,7 @@ static const struct {
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
+	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
 	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
 };
 
@@ -26,7 +27,7 @@ static void usage(FILE *fp)
 		    "Measure what copy-on-write really costs after fork().\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
-	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options.\n"
+	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options; -V, --version the build.\n"
 		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input.\n");
 }
 
@@ -46,13 +47,13 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("cowbench %s (%s)\n", cb_version(), cb_git_revision());
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, plot; see --help)", argv[1]);
+	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, compare, plot; see --help)", argv[1]);
 	return EXIT_USAGE;
 }

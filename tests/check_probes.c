@@ -559,14 +559,17 @@ START_TEST(test_copy_mean_sources)
 	struct cb_row row;
 
 	cb_evidence_row_init(&row);
-	row.cow_faults = row.cow_copy_ns = CB_NA;
+	row.cow_faults = row.cow_copy_ns = row.cow_path_ns = CB_NA;
 	cb_evidence_fill_copy_mean(&row);
 	ck_assert(isnan(row.kernel_copy_ns_mean));
 	ck_assert_str_eq(row.kernel_copy_source, "");
 	row.cow_faults = 1000;
-	row.cow_copy_ns = 500000;
+	row.cow_copy_ns = 500000; /* the copy alone: not the copy path */
 	cb_evidence_fill_copy_mean(&row);
-	ck_assert_double_eq_tol(row.kernel_copy_ns_mean, 500.0, 1e-9);
+	ck_assert(isnan(row.kernel_copy_ns_mean));
+	row.cow_path_ns = 1500000;
+	cb_evidence_fill_copy_mean(&row);
+	ck_assert_double_eq_tol(row.kernel_copy_ns_mean, 1500.0, 1e-9);
 	ck_assert_str_eq(row.kernel_copy_source, "cow_stats");
 	row.wpcopy_count = 2000;
 	row.wpcopy_ns = 4000000;

@@ -10,6 +10,9 @@ packages=(
 	libnl-genl-3-dev       # taskstats (COW copies counted by the kernel) over generic netlink
 	libinih-dev            # matrix files (INI) for cowbench matrix
 	gnuplot-nox            # plots (analysis/)
+	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
+	tmux                   # screen tests: progress, rows and the closing summary on a real terminal
+	slurm-wlm munge        # the slurm test: README's array job on a single-node Slurm (tests/slurm-test.sh)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
 packages+=("$@")

@@ -374,8 +374,9 @@ void cb_evidence_fill_copy_mean(struct cb_row *row)
 	if (row->wpcopy_count != CB_NA && row->wpcopy_count > 0) {
 		row->kernel_copy_ns_mean = (double)row->wpcopy_ns / (double)row->wpcopy_count;
 		snprintf(row->kernel_copy_source, sizeof(row->kernel_copy_source), "taskstats");
-	} else if (row->cow_faults != CB_NA && row->cow_faults > 0 && row->cow_copy_ns != CB_NA) {
-		row->kernel_copy_ns_mean = (double)row->cow_copy_ns / (double)row->cow_faults;
+	} else if (row->cow_faults != CB_NA && row->cow_faults > 0 && row->cow_path_ns != CB_NA) {
+		/* The copy path (wp_page_copy), as taskstats measures it; cow_copy_ns is only the copy. */
+		row->kernel_copy_ns_mean = (double)row->cow_path_ns / (double)row->cow_faults;
 		snprintf(row->kernel_copy_source, sizeof(row->kernel_copy_source), "cow_stats");
 	}
 }

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include <cowbench/report.h>
+#include <cowbench/units.h>
 
 #define INT(name, help, ...) { #name, CB_COL_INT, offsetof(struct cb_row, name), 0, help, __VA_ARGS__ + 0 }
 #define FLT(name, dec, help, ...) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help, __VA_ARGS__ + 0 }
@@ -106,6 +109,8 @@ static const struct cb_column columns[] = {
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)"),
 	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
+	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
+	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
@@ -218,7 +223,7 @@ static void write_csv_header(FILE *fp)
 			fputc(',', fp);
 		cb_csv_write_field(fp, columns[i].name);
 	}
-	fputs("\r\n", fp);
+	fputs("\n", fp);
 }
 
 static void write_csv_row(FILE *fp, const struct cb_row *row)
@@ -231,7 +236,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 		cb_row_format(row, &columns[i], cell, sizeof(cell));
 		cb_csv_write_field(fp, cell);
 	}
-	fputs("\r\n", fp);
+	fputs("\n", fp);
 }
 
 /* JSON Lines: one object per row; unmeasured cells are null. */
@@ -248,7 +253,7 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 			fputc(',', fp);
 		cb_json_string(fp, c->name);
 		fputc(':', fp);
-		if (c->type == CB_COL_STR)
+		if (c->type == CB_COL_STR && cell[0])
 			cb_json_string(fp, cell);
 		else
 			fputs(cell[0] ? cell : "null", fp);
@@ -256,31 +261,112 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 	fputs("}\n", fp);
 }
 
-/* The human table shows the columns a reader compares; CSV/JSON have them all. */
-static const struct { const char *name; int width; } table_cols[] = {
-	{ "workload", 8 }, { "size_bytes", 11 }, { "writer", 6 }, { "fork", 4 }, { "rep", 3 },
-	{ "rep_kind", 8 }, { "status", 8 }, { "elapsed_ns", 12 }, { "faults", 7 }, { "lat_p50_ns", 10 },
-	{ "lat_p99_ns", 10 }, { "lat_max_ns", 10 }, { "memcpy_ns", 9 }, { "cow_faults", 10 },
+/*
+ * The table for people: who the row is (workload, size, writer, fork or
+ * method, rep, status), then the results this kind of row has, in units
+ * people read (cowbench/units.h). A block of rows shares one header; a row
+ * of another workload starts a new block with its own columns.
+ */
+enum cell_unit { U_PLAIN, U_NS, U_BYTES, U_KIB };
+
+static const struct table_col {
+	const char *name;
+	enum cell_unit unit;
+	bool identity; /* always shown when the row has it; results only when measured */
+} table_cols[] = {
+	{ "workload", U_PLAIN, true }, { "size_bytes", U_BYTES, true }, { "writer", U_PLAIN, true },
+	{ "fork", U_PLAIN, true }, { "method", U_PLAIN, true }, { "threads", U_PLAIN, true },
+	{ "checkpointers", U_PLAIN, true }, { "children", U_PLAIN, true }, { "rep", U_PLAIN, true },
+	{ "rep_kind", U_PLAIN, true }, { "status", U_PLAIN, true },
+	/* page-order and multi rows */
+	{ "elapsed_ns", U_NS, false }, { "faults", U_PLAIN, false }, { "lat_p50_ns", U_NS, false },
+	{ "lat_p99_ns", U_NS, false }, { "lat_max_ns", U_NS, false }, { "memcpy_ns", U_NS, false },
+	{ "cow_faults", U_PLAIN, false }, { "precopy_success", U_PLAIN, false },
+	/* fork */
+	{ "fork_ns", U_NS, false }, { "child_start_ns", U_NS, false }, { "child_exit_ns", U_NS, false },
+	{ "ms_per_gib", U_PLAIN, false }, { "vm_pte_kb", U_KIB, false },
+	/* snapshot */
+	{ "slowdown", U_PLAIN, false }, { "writer_ns", U_NS, false }, { "baseline_ns", U_NS, false },
+	{ "copy_ns", U_NS, false }, { "cow_copies", U_PLAIN, false }, { "cow_reuses", U_PLAIN, false },
+	{ "verified", U_PLAIN, false },
 };
 
-static void write_table_header(FILE *fp)
+#define N_TABLE_COLS (sizeof(table_cols) / sizeof(table_cols[0]))
+
+/* One cell as people read it; "" when not measured. */
+static void table_cell(const struct cb_row *row, const struct table_col *tc, enum cb_units_style style, char *buf,
+		       size_t len)
 {
-	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++)
-		fprintf(fp, "%s%*s", i ? "  " : "", i ? table_cols[i].width : -table_cols[i].width,
-			table_cols[i].name);
-	fputc('\n', fp);
+	const struct cb_column *c = cb_column_find(tc->name);
+	double v;
+
+	cb_row_format(row, c, buf, len);
+	if (!buf[0] || tc->unit == U_PLAIN)
+		return;
+	v = strtod(buf, NULL);
+	if (tc->unit == U_NS)
+		cb_fmt_ns(buf, len, v, style);
+	else
+		cb_fmt_bytes(buf, len, tc->unit == U_KIB ? v * 1024 : v);
 }
 
-static void write_table_row(FILE *fp, const struct cb_row *row)
+static int table_width(const struct table_col *tc)
+{
+	int w = (int)strlen(tc->name);
+	int min = tc->unit == U_PLAIN ? 4 : 9;
+
+	return w > min ? w : min;
+}
+
+/* The block's columns: identity ones the row has, results it measured, and the matrix cell last. */
+static void table_layout(struct cb_report *r, const struct cb_row *row)
+{
+	char cell[256];
+
+	r->tcols = 0;
+	for (size_t i = 0; i < N_TABLE_COLS && r->tcols < CB_REPORT_MAX_TCOLS; i++) {
+		table_cell(row, &table_cols[i], CB_UNITS_ASCII, cell, sizeof(cell));
+		if (cell[0] || (table_cols[i].identity && !strcmp(table_cols[i].name, "status")))
+			r->tcol[r->tcols++] = (unsigned char)i;
+	}
+	snprintf(r->table_workload, sizeof(r->table_workload), "%s", row->workload);
+	r->table_ok = strcmp(row->status, "ok") == 0;
+	r->table_cell = row->cell[0] != '\0';
+}
+
+static void write_table_header(struct cb_report *r)
+{
+	for (size_t i = 0; i < r->tcols; i++) {
+		const struct table_col *tc = &table_cols[r->tcol[i]];
+
+		fprintf(r->fp, "%s%*s", i ? "  " : "", i ? table_width(tc) : -table_width(tc), tc->name);
+	}
+	fputs(r->table_cell ? "  cell\n" : "\n", r->fp);
+}
+
+static void write_table_row(struct cb_report *r, const struct cb_row *row)
 {
 	char cell[256]; /* fits the longest column (cell) */
+	bool ok = strcmp(row->status, "ok") == 0;
 
-	for (size_t i = 0; i < sizeof(table_cols) / sizeof(table_cols[0]); i++) {
-		cb_row_format(row, cb_column_find(table_cols[i].name), cell, sizeof(cell));
-		fprintf(fp, "%s%*s", i ? "  " : "", i ? table_cols[i].width : -table_cols[i].width,
-			cell[0] ? cell : "-");
+	/* A new workload, or the first ok row after a block a failed row began: new columns. */
+	if (!r->tcols || strcmp(row->workload, r->table_workload) != 0 || (ok && !r->table_ok)) {
+		if (r->tcols)
+			fputc('\n', r->fp);
+		table_layout(r, row);
+		write_table_header(r);
 	}
-	fputc('\n', fp);
+	for (size_t i = 0; i < r->tcols; i++) {
+		const struct table_col *tc = &table_cols[r->tcol[i]];
+
+		table_cell(row, tc, r->units, cell, sizeof(cell));
+		if (!cell[0])
+			snprintf(cell, sizeof(cell), "-");
+		fprintf(r->fp, "%s%*s", i ? "  " : "", cb_pad_width(cell, i ? table_width(tc) : -table_width(tc)), cell);
+	}
+	if (r->table_cell)
+		fprintf(r->fp, "  %s", row->cell);
+	fputc('\n', r->fp);
 }
 
 void cb_report_init(struct cb_report *r, FILE *fp, enum cb_format format, bool sync)
@@ -289,6 +375,7 @@ void cb_report_init(struct cb_report *r, FILE *fp, enum cb_format format, bool s
 	r->fp = fp;
 	r->format = format;
 	r->sync = sync;
+	r->units = cb_units_style_for(fp);
 }
 
 static int flush_report(struct cb_report *r)
@@ -308,8 +395,6 @@ static void write_header(struct cb_report *r)
 	r->started = true;
 	if (r->format == CB_FORMAT_CSV)
 		write_csv_header(r->fp);
-	else if (r->format == CB_FORMAT_TABLE)
-		write_table_header(r->fp);
 }
 
 int cb_report_row(struct cb_report *r, const struct cb_row *row)
@@ -323,7 +408,7 @@ int cb_report_row(struct cb_report *r, const struct cb_row *row)
 		write_json_row(r->fp, row);
 		break;
 	case CB_FORMAT_TABLE:
-		write_table_row(r->fp, row);
+		write_table_row(r, row);
 		break;
 	}
 	r->rows++;

@@ -86,6 +86,8 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->cow_copy_ns = CB_NA;
 	row->precopy_attempts = CB_NA;
 	row->precopy_success = CB_NA;
+	row->cow_path_ns = CB_NA;
+	row->precopy_ns = CB_NA;
 	row->precopy = CB_NA;
 	set_str(row->thp, sizeof(row->thp), spec->thp ? "on" : "off");
 	row->cpu = spec->cpu >= 0 ? spec->cpu : CB_NA;
@@ -141,6 +143,10 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 		row->precopy_attempts = (int64_t)d;
 	if (cb_cowstats_delta(before, after, "precopy_success", &d))
 		row->precopy_success = (int64_t)d;
+	if (cb_cowstats_delta(before, after, "path_ns_total", &d))
+		row->cow_path_ns = (int64_t)d;
+	if (cb_cowstats_delta(before, after, "precopy_ns_total", &d))
+		row->precopy_ns = (int64_t)d;
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)

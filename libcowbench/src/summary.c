@@ -3,67 +3,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/compare.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
 #include <cowbench/summary.h>
 
-/* Linear interpolation between closest ranks (R type 7) of a sorted sample. */
-static double quantile(const double *s, size_t n, double p)
-{
-	double h = p * (double)(n - 1);
-	size_t lo = (size_t)floor(h);
-
-	if (lo + 1 >= n)
-		return s[n - 1];
-	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
-static double resampled_mean(const double *v, size_t n, uint64_t *st)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++)
-		sum += v[cb_splitmix64(st) % n];
-	return sum / (double)n;
-}
-
-static double mean_of(const double *v, size_t n)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-	return sum / (double)n;
-}
-
-/* 2.5th and 97.5th percentiles of B resampled statistics. */
-static void percentile_ci(double *stat, size_t b, double *lo, double *hi)
-{
-	qsort(stat, b, sizeof(*stat), cb_cmp_double);
-	*lo = quantile(stat, b, 0.025);
-	*hi = quantile(stat, b, 0.975);
-}
-
 int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *out)
 {
-	double *s, *boot, ss = 0, q1, q3, iqr;
-	uint64_t st = seed;
+	double *s, ss = 0, q1, q3, iqr;
+	int err = 0;
 
 	if (n == 0)
 		return -EINVAL;
 	s = malloc(n * sizeof(*s));
-	boot = malloc(CB_BOOTSTRAP_RESAMPLES * sizeof(*boot));
-	if (!s || !boot) {
-		free(s);
-		free(boot);
+	if (!s)
 		return -ENOMEM;
-	}
 	memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), cb_cmp_double);
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	out->mean = mean_of(s, n);
+	out->mean = cb_center_of(s, n, CB_CENTER_MEAN);
 	out->stddev = out->ci_lo = out->ci_hi = out->cv = NAN;
 	if (n >= 2) {
 		for (size_t i = 0; i < n; i++)
@@ -71,46 +31,22 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 		out->stddev = sqrt(ss / (double)(n - 1));
 		if (out->mean != 0)
 			out->cv = out->stddev / fabs(out->mean);
-		for (size_t b = 0; b < CB_BOOTSTRAP_RESAMPLES; b++)
-			boot[b] = resampled_mean(v, n, &st);
-		percentile_ci(boot, CB_BOOTSTRAP_RESAMPLES, &out->ci_lo, &out->ci_hi);
+		err = cb_boot_center_ci(v, n, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, &out->ci_lo,
+					&out->ci_hi);
 	}
-	q1 = quantile(s, n, 0.25);
-	q3 = quantile(s, n, 0.75);
+	q1 = cb_quantile_sorted(s, n, 0.25);
+	q3 = cb_quantile_sorted(s, n, 0.75);
 	iqr = q3 - q1;
 	for (size_t i = 0; i < n; i++)
 		out->outliers += s[i] < q1 - 1.5 * iqr || s[i] > q3 + 1.5 * iqr;
 	free(s);
-	free(boot);
-	return 0;
+	return err;
 }
 
 int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
 		double *ratio, double *lo, double *hi)
 {
-	double *boot;
-	uint64_t st = seed;
-	size_t k = 0;
-
-	if (na == 0 || nb == 0 || mean_of(b, nb) == 0)
-		return -EINVAL;
-	*ratio = mean_of(a, na) / mean_of(b, nb);
-	*lo = *hi = NAN;
-	if (na < 2 && nb < 2)
-		return 0;
-	boot = malloc(CB_BOOTSTRAP_RESAMPLES * sizeof(*boot));
-	if (!boot)
-		return -ENOMEM;
-	for (size_t i = 0; i < CB_BOOTSTRAP_RESAMPLES; i++) {
-		double ma = resampled_mean(a, na, &st), mb = resampled_mean(b, nb, &st);
-
-		if (mb != 0)
-			boot[k++] = ma / mb;
-	}
-	if (k > 0)
-		percentile_ci(boot, k, lo, hi);
-	free(boot);
-	return 0;
+	return cb_boot_ratio_ci(a, na, b, nb, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, ratio, lo, hi);
 }
 
 /* ---- grouping ---- */
@@ -220,7 +156,21 @@ static void trim_common(struct cb_row_group *g, size_t ng, const size_t *cell_le
 			snprintf(g[i].key, sizeof(g[i].key), "workload=%s", g[i].rows[0]->workload);
 }
 
+static bool row_key(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx)
+{
+	(void)ctx;
+	cb_row_key(row, buf, len);
+	*cell_len = strlen(row->cell);
+	return true;
+}
+
 int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups)
+{
+	return cb_group_rows_by(rows, n, row_key, NULL, out, ngroups);
+}
+
+int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key_of, void *ctx, struct cb_row_group **out,
+		     size_t *ngroups)
 {
 	struct cb_row_group *g = NULL;
 	size_t ng = 0, *cell_len = NULL;
@@ -229,9 +179,10 @@ int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out
 	for (size_t i = 0; i < n; i++) {
 		struct cb_row_group *grp;
 		const struct cb_row **nr;
-		size_t *cl;
+		size_t *cl, klen;
 
-		cb_row_key(&rows[i], key, sizeof(key));
+		if (!key_of(&rows[i], key, sizeof(key), &klen, ctx))
+			continue;
 		grp = find_or_add(&g, &ng, key);
 		if (!grp)
 			goto nomem;
@@ -239,7 +190,7 @@ int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out
 		if (!cl)
 			goto nomem;
 		cell_len = cl;
-		cell_len[grp - g] = strlen(rows[i].cell);
+		cell_len[grp - g] = klen;
 		if (strcmp(rows[i].status, "ok") != 0) {
 			grp->failed++;
 			continue;

@@ -18,5 +18,6 @@
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
+#include <cowbench/units.h>
 
 #endif

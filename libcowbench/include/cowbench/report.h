@@ -93,6 +93,7 @@ struct cb_row {
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
 	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
+	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* New columns go above this line, in the column table's order. */
 };
@@ -147,12 +148,20 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE };
 int cb_format_parse(const char *s, enum cb_format *out);
 
+#define CB_REPORT_MAX_TCOLS 40
+
 struct cb_report {
 	FILE *fp;
 	enum cb_format format;
 	bool sync;         /* fsync after every row (files) */
 	bool started;
 	size_t rows;
+	/* The table's current block (its columns depend on the workload). */
+	int units;                 /* enum cb_units_style of fp */
+	size_t tcols;
+	unsigned char tcol[CB_REPORT_MAX_TCOLS];
+	char table_workload[32];
+	bool table_ok, table_cell;
 };
 
 /** Start a report on fp (headers are written with the first row or at close). */

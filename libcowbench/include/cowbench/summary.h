@@ -1,6 +1,7 @@
 #ifndef COWBENCH_SUMMARY_H
 #define COWBENCH_SUMMARY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,16 @@ struct cb_row_group {
  * "size=128M"). The groups point into rows[]: keep it alive.
  */
 int cb_group_rows(const struct cb_row *rows, size_t n, struct cb_row_group **out, size_t *ngroups);
+/**
+ * A row's identity for grouping: write its key into buf, set *cell_len to
+ * the length of its leading cell part (never trimmed), and return true;
+ * or return false to leave the row out (e.g. rows of another side of a
+ * comparison).
+ */
+typedef bool (*cb_row_key_fn)(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx);
+/** cb_group_rows with the identity of key(); cb_group_rows uses cb_row_key(). */
+int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key, void *ctx, struct cb_row_group **out,
+		     size_t *ngroups);
 void cb_row_groups_free(struct cb_row_group *g, size_t n);
 /** The measured values of a numeric column in a group (out[] has room for g->n); returns how many. */
 size_t cb_group_values(const struct cb_row_group *g, const char *column, double *out);

@@ -1,0 +1,857 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/compare.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+#include <cowbench/summary.h>
+
+#include "cli.h"
+
+/*
+ * cowbench compare OLD.csv NEW.csv (benchstat for copy-on-write): per cell
+ * and metric the old and new medians with 95 % bootstrap intervals, the
+ * change with the bootstrap interval of the ratio of medians, and the
+ * Mann-Whitney p-value; "~" when the change is not significant. With
+ * --by=AXIS, the values of one axis inside the same files are compared
+ * against a baseline value instead. Everything is computed before the
+ * first byte is printed.
+ */
+
+#define DEFAULT_METRICS "elapsed_ns,faults,lat_p50_ns,lat_p99_ns,cow_faults,fork_ns,slowdown"
+
+#define MAX_METRICS 32
+
+struct cmp_opts {
+	char metric[MAX_METRICS][48]; /* --metric, split at commas */
+	size_t nmetric;
+	char by[64];      /* --by=AXIS: compare values of AXIS inside the files; "" = two files */
+	char by_base[64]; /* --by=AXIS=VALUE: the baseline value; "" = the first in natural order */
+	double alpha;
+	double fail_above; /* percent; < 0 when not given */
+	enum cb_format format;
+	const char *output;
+};
+
+#define COPTS(p) ((struct cmp_opts *)(p))
+
+/* Metrics where less is better: time, faults, copies. Others have no direction (never a regression). */
+static const char *const lower_is_better[] = {
+	"elapsed_ns", "ns_per_page", "faults", "memcpy_ns", "cow_faults", "cow_copy_ns", "writer_ns", "slowdown",
+	"copy_ns", "reunite_ns", "user_ns", "sys_ns", "cow_copies", "wp_faults", "fork_ns", "child_start_ns",
+	"child_exit_ns", "wait_ns", "ms_per_gib", "vm_pte_kb", "wpcopy_count", "wpcopy_ns", "kernel_copy_ns_mean",
+	"perf_minflt", "perf_majflt", "perf_cs", "perf_migrations",
+};
+
+static bool is_lower_better(const char *metric)
+{
+	size_t n = strlen(metric);
+
+	if (strncmp(metric, "lat_", 4) == 0 && n > 3 && strcmp(metric + n - 3, "_ns") == 0)
+		return true; /* every first-write latency percentile */
+	for (size_t i = 0; i < sizeof(lower_is_better) / sizeof(lower_is_better[0]); i++)
+		if (strcmp(metric, lower_is_better[i]) == 0)
+			return true;
+	return false;
+}
+
+/* ---- options ---- */
+
+static bool opt_metric(void *o, const char *v)
+{
+	char copy[512], *save = NULL;
+
+	if (!*v || strlen(v) >= sizeof(copy)) {
+		cli_error("--metric needs a comma-separated list of numeric columns");
+		return false;
+	}
+	snprintf(copy, sizeof(copy), "%s", v);
+	COPTS(o)->nmetric = 0;
+	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		const struct cb_column *c = cb_column_find(m);
+
+		if (!c || c->type == CB_COL_STR) {
+			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+			return false;
+		}
+		if (COPTS(o)->nmetric == MAX_METRICS) {
+			cli_error("--metric: at most %d columns", MAX_METRICS);
+			return false;
+		}
+		snprintf(COPTS(o)->metric[COPTS(o)->nmetric++], sizeof(COPTS(o)->metric[0]), "%s", c->name);
+	}
+	if (COPTS(o)->nmetric == 0) {
+		cli_error("--metric needs a comma-separated list of numeric columns");
+		return false;
+	}
+	return true;
+}
+
+static bool axis_name_ok(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool opt_by(void *o, const char *v)
+{
+	const char *eq = strchr(v, '=');
+	size_t nl = eq ? (size_t)(eq - v) : strlen(v);
+
+	if (!axis_name_ok(v, nl) || nl >= sizeof(COPTS(o)->by) || (eq && (!eq[1] || strchr(eq + 1, ' ') ||
+									  strlen(eq + 1) >= sizeof(COPTS(o)->by_base)))) {
+		cli_error("--by must be AXIS or AXIS=BASELINE (e.g. --by=precopy or --by=fork=0), not '%s'", v);
+		return false;
+	}
+	snprintf(COPTS(o)->by, sizeof(COPTS(o)->by), "%.*s", (int)nl, v);
+	snprintf(COPTS(o)->by_base, sizeof(COPTS(o)->by_base), "%s", eq ? eq + 1 : "");
+	return true;
+}
+
+/* A finite number, the whole text (a trailing % allowed where percent_ok). */
+static bool parse_number(const char *v, bool percent_ok, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (percent_ok && *end == '%')
+		end++;
+	if (end == v || *end || errno || !isfinite(d))
+		return false;
+	*out = d;
+	return true;
+}
+
+static bool opt_alpha(void *o, const char *v)
+{
+	double a;
+
+	if (!parse_number(v, false, &a) || !(a > 0 && a < 0.5)) {
+		cli_error("--alpha must be a significance level between 0 and 0.5 (e.g. 0.05), not '%s'", v);
+		return false;
+	}
+	COPTS(o)->alpha = a;
+	return true;
+}
+
+static bool opt_fail_above(void *o, const char *v)
+{
+	double p;
+
+	if (!parse_number(v, true, &p) || p < 0) {
+		cli_error("--fail-above must be a change in percent >= 0 (e.g. 5), not '%s'", v);
+		return false;
+	}
+	COPTS(o)->fail_above = p;
+	return true;
+}
+
+static bool opt_format(void *o, const char *v)
+{
+	return cli_parse_format(v, &COPTS(o)->format);
+}
+
+static bool opt_output(void *o, const char *v)
+{
+	return cli_parse_output(v, &COPTS(o)->output);
+}
+
+static const struct cli_option cmp_options[] = {
+	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, opt_metric },
+	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", opt_by },
+	{ "alpha", "A", "significance level of the Mann-Whitney test (default 0.05)", opt_alpha },
+	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", opt_fail_above },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
+	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
+};
+
+#define N_CMP_OPTIONS ((int)(sizeof(cmp_options) / sizeof(cmp_options[0])))
+
+static void cmp_usage(void)
+{
+	printf("usage: cowbench compare [OPTIONS] OLD.csv NEW.csv\n"
+	       "       cowbench compare [OPTIONS] --by=AXIS[=BASE] RESULTS.csv...\n\n"
+	       "Per cell and metric: old and new medians with 95 %% bootstrap intervals, the\n"
+	       "change in %% with the bootstrap interval of the ratio of medians, and the\n"
+	       "Mann-Whitney U p-value. A change is significant when p < alpha and its interval\n"
+	       "excludes 0; otherwise it is printed as '~'. Cells on one side only are listed.\n"
+	       "Exit status: 0, 1 with --fail-above when a metric got worse beyond PCT, 2 bad input.\n\n");
+	cli_print_options(cmp_options, N_CMP_OPTIONS);
+}
+
+/* ---- sides and cell identity ---- */
+
+/* Which rows make one side: all (two files), or those whose AXIS has VALUE (--by). */
+struct side_filter {
+	const char *axis;  /* NULL: every row */
+	const char *value;
+};
+
+/*
+ * A row's cell identity: the one place compare asks, so it follows
+ * whatever cb_row_key() takes a cell to be.
+ */
+static void cell_identity(const struct cb_row *row, char *buf, size_t len)
+{
+	cb_row_key(row, buf, len);
+}
+
+/* The row's value of AXIS: from its cell key, else from the column of that name ("" when neither). */
+static void axis_value(const struct cb_row *row, const char *key, const char *axis, char *out, size_t len)
+{
+	const struct cb_column *c;
+
+	if (cb_key_value(key, axis, out, len))
+		return;
+	c = cb_column_find(axis);
+	if (c)
+		cb_row_format(row, c, out, len);
+	else
+		snprintf(out, len, "%s", "");
+}
+
+/* The key without its AXIS=... pair. */
+static void key_without(const char *key, const char *axis, char *out, size_t len)
+{
+	size_t al = strlen(axis), o = 0;
+
+	out[0] = '\0';
+	for (const char *p = key; *p;) {
+		const char *e = strchr(p, ' ');
+		size_t tl = e ? (size_t)(e - p) : strlen(p);
+
+		if (!(tl > al && strncmp(p, axis, al) == 0 && p[al] == '=') && o + tl + 2 <= len) {
+			o += (size_t)snprintf(out + o, len - o, "%s%.*s", o ? " " : "", (int)tl, p);
+		}
+		p += tl;
+		while (*p == ' ')
+			p++;
+	}
+}
+
+static bool side_key(const struct cb_row *row, char *buf, size_t len, size_t *cell_len, void *ctx)
+{
+	const struct side_filter *f = ctx;
+	char key[CB_ROW_KEY_LEN], value[CB_ROW_KEY_LEN], cell[CB_ROW_KEY_LEN];
+
+	cell_identity(row, key, sizeof(key));
+	if (!f->axis) {
+		snprintf(buf, len, "%s", key);
+		*cell_len = strlen(row->cell);
+		return true;
+	}
+	axis_value(row, key, f->axis, value, sizeof(value));
+	if (strcmp(value, f->value) != 0)
+		return false;
+	key_without(key, f->axis, buf, len);
+	key_without(row->cell, f->axis, cell, sizeof(cell)); /* the key's leading cell part, less the axis */
+	*cell_len = strlen(cell);
+	return true;
+}
+
+struct side {
+	char label[CB_ROW_KEY_LEN + 72]; /* the file, or AXIS=VALUE */
+	char value[CB_ROW_KEY_LEN]; /* --by: this side's value of the axis */
+	struct cb_row_group *g;
+	size_t ng;
+};
+
+/*
+ * Group one side's rows by cell. Grouping drops the pairs after the cell
+ * that every group of the side shares (the kernel of a one-kernel file),
+ * so two sides that differ only in those still match cell by cell; a side
+ * of one group gets the same treatment, which grouping leaves out.
+ */
+static int group_side(const struct cb_row *rows, size_t n, const char *axis, struct side *s)
+{
+	struct side_filter f = { axis, s->value };
+	char key[CB_ROW_KEY_LEN];
+	size_t cell_len;
+	int err = cb_group_rows_by(rows, n, side_key, &f, &s->g, &s->ng);
+
+	if (err || s->ng != 1 || s->g[0].n == 0)
+		return err;
+	side_key(s->g[0].rows[0], key, sizeof(key), &cell_len, &f);
+	if (cell_len > 0 && cell_len < sizeof(s->g[0].key))
+		s->g[0].key[cell_len] = '\0';
+	else if (cell_len == 0)
+		snprintf(s->g[0].key, sizeof(s->g[0].key), "workload=%s", s->g[0].rows[0]->workload);
+	return 0;
+}
+
+/* ---- lines of the comparison ---- */
+
+enum present { BOTH, OLD_ONLY, NEW_ONLY };
+
+struct line {
+	const struct side *old, *new_;
+	const char *cell, *metric; /* metric NULL: a cell on one side only, or with no common metric */
+	enum present present;
+	size_t failed_old, failed_new;
+	struct cb_compare c;
+	const char *verdict; /* ~ better worse changed only-old only-new no-data */
+	double change, change_lo, change_hi; /* percent; NAN when the old median is 0 */
+};
+
+struct lines {
+	struct line *l;
+	size_t n, cap;
+	size_t underpowered; /* comparisons that could not be significant at alpha */
+	size_t min_n;        /* the smallest side among those */
+};
+
+static struct line *add_line(struct lines *ls)
+{
+	if (ls->n == ls->cap) {
+		size_t cap = ls->cap ? 2 * ls->cap : 64;
+		struct line *nl = realloc(ls->l, cap * sizeof(*nl));
+
+		if (!nl)
+			return NULL;
+		ls->l = nl;
+		ls->cap = cap;
+	}
+	memset(&ls->l[ls->n], 0, sizeof(ls->l[0]));
+	return &ls->l[ls->n++];
+}
+
+static const char *verdict_of(const struct cb_compare *c, const char *metric)
+{
+	bool up = isnan(c->ratio) ? c->new_center > c->old_center : c->ratio > 1;
+
+	if (!c->significant)
+		return "~";
+	if (!is_lower_better(metric))
+		return "changed";
+	return up ? "worse" : "better";
+}
+
+/* One metric of a cell present on both sides; returns 1 when compared, 0 when not measured on both. */
+static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
+			  const char *metric, struct line *l)
+{
+	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
+	double *va = malloc((a->n ? a->n : 1) * sizeof(*va)), *vb = malloc((b->n ? b->n : 1) * sizeof(*vb));
+	size_t na, nb;
+	int err = 0;
+
+	if (!va || !vb) {
+		err = -ENOMEM;
+		goto out;
+	}
+	na = cb_group_values(a, metric, va);
+	nb = cb_group_values(b, metric, vb);
+	if (na == 0 || nb == 0)
+		goto out;
+	co.alpha = o->alpha;
+	err = cb_compare_samples(va, na, vb, nb, &co, &l->c);
+	if (err)
+		goto out;
+	l->metric = metric;
+	l->verdict = verdict_of(&l->c, metric);
+	l->change = (l->c.ratio - 1) * 100;
+	l->change_lo = (l->c.ratio_lo - 1) * 100;
+	l->change_hi = (l->c.ratio_hi - 1) * 100;
+	err = 1;
+out:
+	free(va);
+	free(vb);
+	return err;
+}
+
+static const struct cb_row_group *find_group(const struct side *s, const char *key)
+{
+	for (size_t i = 0; i < s->ng; i++)
+		if (strcmp(s->g[i].key, key) == 0)
+			return &s->g[i];
+	return NULL;
+}
+
+static int compare_cell(const struct cmp_opts *o, const struct side *old, const struct side *new_,
+			const struct cb_row_group *a, const struct cb_row_group *b, struct lines *ls)
+{
+	size_t before = ls->n;
+
+	for (size_t m = 0; m < o->nmetric; m++) {
+		struct line *l = add_line(ls);
+		int rc;
+
+		if (!l)
+			return -ENOMEM;
+		rc = compare_metric(o, a, b, o->metric[m], l);
+		if (rc <= 0) {
+			ls->n--;
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		l->old = old;
+		l->new_ = new_;
+		l->cell = a->key;
+		l->failed_old = a->failed;
+		l->failed_new = b->failed;
+		if (!l->c.can_be_significant) {
+			size_t small = l->c.n_old < l->c.n_new ? l->c.n_old : l->c.n_new;
+
+			ls->underpowered++;
+			ls->min_n = ls->min_n && ls->min_n < small ? ls->min_n : small;
+		}
+	}
+	if (ls->n == before) {
+		struct line *l = add_line(ls);
+
+		if (!l)
+			return -ENOMEM;
+		*l = (struct line){ .old = old, .new_ = new_, .cell = a->key, .present = BOTH, .verdict = "no-data",
+				    .failed_old = a->failed, .failed_new = b->failed };
+	}
+	return 0;
+}
+
+static int compare_sides(const struct cmp_opts *o, const struct side *old, const struct side *new_,
+			 struct lines *ls)
+{
+	for (size_t i = 0; i < old->ng; i++) {
+		const struct cb_row_group *b = find_group(new_, old->g[i].key);
+		struct line *l;
+		int err;
+
+		if (b) {
+			err = compare_cell(o, old, new_, &old->g[i], b, ls);
+			if (err)
+				return err;
+			continue;
+		}
+		if (!(l = add_line(ls)))
+			return -ENOMEM;
+		*l = (struct line){ .old = old, .new_ = new_, .cell = old->g[i].key, .present = OLD_ONLY,
+				    .verdict = "only-old", .failed_old = old->g[i].failed };
+	}
+	for (size_t i = 0; i < new_->ng; i++) {
+		struct line *l;
+
+		if (find_group(old, new_->g[i].key))
+			continue;
+		if (!(l = add_line(ls)))
+			return -ENOMEM;
+		*l = (struct line){ .old = old, .new_ = new_, .cell = new_->g[i].key, .present = NEW_ONLY,
+				    .verdict = "only-new", .failed_new = new_->g[i].failed };
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void csv_num(FILE *fp, double v)
+{
+	fputc(',', fp);
+	if (!isnan(v))
+		fprintf(fp, "%.10g", v);
+}
+
+/* What a line compares, from where to where (free text: quoted/escaped on output). */
+static const char *const text_names[] = { "by", "old", "new", "cell" };
+
+#define N_TEXTS (sizeof(text_names) / sizeof(text_names[0]))
+
+static void line_texts(const struct cmp_opts *o, const struct line *l, const char *t[N_TEXTS])
+{
+	t[0] = o->by;
+	t[1] = l->old->label;
+	t[2] = l->new_->label;
+	t[3] = l->cell;
+}
+
+/* The numbers of a compared line, in CSV column order (NAN: not defined). */
+static const char *const number_names[] = {
+	"old_median", "old_ci95_lo", "old_ci95_hi", "new_median", "new_ci95_lo", "new_ci95_hi",
+	"change_pct", "change_ci95_lo_pct", "change_ci95_hi_pct", "p",
+};
+
+#define N_NUMBERS (sizeof(number_names) / sizeof(number_names[0]))
+
+static void line_numbers(const struct line *l, double v[N_NUMBERS])
+{
+	const double all[N_NUMBERS] = { l->c.old_center, l->c.old_lo, l->c.old_hi, l->c.new_center, l->c.new_lo,
+					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.test.p };
+
+	memcpy(v, all, sizeof(all));
+}
+
+static void csv_header(FILE *fp)
+{
+	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
+	      "new_median,new_ci95_lo,new_ci95_hi,change_pct,change_ci95_lo_pct,change_ci95_hi_pct,p,exact,significant,"
+	      "verdict\r\n",
+	      fp);
+}
+
+static const char *const present_names[] = { "both", "old", "new" };
+
+static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
+{
+	double v[N_NUMBERS];
+
+	const char *t[N_TEXTS];
+
+	line_texts(o, l, t);
+	for (size_t i = 0; i < N_TEXTS; i++) {
+		if (i)
+			fputc(',', fp);
+		cb_csv_write_field(fp, t[i]);
+	}
+	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
+	if (!l->metric) {
+		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s\r\n", l->failed_old, l->failed_new, l->verdict);
+		return;
+	}
+	fprintf(fp, ",%zu,%zu,%zu,%zu", l->c.n_old, l->c.n_new, l->failed_old, l->failed_new);
+	line_numbers(l, v);
+	for (size_t i = 0; i < N_NUMBERS; i++)
+		csv_num(fp, v[i]);
+	fprintf(fp, ",%d,%d,%s\r\n", l->c.test.exact, l->c.significant, l->verdict);
+}
+
+static void json_num(FILE *fp, const char *name, double v)
+{
+	fprintf(fp, ",\"%s\":", name);
+	if (isnan(v))
+		fputs("null", fp);
+	else
+		fprintf(fp, "%.10g", v);
+}
+
+static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
+{
+	double v[N_NUMBERS];
+
+	const char *t[N_TEXTS];
+
+	line_texts(o, l, t);
+	for (size_t i = 0; i < N_TEXTS; i++) {
+		fprintf(fp, "%s\"%s\":", i ? "," : "{", text_names[i]);
+		cb_json_string(fp, t[i]);
+	}
+	fprintf(fp, ",\"present\":\"%s\",\"verdict\":\"%s\",\"failed_old\":%zu,\"failed_new\":%zu",
+		present_names[l->present], l->verdict, l->failed_old, l->failed_new);
+	if (l->metric) {
+		fprintf(fp, ",\"metric\":\"%s\",\"n_old\":%zu,\"n_new\":%zu", l->metric, l->c.n_old, l->c.n_new);
+		line_numbers(l, v);
+		for (size_t i = 0; i < N_NUMBERS; i++)
+			json_num(fp, number_names[i], v[i]);
+		fprintf(fp, ",\"exact\":%s,\"significant\":%s", l->c.test.exact ? "true" : "false",
+			l->c.significant ? "true" : "false");
+	}
+	fputs("}\n", fp);
+}
+
+/* "10.8 ms [10.7 ms, 10.8 ms]": the metric's unit (cowbench/units.h) */
+static void center_text(char *buf, size_t len, const char *metric, double c, double lo, double hi)
+{
+	char a[24], b[24], d[24];
+
+	cli_human(a, sizeof(a), c, metric, CB_UNITS_ASCII);
+	cli_human(b, sizeof(b), lo, metric, CB_UNITS_ASCII);
+	cli_human(d, sizeof(d), hi, metric, CB_UNITS_ASCII);
+	snprintf(buf, len, "%s [%s, %s]", a, b, d);
+}
+
+static void table_line(FILE *fp, const struct line *l, int keyw)
+{
+	char oldc[80], newc[80], change[64] = "-", p[16];
+
+	if (!l->metric) {
+		fprintf(fp, "%-*s %s\n", keyw, l->cell,
+			l->present == BOTH ? "(no metric measured on both sides)" :
+			l->present == OLD_ONLY ? "only in old" : "only in new");
+		return;
+	}
+	center_text(oldc, sizeof(oldc), l->metric, l->c.old_center, l->c.old_lo, l->c.old_hi);
+	center_text(newc, sizeof(newc), l->metric, l->c.new_center, l->c.new_lo, l->c.new_hi);
+	if (!l->c.significant)
+		snprintf(change, sizeof(change), "~");
+	else if (!isnan(l->change))
+		snprintf(change, sizeof(change), "%+.1f%% [%+.1f%%, %+.1f%%]", l->change, l->change_lo, l->change_hi);
+	if (l->c.test.p < 0.001)
+		snprintf(p, sizeof(p), "p<0.001");
+	else
+		snprintf(p, sizeof(p), "p=%.3f", l->c.test.p);
+	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s n=%zu+%zu %s", keyw, l->cell, l->metric, oldc, newc, change, p,
+		l->c.n_old, l->c.n_new, strcmp(l->verdict, "~") ? l->verdict : "");
+	if (l->failed_old || l->failed_new)
+		fprintf(fp, " (%zu+%zu failed)", l->failed_old, l->failed_new);
+	fputc('\n', fp);
+}
+
+static void table_out(FILE *fp, const struct cmp_opts *o, const struct lines *ls)
+{
+	int keyw = 20;
+	size_t better = 0, worse = 0, same = 0, changed = 0, one_side = 0;
+	const struct side *cur = NULL;
+
+	for (size_t i = 0; i < ls->n; i++)
+		if ((int)strlen(ls->l[i].cell) > keyw)
+			keyw = (int)strlen(ls->l[i].cell);
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct line *l = &ls->l[i];
+
+		if (l->new_ != cur) {
+			cur = l->new_;
+			fprintf(fp, "%sold: %s\nnew: %s\n", i ? "\n" : "", l->old->label, l->new_->label);
+			fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s %s\n", keyw, "cell", "metric", "old median [95% CI]",
+				"new median [95% CI]", "change [95% CI]", "p", "n");
+		}
+		table_line(fp, l, keyw);
+		better += strcmp(l->verdict, "better") == 0;
+		worse += strcmp(l->verdict, "worse") == 0;
+		changed += strcmp(l->verdict, "changed") == 0;
+		same += strcmp(l->verdict, "~") == 0;
+		one_side += l->present != BOTH;
+	}
+	fprintf(fp, "\n%zu better, %zu worse, %zu changed, %zu ~ (not significant at alpha %g); cells on one side only: %zu\n",
+		better, worse, changed, same, o->alpha, one_side);
+}
+
+static bool exceeds(const struct cmp_opts *o, const struct line *l)
+{
+	return o->fail_above >= 0 && l->metric && strcmp(l->verdict, "worse") == 0 &&
+	       (isnan(l->change) || l->change > o->fail_above);
+}
+
+/* Print everything; returns how many metrics got worse beyond --fail-above. */
+static size_t print_lines(FILE *fp, const struct cmp_opts *o, const struct lines *ls)
+{
+	size_t regressions = 0;
+
+	if (o->format == CB_FORMAT_TABLE)
+		table_out(fp, o, ls);
+	else if (o->format == CB_FORMAT_CSV)
+		csv_header(fp);
+	for (size_t i = 0; i < ls->n; i++) {
+		if (o->format == CB_FORMAT_CSV)
+			csv_line(fp, o, &ls->l[i]);
+		else if (o->format == CB_FORMAT_JSON)
+			json_line(fp, o, &ls->l[i]);
+		if (exceeds(o, &ls->l[i]))
+			regressions++;
+	}
+	return regressions;
+}
+
+static void report_regressions(const struct cmp_opts *o, const struct lines *ls)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct line *l = &ls->l[i];
+
+		if (exceeds(o, l))
+			cli_error("regression beyond --fail-above=%g%%: %s %s %+.1f%% [%+.1f%%, %+.1f%%], p=%.3g (%s -> %s)",
+				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.test.p,
+				  l->old->label, l->new_->label);
+	}
+}
+
+/* ---- the sides of a run ---- */
+
+static int cmp_value(const void *a, const void *b)
+{
+	const struct side *x = a, *y = b;
+	int c = cb_natural_cmp(x->value, y->value);
+
+	return c ? c : strcmp(x->value, y->value);
+}
+
+/* The distinct values of AXIS among the rows, naturally ordered, the baseline first. */
+static int axis_sides(const struct cmp_opts *o, const struct cb_row *rows, size_t n, struct side **out, size_t *ns)
+{
+	struct side *s = NULL;
+	size_t k = 0;
+	bool in_key = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char key[CB_ROW_KEY_LEN], value[CB_ROW_KEY_LEN];
+		size_t j;
+
+		cell_identity(&rows[i], key, sizeof(key));
+		in_key |= cb_key_value(key, o->by, value, sizeof(value));
+		axis_value(&rows[i], key, o->by, value, sizeof(value));
+		for (j = 0; j < k && strcmp(s[j].value, value) != 0; j++)
+			;
+		if (j < k)
+			continue;
+		struct side *ns_ = realloc(s, (k + 1) * sizeof(*s));
+
+		if (!ns_) {
+			free(s);
+			cli_error("out of memory");
+			return -1;
+		}
+		s = ns_;
+		memset(&s[k], 0, sizeof(s[k]));
+		snprintf(s[k].value, sizeof(s[k].value), "%s", value);
+		snprintf(s[k].label, sizeof(s[k].label), "%s=%s", o->by, value[0] ? value : "-");
+		k++;
+	}
+	if (!in_key && !cb_column_find(o->by)) {
+		cli_error("--by=%s: no cell has an axis %s and there is no such column", o->by, o->by);
+		free(s);
+		return -1;
+	}
+	qsort(s, k, sizeof(*s), cmp_value);
+	if (o->by_base[0]) {
+		size_t j;
+
+		for (j = 0; j < k && strcmp(s[j].value, o->by_base) != 0; j++)
+			;
+		if (j == k) {
+			cli_error("--by=%s=%s: no row has %s=%s", o->by, o->by_base, o->by, o->by_base);
+			free(s);
+			return -1;
+		}
+		struct side base = s[j];
+
+		memmove(&s[1], &s[0], j * sizeof(*s));
+		s[0] = base;
+	}
+	if (k < 2) {
+		cli_error("--by=%s: every row has %s=%s, nothing to compare", o->by, o->by, k ? s[0].value : "");
+		free(s);
+		return -1;
+	}
+	*out = s;
+	*ns = k;
+	return 0;
+}
+
+static void free_sides(struct side *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cb_row_groups_free(s[i].g, s[i].ng);
+	free(s);
+}
+
+/* What was read: two files, or (--by) all files in rows[0]. */
+struct inputs {
+	struct cb_row *rows[2];
+	size_t n[2];
+	struct side *sides; /* [0] is the baseline */
+	size_t nsides;
+};
+
+static void free_inputs(struct inputs *in)
+{
+	free_sides(in->sides, in->nsides);
+	free(in->rows[0]);
+	free(in->rows[1]);
+}
+
+/* Read the inputs and split them into sides. -1 after printing why. */
+static int make_sides(const struct cmp_opts *o, int nfiles, char **files, struct inputs *in)
+{
+	if (o->by[0]) {
+		if (cli_read_rows(nfiles, files, &in->rows[0], &in->n[0]) < 0 ||
+		    axis_sides(o, in->rows[0], in->n[0], &in->sides, &in->nsides) < 0)
+			return -1;
+		for (size_t i = 0; i < in->nsides; i++)
+			if (group_side(in->rows[0], in->n[0], o->by, &in->sides[i]) < 0)
+				goto nomem;
+		return 0;
+	}
+	if (cli_read_rows(1, files, &in->rows[0], &in->n[0]) < 0 ||
+	    cli_read_rows(1, files + 1, &in->rows[1], &in->n[1]) < 0)
+		return -1;
+	in->sides = calloc(2, sizeof(*in->sides));
+	if (!in->sides)
+		goto nomem;
+	in->nsides = 2;
+	for (int i = 0; i < 2; i++) {
+		snprintf(in->sides[i].label, sizeof(in->sides[i].label), "%s", files[i]);
+		if (group_side(in->rows[i], in->n[i], NULL, &in->sides[i]) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+static int compare_all(const struct cmp_opts *o, const struct inputs *in, struct lines *ls)
+{
+	for (size_t i = 1; i < in->nsides; i++) {
+		int err = compare_sides(o, &in->sides[0], &in->sides[i], ls);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Write the comparison to --output or stdout; the exit status. */
+static int write_out(const struct cmp_opts *o, const struct lines *ls)
+{
+	FILE *out = stdout;
+	size_t regressions;
+
+	if (o->output && !(out = fopen(o->output, "we"))) {
+		cli_error("cannot write %s: %s", o->output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	regressions = print_lines(out, o, ls);
+	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
+		cli_error("cannot write the comparison: %s", strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	if (ls->underpowered)
+		cli_note("%zu comparisons cannot be significant at alpha %g with so few values (%zu on the smaller side): "
+			 "measure more reps",
+			 ls->underpowered, o->alpha, ls->min_n);
+	if (regressions) {
+		report_regressions(o, ls);
+		return EXIT_RUN_FAILED;
+	}
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct cmp_opts o = { .alpha = 0.05, .fail_above = -1, .format = CB_FORMAT_TABLE };
+	struct inputs in = { 0 };
+	struct lines ls = { 0 };
+	int argi, nfiles, status = EXIT_USAGE, err;
+
+	opt_metric(&o, DEFAULT_METRICS);
+	cli_options_first(argc, argv, cmp_options, N_CMP_OPTIONS);
+	argi = cli_parse_options(argc, argv, cmp_options, N_CMP_OPTIONS, &o, cmp_usage);
+	if (argi < 0)
+		return EXIT_USAGE;
+	nfiles = argc - argi;
+	if (!o.by[0] && nfiles != 2) {
+		cli_error("compare needs two results files, OLD.csv NEW.csv (or --by=AXIS and one or more files)");
+		return EXIT_USAGE;
+	}
+	if (o.by[0] && nfiles < 1) {
+		cli_error("compare --by=%s needs a results file", o.by);
+		return EXIT_USAGE;
+	}
+	if (make_sides(&o, nfiles, argv + argi, &in) == 0) {
+		err = compare_all(&o, &in, &ls);
+		if (err) {
+			cli_error("compare: %s", strerror(-err));
+			status = EXIT_INTERNAL;
+		} else {
+			status = write_out(&o, &ls);
+		}
+	}
+	free(ls.l);
+	free_inputs(&in);
+	return status;
+}

@@ -1,0 +1,124 @@
+#ifndef COWBENCH_COMPARE_H
+#define COWBENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Inference for benchmark samples: is a difference real or noise, how
+ * sure are we of a central value, and how many repetitions would make it
+ * sure enough. What `cowbench compare` and `bench_overhead` use.
+ *
+ * Everything random is seeded (splitmix64): the same input and seed give
+ * the same interval on every machine.
+ */
+
+/** Two-sided Mann-Whitney U test (Wilcoxon rank-sum) of samples a and b. */
+struct cb_mwu {
+	double u;      /* U of sample a: pairs (a_i, b_j) with a_i > b_j, ties counting 1/2 */
+	double p;      /* two-sided p-value */
+	bool exact;    /* p from the exact null distribution (no ties, na * nb <= CB_MWU_EXACT_MAX) */
+};
+
+#define CB_MWU_EXACT_MAX 2500 /* na * nb up to which the exact distribution is computed */
+
+/**
+ * Exact p when there are no ties and the samples are small enough, else
+ * the normal approximation with tie correction and continuity correction.
+ * -EINVAL when a sample is empty; -ENOMEM.
+ */
+int cb_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct cb_mwu *out);
+
+/** The smallest two-sided p an exact test of na and nb values can give (2 / C(na+nb, na)). */
+double cb_mwu_min_p(size_t na, size_t nb);
+
+enum cb_center { CB_CENTER_MEDIAN, CB_CENTER_MEAN };
+
+/** Quantile p (0..1) of a sorted sample, interpolated between closest ranks (R type 7). */
+double cb_quantile_sorted(const double *s, size_t n, double p);
+
+/** Median (mean of the two middle values for even n) or mean of v[0..n); v is left unchanged. */
+double cb_center_of(const double *v, size_t n, enum cb_center c);
+
+/**
+ * Percentile-bootstrap interval at level conf (e.g. 0.95) of the centre
+ * of one sample, from `resamples` resamples. lo = hi = NAN for n < 2.
+ */
+int cb_boot_center_ci(const double *v, size_t n, enum cb_center c, double conf, size_t resamples, uint64_t seed,
+		      double *lo, double *hi);
+
+/**
+ * centre(num) / centre(den) with its percentile-bootstrap interval
+ * (each sample resampled on its own). lo = hi = NAN when both samples
+ * have one value. -EINVAL when a sample is empty or centre(den) is 0.
+ */
+int cb_boot_ratio_ci(const double *num, size_t nn, const double *den, size_t nd, enum cb_center c, double conf,
+		     size_t resamples, uint64_t seed, double *ratio, double *lo, double *hi);
+
+/** Quantile of Student's t distribution with df degrees of freedom (0 < p < 1, df >= 1). */
+double cb_t_quantile(double p, double df);
+
+/** Student-t interval of the mean at level conf. NAN bounds for n < 2. */
+int cb_t_mean_ci(const double *v, size_t n, double conf, double *mean, double *lo, double *hi);
+
+/**
+ * Repetitions needed for the conf-level interval of the mean to have a
+ * relative half-width of at most `half_width` (0.03 = +-3 %) for a
+ * sample with coefficient of variation cv: ceil(z^2 cv^2 / h^2), at least 2.
+ * This is pyperf's n = 4 * 1.96^2 * CV^2 / eps^2 with eps = 2h the full width.
+ * 0 when the inputs are not finite and positive.
+ */
+size_t cb_reps_needed(double cv, double half_width, double conf);
+
+/* ---- comparing two samples ---- */
+
+struct cb_compare_opts {
+	double alpha;     /* significance level (0.05) */
+	double conf;      /* level of every interval (0.95) */
+	size_t resamples; /* bootstrap resamples (2000) */
+	uint64_t seed;
+};
+
+#define CB_COMPARE_DEFAULTS { .alpha = 0.05, .conf = 0.95, .resamples = 2000, .seed = 20261122u }
+
+struct cb_compare {
+	size_t n_old, n_new;
+	double old_center, old_lo, old_hi; /* median of each side and its bootstrap interval */
+	double new_center, new_lo, new_hi;
+	double ratio, ratio_lo, ratio_hi;  /* median(new) / median(old) with bootstrap interval; NAN if median(old) is 0 */
+	struct cb_mwu test;
+	/*
+	 * Significant: p < alpha and the ratio's interval excludes 1, so a change
+	 * reported as real never has an interval that says "maybe none".
+	 */
+	bool significant;
+	bool can_be_significant; /* false when even complete separation cannot reach p < alpha */
+};
+
+/** Compare a metric's old and new samples. -EINVAL when a sample is empty; -ENOMEM. */
+int cb_compare_samples(const double *old, size_t n_old, const double *new_, size_t n_new,
+		       const struct cb_compare_opts *o, struct cb_compare *out);
+
+/* ---- noise verdict of one sample ---- */
+
+enum cb_noise {
+	CB_NOISE_OK,      /* the interval is as tight as asked */
+	CB_NOISE_TOO_FEW, /* fewer than 3 values: no judgement */
+	CB_NOISE_NOISY,   /* coefficient of variation above CB_NOISY_CV (summary.h) */
+	CB_NOISE_WIDE,    /* not noisy, but the interval is wider than asked: more reps needed */
+};
+
+struct cb_noise_verdict {
+	enum cb_noise verdict;
+	double cv;             /* sample stddev / |mean| */
+	double rel_half_width; /* t-interval half-width of the mean / |mean| */
+	size_t reps_needed;    /* cb_reps_needed(cv, target, conf); 0 when unknown */
+};
+
+/** Judge v[0..n) against a target relative half-width (e.g. 0.03) at level conf. */
+int cb_noise_judge(const double *v, size_t n, double target, double conf, struct cb_noise_verdict *out);
+/** "ok", "too-few", "noisy", "wide". */
+const char *cb_noise_name(enum cb_noise n);
+
+#endif

@@ -1,0 +1,504 @@
+/*
+ * Inference against known answers: Mann-Whitney p-values (exact values
+ * from complete enumeration of the permutations, and SciPy's documented
+ * example), t quantiles, interval coverage and the false-alarm rate of
+ * compare's decision in seeded simulations.
+ */
+#include <errno.h>
+#include <math.h>
+
+#include <cowbench/compare.h>
+#include <cowbench/report.h>
+
+#include "testutil.h"
+
+/* A seeded normal generator (splitmix64 + Box-Muller) of the test's own. */
+struct rng {
+	uint64_t st;
+};
+
+static double uniform01(struct rng *r)
+{
+	uint64_t z = (r->st += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(struct rng *r, double mean, double sd)
+{
+	double u1 = uniform01(r), u2 = uniform01(r);
+
+	return mean + sd * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+static void draw(struct rng *r, double *v, size_t n, double mean, double sd)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = normal(r, mean, sd);
+}
+
+START_TEST(test_mwu_exact_known)
+{
+	/* SciPy's mannwhitneyu example (method="exact"): U1 = 17, p = 0.1111. */
+	const double males[] = { 19, 22, 16, 29, 24 }, females[] = { 20, 11, 17, 12 };
+	const double lo[] = { 1, 2, 3, 4, 5 }, hi[] = { 6, 7, 8, 9, 10 };
+	/* Enumerating all C(13, 6) = 1716 splits: two-sided p = 38/1716. */
+	const double a[] = { 1.5, 2.25, 3.0, 4.75, 5.5, 6.0 }, b[] = { 4.0, 5.25, 6.5, 7.0, 7.75, 8.5, 9.0 };
+	struct cb_mwu t;
+
+	ck_assert_int_eq(cb_mann_whitney(males, 5, females, 4, &t), 0);
+	ck_assert(t.exact);
+	ck_assert_double_eq_tol(t.u, 17, 1e-12);
+	ck_assert_double_eq_tol(t.p, 1.0 / 9, 1e-9);
+	/* Complete separation: the smallest p there is, 2 / C(10, 5). */
+	ck_assert_int_eq(cb_mann_whitney(lo, 5, hi, 5, &t), 0);
+	ck_assert_double_eq_tol(t.u, 0, 1e-12);
+	ck_assert_double_eq_tol(t.p, 2.0 / 252, 1e-12);
+	ck_assert_double_eq_tol(cb_mwu_min_p(5, 5), 2.0 / 252, 1e-12);
+	ck_assert_int_eq(cb_mann_whitney(hi, 5, lo, 5, &t), 0);
+	ck_assert_double_eq_tol(t.u, 25, 1e-12);
+	ck_assert_double_eq_tol(t.p, 2.0 / 252, 1e-12);
+	ck_assert_int_eq(cb_mann_whitney(a, 6, b, 7, &t), 0);
+	ck_assert_double_eq_tol(t.u, 5, 1e-12);
+	ck_assert_double_eq_tol(t.p, 38.0 / 1716, 1e-9);
+	ck_assert_int_eq(cb_mann_whitney(a, 0, b, 7, &t), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_mwu_ties_normal_approximation)
+{
+	/* The permutation p of this tied sample, by enumeration: 0.00991. */
+	const double a[] = { 1, 2, 2, 3, 3, 3, 4 }, b[] = { 3, 4, 4, 5, 5, 6 };
+	const double same[] = { 7, 7, 7, 7 };
+	struct cb_mwu t;
+
+	ck_assert_int_eq(cb_mann_whitney(a, 7, b, 6, &t), 0);
+	ck_assert(!t.exact);
+	ck_assert_double_eq_tol(t.u, 3.5, 1e-12);
+	ck_assert_msg(fabs(t.p - 0.00991) < 0.01, "p %g", t.p);
+	ck_assert_int_eq(cb_mann_whitney(same, 4, same, 4, &t), 0);
+	ck_assert_double_eq(t.p, 1);
+}
+END_TEST
+
+START_TEST(test_mwu_exact_agrees_with_normal_for_large_samples)
+{
+	struct rng r = { 11 };
+	double a[50], b[50], mn = 2500, var = 2500.0 / 12 * 101;
+	struct cb_mwu t;
+
+	draw(&r, a, 50, 100, 10);
+	draw(&r, b, 50, 104, 10);
+	ck_assert_int_eq(cb_mann_whitney(a, 50, b, 50, &t), 0);
+	ck_assert(t.exact);
+	ck_assert_msg(fabs(t.p - erfc((fabs(t.u - mn / 2) - 0.5) / sqrt(var) / M_SQRT2)) < 0.005, "p %g", t.p);
+}
+END_TEST
+
+START_TEST(test_t_quantiles)
+{
+	ck_assert_double_eq_tol(cb_t_quantile(0.975, 1), 12.7062047, 1e-6);
+	ck_assert_double_eq_tol(cb_t_quantile(0.975, 4), 2.7764451, 1e-6);
+	ck_assert_double_eq_tol(cb_t_quantile(0.975, 30), 2.0422725, 1e-6);
+	ck_assert_double_eq_tol(cb_t_quantile(0.995, 9), 3.2498355, 1e-6);
+	ck_assert_double_eq_tol(cb_t_quantile(0.025, 4), -2.7764451, 1e-6);
+	ck_assert(isnan(cb_t_quantile(1.0, 4)));
+}
+END_TEST
+
+START_TEST(test_reps_needed)
+{
+	/* z^2 CV^2 / h^2 = 1.96^2 * 0.1^2 / 0.03^2 = 42.7, the 4 * 1.96^2 * CV^2 / eps^2 with eps = 0.06. */
+	ck_assert_uint_eq(cb_reps_needed(0.10, 0.03, 0.95), 43);
+	ck_assert_uint_eq(cb_reps_needed(0.05, 0.01, 0.95), 97);
+	ck_assert_uint_eq(cb_reps_needed(0.001, 0.03, 0.95), 2);
+	ck_assert_uint_eq(cb_reps_needed(NAN, 0.03, 0.95), 0);
+	ck_assert_uint_eq(cb_reps_needed(0.1, 0, 0.95), 0);
+}
+END_TEST
+
+/* Intervals of the mean cover the true mean at their nominal rate. */
+START_TEST(test_t_interval_coverage)
+{
+	struct rng r = { 2026 };
+	double v[10], mean, lo, hi;
+	int covered = 0, trials = 4000;
+
+	for (int i = 0; i < trials; i++) {
+		draw(&r, v, 10, 50, 5);
+		ck_assert_int_eq(cb_t_mean_ci(v, 10, 0.95, &mean, &lo, &hi), 0);
+		covered += lo <= 50 && 50 <= hi;
+	}
+	/* 95 % +- 3 standard errors of 4000 Bernoulli trials (0.34 %). */
+	ck_assert_msg(covered >= 0.94 * trials && covered <= 0.96 * trials, "coverage %d/%d", covered, trials);
+}
+END_TEST
+
+START_TEST(test_bootstrap_interval_coverage)
+{
+	struct rng r = { 7 };
+	double v[30], lo, hi;
+	int covered = 0, trials = 1000;
+
+	for (int i = 0; i < trials; i++) {
+		draw(&r, v, 30, 20, 4);
+		ck_assert_int_eq(cb_boot_center_ci(v, 30, CB_CENTER_MEAN, 0.95, 1000, (uint64_t)i, &lo, &hi), 0);
+		covered += lo <= 20 && 20 <= hi;
+	}
+	/* The percentile bootstrap runs slightly narrow at n = 30 (about 94 %). */
+	ck_assert_msg(covered >= 0.92 * trials && covered <= 0.97 * trials, "coverage %d/%d", covered, trials);
+}
+END_TEST
+
+START_TEST(test_same_distribution_is_not_significant)
+{
+	struct rng r = { 42 };
+	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
+	struct cb_compare c;
+	double a[20], b[20];
+	int quiet = 0, trials = 500;
+
+	o.resamples = 1000;
+	for (int i = 0; i < trials; i++) {
+		draw(&r, a, 20, 100, 10);
+		draw(&r, b, 20, 100, 10);
+		o.seed = (uint64_t)i;
+		ck_assert_int_eq(cb_compare_samples(a, 20, b, 20, &o, &c), 0);
+		quiet += !c.significant;
+	}
+	ck_assert_msg(quiet >= 0.95 * trials, "'~' in only %d of %d trials", quiet, trials);
+}
+END_TEST
+
+START_TEST(test_ten_percent_shift_is_significant)
+{
+	struct rng r = { 1 };
+	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
+	struct cb_compare c;
+	double a[20], b[20];
+	int found = 0, trials = 200;
+
+	o.resamples = 1000;
+	for (int i = 0; i < trials; i++) {
+		draw(&r, a, 20, 100, 5); /* CV 5 %, a typical cell here */
+		draw(&r, b, 20, 110, 5);
+		ck_assert_int_eq(cb_compare_samples(a, 20, b, 20, &o, &c), 0);
+		found += c.significant && c.ratio > 1;
+		ck_assert(c.can_be_significant);
+	}
+	ck_assert_msg(found >= 0.99 * trials, "significant in only %d of %d trials", found, trials);
+	/* The last trial's numbers are consistent with each other. */
+	ck_assert(c.old_lo <= c.old_center && c.old_center <= c.old_hi);
+	ck_assert(c.ratio_lo <= c.ratio && c.ratio <= c.ratio_hi);
+	ck_assert_double_eq_tol(c.ratio, c.new_center / c.old_center, 1e-12);
+}
+END_TEST
+
+START_TEST(test_compare_small_samples_and_determinism)
+{
+	const double a[] = { 10, 11, 12 }, b[] = { 20, 21, 22 }, zero[] = { 0, 0, 0 };
+	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
+	struct cb_compare c1, c2;
+
+	/* 3 + 3 values: even complete separation gives p = 0.1. */
+	ck_assert_int_eq(cb_compare_samples(a, 3, b, 3, &o, &c1), 0);
+	ck_assert(!c1.can_be_significant);
+	ck_assert(!c1.significant);
+	ck_assert_double_eq_tol(c1.test.p, 0.1, 1e-12);
+	ck_assert_int_eq(cb_compare_samples(a, 3, b, 3, &o, &c2), 0);
+	ck_assert_double_eq(c1.ratio_lo, c2.ratio_lo);
+	ck_assert_double_eq(c1.new_hi, c2.new_hi);
+	/* An old median of 0 has no ratio, but still a test. */
+	ck_assert_int_eq(cb_compare_samples(zero, 3, b, 3, &o, &c1), 0);
+	ck_assert(isnan(c1.ratio));
+	ck_assert_int_eq(cb_compare_samples(a, 0, b, 3, &o, &c1), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_ratio_of_medians)
+{
+	const double num[] = { 2, 4, 6, 100 }, den[] = { 1, 2, 3 };
+	double ratio, lo, hi;
+
+	ck_assert_int_eq(cb_boot_ratio_ci(num, 4, den, 3, CB_CENTER_MEDIAN, 0.95, 500, 1, &ratio, &lo, &hi), 0);
+	ck_assert_double_eq_tol(ratio, 5.0 / 2, 1e-12);
+	ck_assert(lo <= ratio && ratio <= hi);
+	ck_assert_int_eq(cb_boot_ratio_ci(num, 4, den, 3, CB_CENTER_MEAN, 0.95, 500, 1, &ratio, &lo, &hi), 0);
+	ck_assert_double_eq_tol(ratio, 28.0 / 2, 1e-12);
+	ck_assert_double_eq_tol(cb_center_of(num, 4, CB_CENTER_MEDIAN), 5, 1e-12);
+}
+END_TEST
+
+START_TEST(test_noise_verdicts)
+{
+	const double two[] = { 1, 2 }, tight[] = { 100, 100.5, 99.5, 100.2, 99.8 };
+	const double noisy[] = { 100, 130, 80, 120, 70 }, wide[] = { 100, 106, 95, 103, 97 };
+	struct cb_noise_verdict v;
+
+	ck_assert_int_eq(cb_noise_judge(two, 2, 0.03, 0.95, &v), 0);
+	ck_assert_int_eq(v.verdict, CB_NOISE_TOO_FEW);
+	ck_assert_int_eq(cb_noise_judge(tight, 5, 0.03, 0.95, &v), 0);
+	ck_assert_int_eq(v.verdict, CB_NOISE_OK);
+	ck_assert(v.rel_half_width < 0.03);
+	ck_assert_int_eq(cb_noise_judge(noisy, 5, 0.03, 0.95, &v), 0);
+	ck_assert_int_eq(v.verdict, CB_NOISE_NOISY);
+	ck_assert_str_eq(cb_noise_name(v.verdict), "noisy");
+	ck_assert_int_eq(cb_noise_judge(wide, 5, 0.03, 0.95, &v), 0);
+	ck_assert_int_eq(v.verdict, CB_NOISE_WIDE);
+	ck_assert_uint_eq(v.reps_needed, cb_reps_needed(v.cv, 0.03, 0.95));
+	ck_assert_uint_gt(v.reps_needed, 5);
+}
+END_TEST
+
+
+/* ---- cowbench compare, end to end on fixtures ---- */
+
+#define FX(name) CB_FIXTURE_DIR "/" name
+#define OLD FX("compare_old.csv")
+#define NEW FX("compare_new.csv")
+
+/* The output line that holds both needles (NULL when none does). */
+static char *line_with(const char *text, const char *a, const char *b)
+{
+	static char line[1024];
+
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = '\0';
+			if (strstr(line, a) && strstr(line, b))
+				return line;
+		}
+		p += len + (e != NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_cli_table)
+{
+	const char *argv[] = { "cowbench", "compare", OLD, NEW, NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_uint_eq(r.err_len, 0);
+	/* +20 % on 8 + 7 reps at CV 3 %: significant, and worse for a time. */
+	l = line_with(r.out, "workload=seq size=1M fork=1 ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "worse") && strstr(l, "+18.9%") && strstr(l, "(0+1 failed)"), "%s", r.out);
+	l = line_with(r.out, "workload=seq size=1M fork=1 ", "faults");
+	ck_assert_msg(l && strstr(l, "better") && strstr(l, "-75.0%"), "%s", r.out);
+	/* The same distribution on both sides: '~'. */
+	l = line_with(r.out, "workload=seq size=1M fork=0 ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, " ~ ") && !strstr(l, "worse") && !strstr(l, "better"), "%s", r.out);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=random size=1M fork=1", "only in old"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=single size=1M fork=1", "only in new"));
+	ck_assert_ptr_nonnull(strstr(r.out, "1 better, 1 worse, 0 changed, 4 ~"));
+	tu_free(&r);
+}
+END_TEST
+
+/* Field of a CSV record by header name. */
+static const char *field(const struct cb_csv_record *h, const struct cb_csv_record *r, const char *name)
+{
+	for (size_t i = 0; i < h->nfields; i++)
+		if (strcmp(h->field[i], name) == 0)
+			return r->field[i];
+	ck_abort_msg("no column %s", name);
+	return NULL;
+}
+
+START_TEST(test_cli_csv_and_json)
+{
+	const char *csv[] = { "cowbench", "compare", "--format=csv", OLD, NEW, NULL };
+	const char *json[] = { "cowbench", "compare", OLD, NEW, "--format", "json", NULL };
+	struct cli_result r = tu_run_cli(csv), j;
+	struct cb_csv_record h = { 0 }, rec = { 0 };
+	FILE *fp;
+	int rows = 0, worse = 0, same = 0, one_side = 0;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	fp = fmemopen(r.out, r.out_len, "r");
+	ck_assert_int_eq(cb_csv_read_record(fp, &h), 1);
+	ck_assert_uint_eq(h.nfields, 23);
+	while (cb_csv_read_record(fp, &rec) == 1) {
+		ck_assert_uint_eq(rec.nfields, h.nfields);
+		rows++;
+		if (strcmp(field(&h, &rec, "verdict"), "worse") == 0) {
+			worse++;
+			ck_assert_str_eq(field(&h, &rec, "metric"), "elapsed_ns");
+			ck_assert_str_eq(field(&h, &rec, "significant"), "1");
+			ck_assert(strtod(field(&h, &rec, "p"), NULL) < 0.05);
+			ck_assert(strtod(field(&h, &rec, "change_ci95_lo_pct"), NULL) > 0);
+			ck_assert_str_eq(field(&h, &rec, "n_new"), "7");
+		}
+		if (strcmp(field(&h, &rec, "verdict"), "~") == 0) {
+			same++;
+			ck_assert_str_eq(field(&h, &rec, "significant"), "0");
+		}
+		if (strcmp(field(&h, &rec, "present"), "both") != 0) {
+			one_side++;
+			ck_assert_str_eq(field(&h, &rec, "metric"), "");
+		}
+		cb_csv_record_free(&rec);
+	}
+	cb_csv_record_free(&rec);
+	cb_csv_record_free(&h);
+	fclose(fp);
+	ck_assert_int_eq(rows, 8);
+	ck_assert_int_eq(worse, 1);
+	ck_assert_int_eq(same, 4);
+	ck_assert_int_eq(one_side, 2);
+	j = tu_run_cli(json);
+	ck_assert_msg(j.status == 0, "exit %d: %s", j.status, j.err);
+	ck_assert_int_eq(tu_count_lines(j.out), rows);
+	for (char *p = j.out; *p; p = strchr(p, '\n') + 1)
+		ck_assert_msg(*p == '{' && strchr(p, '\n')[-1] == '}', "not a JSON line: %s", p);
+	ck_assert_ptr_nonnull(strstr(j.out, "\"verdict\":\"worse\""));
+	ck_assert_ptr_nonnull(strstr(j.out, "\"present\":\"new\",\"verdict\":\"only-new\""));
+	tu_free(&r);
+	tu_free(&j);
+}
+END_TEST
+
+START_TEST(test_cli_fail_above)
+{
+	const char *tight[] = { "cowbench", "compare", "--fail-above=10", OLD, NEW, NULL };
+	const char *loose[] = { "cowbench", "compare", "--fail-above=25%", OLD, NEW, NULL };
+	const char *same[] = { "cowbench", "compare", "--fail-above=0", OLD, OLD, NULL };
+	struct cli_result r = tu_run_cli(tight);
+
+	/* +18.9 % beyond 10 %: exit 1, the output still complete, the reason on stderr. */
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=1 ", "worse"));
+	ck_assert_int_eq(tu_count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "regression beyond --fail-above=10%: workload=seq size=1M fork=1 elapsed_ns"));
+	tu_free(&r);
+	r = tu_run_cli(loose);
+	ck_assert_int_eq(r.status, 0);
+	tu_free(&r);
+	/* A file against itself: nothing significant, even with a 0 % threshold. */
+	r = tu_run_cli(same);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "0 better, 0 worse, 0 changed, 9 ~"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_by_axis)
+{
+	const char *fork[] = { "cowbench", "compare", "--by=fork", OLD, NULL };
+	const char *kernel[] = { "cowbench", "compare", "--by=kernel", "--format=csv", OLD, NEW, NULL };
+	const char *base[] = { "cowbench", "compare", "--by=fork=1", "--metric=elapsed_ns", OLD, NULL };
+	struct cli_result r = tu_run_cli(fork);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "old: fork=0\nnew: fork=1\n"));
+	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "worse"), "%s", r.out);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=random size=1M", "only in new"));
+	tu_free(&r);
+	/* Two kernels in two files told apart by their kernel column, as a CI gate would. */
+	r = tu_run_cli(kernel);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(line_with(r.out, "kernel,kernel=6.12.0,kernel=6.12.0-cow,workload=seq size=1M fork=1,elapsed_ns",
+					 ",worse"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=0,elapsed_ns", ",~"));
+	tu_free(&r);
+	r = tu_run_cli(base);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "old: fork=1\nnew: fork=0\n"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M ", "better"));
+	tu_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_output_file)
+{
+	char path[] = "/tmp/cbtest-compareXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "compare", "--format=csv", "--output", path, OLD, NEW, NULL };
+	struct cli_result r;
+	char *text;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_uint_eq(r.out_len, 0);
+	text = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(strncmp(text, "by,old,new,cell,metric,present,", 31), 0);
+	ck_assert_int_eq(tu_count_lines(text), 9);
+	free(text);
+	unlink(path);
+	tu_free(&r);
+}
+END_TEST
+
+static const char *const bad_inputs[][8] = {
+	{ "cowbench", "compare", OLD, NULL },
+	{ "cowbench", "compare", OLD, NEW, OLD, NULL },
+	{ "cowbench", "compare", OLD, "/nonexistent/new.csv", NULL },
+	{ "cowbench", "compare", OLD, FX("results_garbage.csv"), NULL },
+	{ "cowbench", "compare", OLD, FX("results_schema2.csv"), NULL },
+	{ "cowbench", "compare", "--alpha=2", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--alpha=0", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--fail-above=-1", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--fail-above=ten", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--format=xml", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--metric=workload", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--metric=", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--by=nope", OLD, NULL },
+	{ "cowbench", "compare", "--by=size", OLD, NULL },
+	{ "cowbench", "compare", "--by=fork=7", OLD, NULL },
+	{ "cowbench", "compare", "--by=Fork;rm", OLD, NULL },
+	{ "cowbench", "compare", "--by=fork", NULL },
+	{ "cowbench", "compare", "--output=/nonexistent/dir/x.csv", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--bogus", OLD, NEW, NULL },
+};
+
+START_TEST(test_cli_bad_input)
+{
+	tu_assert_usage_error(bad_inputs[_i], NULL);
+}
+END_TEST
+
+static Suite *compare_suite(void)
+{
+	Suite *s = suite_create("compare");
+	TCase *tc = tcase_create("inference");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_mwu_exact_known);
+	tcase_add_test(tc, test_mwu_ties_normal_approximation);
+	tcase_add_test(tc, test_mwu_exact_agrees_with_normal_for_large_samples);
+	tcase_add_test(tc, test_t_quantiles);
+	tcase_add_test(tc, test_reps_needed);
+	tcase_add_test(tc, test_t_interval_coverage);
+	tcase_add_test(tc, test_bootstrap_interval_coverage);
+	tcase_add_test(tc, test_same_distribution_is_not_significant);
+	tcase_add_test(tc, test_ten_percent_shift_is_significant);
+	tcase_add_test(tc, test_compare_small_samples_and_determinism);
+	tcase_add_test(tc, test_ratio_of_medians);
+	tcase_add_test(tc, test_noise_verdicts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cli");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_cli_table);
+	tcase_add_test(tc, test_cli_csv_and_json);
+	tcase_add_test(tc, test_cli_fail_above);
+	tcase_add_test(tc, test_cli_by_axis);
+	tcase_add_test(tc, test_cli_output_file);
+	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(compare_suite)
