@@ -2,7 +2,7 @@
 # Render every data file `cowbench plot` wrote under DIR/data/ into DIR/NAME.png and DIR/NAME.svg.
 # usage: analysis/plot.sh DIR      (cowbench plot runs this; it also works by hand on a DIR)
 # Each DIR/data/NAME.dat comes with DIR/data/NAME.gp (titles, counts); analysis/NAME.gp draws it
-# (cdf_* share cdf.gp) after common.gp has set the terminal and the house style.
+# (cdf_* share cdf.gp, dist_* dist.gp, index_* index.gp) after common.gp has set the terminal and the house style.
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 dir=$1
@@ -14,6 +14,8 @@ for dat in "$dir"/data/*.dat; do
 	name=$(basename "$dat" .dat)
 	case $name in
 	cdf_*) script=cdf.gp ;;
+	dist_*) script=dist.gp ;;
+	index_*) script=index.gp ;;
 	*) script=$name.gp ;;
 	esac
 	[ -f "$here/$script" ] || { echo "plot.sh: no script for $name ($here/$script)" >&2; exit 1; }

@@ -69,7 +69,8 @@ static bool not_an_axis(const char *name)
 {
 	return !strcmp(name, "output") || !strcmp(name, "format") || !strcmp(name, "reps") ||
 	       !strcmp(name, "warmup") || !strcmp(name, "explain") || /* explain: a report, not a setting */
-	       !strcmp(name, "quiet");
+	       !strcmp(name, "quiet") ||
+	       !strcmp(name, "samples"); /* one file per run: cowbench run --samples */
 }
 
 static const struct cli_option *run_option(const char *name)

@@ -18,6 +18,7 @@
 #include <cowbench/summary.h>
 
 #include "cli.h"
+#include "plot_costs.h"
 
 /*
  * cowbench plot RESULTS.csv... --out DIR: the CSV alone in, plots and a
@@ -31,8 +32,12 @@ extern char **environ;
 
 #define BOOT_SEED 20261122u
 
+#define MAX_SAMPLES 8
+
 struct plot_opts {
 	const char *out;
+	const char *samples[MAX_SAMPLES]; /* --samples files of cowbench run, for index_N */
+	int nsamples;
 };
 
 static bool opt_out(void *o, const char *v)
@@ -45,8 +50,26 @@ static bool opt_out(void *o, const char *v)
 	return true;
 }
 
+static bool opt_samples(void *o, const char *v)
+{
+	struct plot_opts *po = o;
+
+	if (!*v) {
+		cli_error("--samples needs a file name");
+		return false;
+	}
+	if (po->nsamples == MAX_SAMPLES) {
+		cli_error("at most %d --samples files", MAX_SAMPLES);
+		return false;
+	}
+	po->samples[po->nsamples++] = v;
+	return true;
+}
+
 static const struct cli_option plot_options[] = {
 	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out },
+	{ "samples", "FILE", "a --samples file of cowbench run: plot latency against write index "
+	  "(repeatable)", opt_samples },
 };
 
 #define N_PLOT_OPTIONS ((int)(sizeof(plot_options) / sizeof(plot_options[0])))
@@ -55,7 +78,8 @@ static void plot_usage(void)
 {
 	printf("usage: cowbench plot RESULTS.csv... --out DIR\n\n"
 	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first-write latency\n"
-	       "CDFs per workload, runtime and faults by pre-copy mode, fork latency against size,\n"
+	       "distributions per workload (CDF and tail from the rows' histograms), the pre-copy\n"
+	       "trade-off, latency against write index (--samples files), runtime and faults by pre-copy mode, fork latency against size,\n"
 	       "snapshot slowdown by method and the time-per-fault breakdown, as PNG and SVG, plus\n"
 	       "DIR/report.md with a summary table. Plots whose rows are absent are skipped.\n\n");
 	cli_print_options(plot_options, N_PLOT_OPTIONS);
@@ -272,17 +296,22 @@ struct plots {
 	const char *dir;
 	struct cb_row_group *g;
 	size_t ng;
-	char made[16][64]; /* names of the plots written, for the report */
-	char caption[16][200];
+	char made[48][64]; /* names of the plots written, for the report */
+	char caption[48][200];
 	size_t nmade;
 };
 
 static void made(struct plots *p, const char *name, const char *caption)
 {
-	if (p->nmade < 16) {
+	if (p->nmade < sizeof(p->made) / sizeof(p->made[0])) {
 		snprintf(p->made[p->nmade], sizeof(p->made[0]), "%s", name);
 		snprintf(p->caption[p->nmade++], sizeof(p->caption[0]), "%s", caption);
 	}
+}
+
+static void made_cb(void *arg, const char *name, const char *caption)
+{
+	made(arg, name, caption);
 }
 
 static const char *group_workload(const struct cb_row_group *g)
@@ -349,7 +378,8 @@ static int plot_cdfs(struct plots *p)
 
 		for (size_t j = 0; j < i; j++)
 			seen = seen || strcmp(group_workload(&p->g[j]), wl) == 0;
-		if (*wl && !seen && plot_cdf_workload(p, wl) < 0)
+		/* Where rows carry lat_hist, dist_WL draws every write instead of six percentiles. */
+		if (*wl && !seen && !plot_dist_covers(p->g, p->ng, wl) && plot_cdf_workload(p, wl) < 0)
 			return -1;
 	}
 	return 0;
@@ -716,7 +746,9 @@ static int write_report(const struct plots *p, const struct cb_row *rows, size_t
 	      "`cowbench summarize` prints the same for any column.\n\n",
 	      fp);
 	report_table(fp, p);
-	fputs("\n## Plots\n\n", fp);
+	fputc('\n', fp);
+	plot_tradeoff_report(fp, p->g, p->ng);
+	fputs("## Plots\n\n", fp);
 	for (size_t i = 0; i < p->nmade; i++)
 		fprintf(fp, "### %s\n\n![%s](%s.png)\n\n[SVG](%s.svg) · data: `data/%s.dat`\n\n", p->caption[i],
 			p->caption[i], p->made[i], p->made[i], p->made[i]);
@@ -842,6 +874,9 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (read_all(argc - argi, argv + argi, &rows, &n) < 0)
 		goto out;
+	for (int i = 0; i < o.nsamples; i++)
+		if (plot_samples_check(o.samples[i]) < 0)
+			goto out;
 	if (!have_gnuplot()) {
 		cli_error("gnuplot is not installed (apt-get install gnuplot-nox, or tests/install-deps.sh)");
 		goto out;
@@ -855,7 +890,9 @@ int cmd_plot(int argc, char **argv)
 	}
 	status = EXIT_RUN_FAILED;
 	if (plot_cdfs(&p) < 0 || plot_precopy(&p) < 0 || plot_fork(&p) < 0 || plot_snapshot(&p) < 0 ||
-	    plot_breakdown(&p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, rows, n, argv + argi, argc - argi) < 0)
+	    plot_breakdown(&p) < 0 || plot_dists(p.dir, p.g, p.ng, made_cb, &p) < 0 ||
+	    plot_index(p.dir, o.samples, o.nsamples, made_cb, &p) < 0 ||
+	    plot_tradeoff(p.dir, p.g, p.ng, made_cb, &p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, rows, n, argv + argi, argc - argi) < 0)
 		goto out;
 	status = 0;
 out:

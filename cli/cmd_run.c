@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
@@ -24,6 +27,7 @@ struct run_opts {
 	uint64_t seed;
 	enum cb_clock_kind clock;
 	const char *output;
+	const char *samples;         /* --samples=FILE: every first write as CSV */
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* the region: page type, NUMA placement */
@@ -180,6 +184,16 @@ static bool opt_output(void *o, const char *v)
 	return true;
 }
 
+static bool opt_samples(void *o, const char *v)
+{
+	if (!*v) {
+		cli_error("--samples needs a file name");
+		return false;
+	}
+	OPTS(o)->samples = v;
+	return true;
+}
+
 static bool opt_format(void *o, const char *v)
 {
 	if (cb_format_parse(v, &OPTS(o)->format) < 0) {
@@ -274,6 +288,8 @@ static const struct cli_option generic_options[] = {
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
 	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
+	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
+	  "(page-order workloads)", opt_samples },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
 	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
@@ -417,6 +433,32 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	return 0;
 }
 
+/* PATH with its directory resolved ("./x.csv" and "x.csv" agree); the text itself when that fails. */
+static void canonical_path(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(base, sizeof(base), "%s", path);
+	if (realpath(dirname(dir), real))
+		snprintf(out, len, "%s/%s", real, basename(base));
+	else
+		snprintf(out, len, "%s", path);
+}
+
+/* Whether two output names are one file: the same inode, or the same resolved path. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[2 * PATH_MAX + 2], cb[2 * PATH_MAX + 2];
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	canonical_path(a, ca, sizeof(ca));
+	canonical_path(b, cb, sizeof(cb));
+	return strcmp(ca, cb) == 0;
+}
+
 /* Generic options a workload cannot honour are refused, never ignored. */
 static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload *w, char *why, size_t len)
 {
@@ -428,6 +470,10 @@ static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload 
 	else if (w->page_order && (p->cpunodebind || p->child_membind || p->child_cpunodebind))
 		snprintf(why, len, "--cpunodebind, --child-membind and --child-cpunodebind are for self-driven "
 			 "workloads; use --cpu to place %s's writer", w->name);
+	else if (o->samples && !w->page_order)
+		snprintf(why, len, "--samples: workload %s has no per-page writes to record", w->name);
+	else if (o->samples && o->output && same_file(o->samples, o->output))
+		snprintf(why, len, "--samples and --output name the same file");
 	else if (o->seed_given && !(w->flags & CB_WL_USES_SEED))
 		snprintf(why, len, "--seed: workload %s does not randomise", w->name);
 	else
@@ -472,6 +518,57 @@ static FILE *open_output(const char *path)
 		unlink(path);
 	}
 	return fp;
+}
+
+/* --samples: one CSV line per first write of every measured rep (warm-ups are not written). */
+struct samples_file {
+	FILE *fp;
+	bool failed;
+};
+
+static void write_samples(void *arg, int rep, const size_t *pages, const double *lat_ns, size_t n)
+{
+	struct samples_file *sf = arg;
+
+	if (rep < 1 || sf->failed)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (fprintf(sf->fp, "%d,%zu,%zu,%.1f\r\n", rep, i, pages[i], lat_ns[i]) < 0)
+			sf->failed = true;
+	if (fflush(sf->fp) == EOF)
+		sf->failed = true;
+}
+
+/* The samples file, opened after the output so a bad name leaves neither behind. */
+static int open_samples(const struct run_opts *o, FILE *out, struct samples_file *sf)
+{
+	sf->fp = NULL;
+	sf->failed = false;
+	if (!o->samples)
+		return 0;
+	sf->fp = open_output(o->samples);
+	if (!sf->fp) {
+		if (out != stdout) {
+			fclose(out);
+			unlink(o->output);
+		}
+		return -1;
+	}
+	/* Flushed now: a rep may run in a fresh child (cb_run_rep_accounted), and a buffer would be written twice. */
+	if (fputs("rep,index,page,latency_ns\r\n", sf->fp) == EOF || fflush(sf->fp) == EOF)
+		sf->failed = true;
+	return 0;
+}
+
+static int close_samples(const struct run_opts *o, struct samples_file *sf)
+{
+	if (!sf->fp)
+		return 0;
+	if (fclose(sf->fp) != 0 || sf->failed) {
+		cli_error("cannot write %s: %s", o->samples, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* Test aid (documented in README): COWBENCH_INJECT=child-kill@REP kills the child of that rep. */
@@ -632,6 +729,8 @@ int cmd_run(int argc, char **argv)
 	struct cb_report report;
 	struct cli_explain *ex = NULL;
 	struct cli_closing *cl = NULL;
+	struct samples_file samples;
+	struct cb_sample_sink sink = { write_samples, &samples };
 	FILE *out;
 	int n, argi, status;
 	const struct cli_option *table = run_table(&n);
@@ -649,8 +748,9 @@ int cmd_run(int argc, char **argv)
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
 	out = open_output(o.output);
-	if (!out)
+	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;
+	spec.samples = o.samples ? &sink : NULL;
 	if (o.probes & CB_PROBES_INLINE)
 		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
 			 "include that work (README: \"Explaining COW on a stock kernel\")");
@@ -676,6 +776,8 @@ int cmd_run(int argc, char **argv)
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);
 	cli_progress_clear();
+	if (close_samples(&o, &samples) < 0 && status == 0)
+		status = EXIT_RUN_FAILED;
 	cli_explain_print(ex, stderr);
 	cli_explain_free(ex);
 	fflush(stderr);

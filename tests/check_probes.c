@@ -48,6 +48,9 @@ START_TEST(test_smaps_fixture)
 	ck_assert_int_eq(cb_smaps_parse("Private_Dirty: 4 kB\nRss: 8 kB\nPrivate_Dirty:  8 kB\n", &s), 0);
 	ck_assert_int_eq(s.private_dirty_kb, 12);
 	ck_assert_int_eq(s.shared_dirty_kb, -1);
+	ck_assert_int_eq(s.private_hugetlb_kb, -1);
+	ck_assert_int_eq(cb_smaps_parse("Shared_Hugetlb: 2048 kB\nPrivate_Hugetlb:    4096 kB\n", &s), 0);
+	ck_assert_int_eq(s.private_hugetlb_kb, 4096);
 }
 END_TEST
 
@@ -81,6 +84,22 @@ START_TEST(test_pagemap_classify)
 	ck_assert_int_eq(d.copied, 2);
 	ck_assert_int_eq(d.reused, 3);
 	ck_assert_int_eq(d.shared, -1);
+	ck_assert_int_eq(d.copied_unwritten, 0); /* every page written: nothing unwritten to count */
+}
+END_TEST
+
+/* Unwritten pages on a new frame are copies made ahead; absent or same-frame ones are not. */
+START_TEST(test_pagemap_copied_unwritten)
+{
+	uint64_t before[8] = { PFN(10), PFN(11), PFN(12), PFN(13), PFN(14), PFN(15), PFN(16), 0 };
+	uint64_t after[8] = { PFN(20), PFN(21), PFN(22), PFN(13), 0, PFN(25), PFN(16), PFN(27) };
+	size_t touched[] = { 0, 2 };
+	struct cb_pagemap_diff d;
+
+	ck_assert_int_eq(cb_pagemap_classify(before, after, NULL, 8, touched, 2, &d), 0);
+	ck_assert_int_eq(d.copied, 2);
+	/* 1 and 5 moved without a write; 3 and 6 stayed, 4 went away, 7 was not there before. */
+	ck_assert_int_eq(d.copied_unwritten, 2);
 }
 END_TEST
 
@@ -589,6 +608,7 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_smaps_fixture);
 	tcase_add_test(tc, test_smaps_self);
 	tcase_add_test(tc, test_pagemap_classify);
+	tcase_add_test(tc, test_pagemap_copied_unwritten);
 	tcase_add_test(tc, test_pagemap_fixtures);
 	tcase_add_test(tc, test_child_writes_copies);
 	tcase_add_test(tc, test_parent_writes_copies);

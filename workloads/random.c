@@ -1,17 +1,6 @@
 #include <cowbench/stats.h>
 #include <cowbench/workload.h>
 
-/* Unbiased draw in [0, bound) by rejection. */
-static uint64_t below(uint64_t *state, uint64_t bound)
-{
-	uint64_t limit = UINT64_MAX - UINT64_MAX % bound, r;
-
-	do
-		r = cb_splitmix64(state);
-	while (r >= limit);
-	return r % bound;
-}
-
 /* Every page once, in a seeded Fisher-Yates permutation: same seed, same order. */
 static long random_order(const struct cb_order_ctx *ctx, size_t *order)
 {
@@ -20,7 +9,7 @@ static long random_order(const struct cb_order_ctx *ctx, size_t *order)
 	for (size_t i = 0; i < ctx->npages; i++)
 		order[i] = i;
 	for (size_t i = ctx->npages; i > 1; i--) {
-		size_t j = (size_t)below(&state, i), tmp = order[i - 1];
+		size_t j = (size_t)cb_rand_below(&state, i), tmp = order[i - 1];
 
 		order[i - 1] = order[j];
 		order[j] = tmp;

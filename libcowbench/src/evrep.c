@@ -75,6 +75,7 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(128 + SIGKILL);
 		buf.err = cb_run_rep(spec, rep, &buf.row);
+		fflush(NULL); /* what it wrote itself (per-write samples): the buffers were empty at the fork */
 		_exit(write(fds[1], &buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : 1);
 	}
 	close(fds[1]);
@@ -108,5 +109,6 @@ int cb_run_evidence_rep(const struct cb_run_spec *spec, int rep, struct cb_row *
 	struct cb_run_spec ev = *spec;
 
 	ev.rep_kind = CB_REP_EVIDENCE;
+	ev.samples = NULL; /* per-write samples are the timed reps' */
 	return cb_run_rep_accounted(&ev, rep, row);
 }

@@ -74,6 +74,19 @@ static void classify_page(uint64_t before, uint64_t after, struct cb_pagemap_dif
 		out->reused++;
 }
 
+/* The region's pages not in touched (seen: their bitmap) that moved to a new frame. */
+static int64_t count_copied_unwritten(const uint64_t *before, const uint64_t *after, size_t n,
+				      const unsigned char *seen)
+{
+	int64_t copied = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(seen[i / 8] & (1u << (i % 8))) && present(before[i]) && present(after[i]) &&
+		    (before[i] & CB_PM_PFN_MASK) != (after[i] & CB_PM_PFN_MASK))
+			copied++;
+	return copied;
+}
+
 int cb_pagemap_classify(const uint64_t *before, const uint64_t *after, const uint64_t *other, size_t n,
 			const size_t *touched, size_t ntouched, struct cb_pagemap_diff *out)
 {
@@ -97,6 +110,7 @@ int cb_pagemap_classify(const uint64_t *before, const uint64_t *after, const uin
 			seen[i / 8] |= (unsigned char)(1u << (i % 8));
 			classify_page(before[i], after[i], out);
 		}
+		out->copied_unwritten = count_copied_unwritten(before, after, n, seen);
 		free(seen);
 	}
 	out->shared = other ? 0 : -1;

@@ -111,6 +111,10 @@ static const struct cb_column columns[] = {
 	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", ID),
 	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
+	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
+	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
+	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", TIMED),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
@@ -228,7 +232,7 @@ static void write_csv_header(FILE *fp)
 
 static void write_csv_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[256]; /* fits the longest column (cell) */
+	char cell[CB_CELL_MAX]; /* fits the widest column (lat_hist) */
 
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
 		if (i)
@@ -242,7 +246,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 /* JSON Lines: one object per row; unmeasured cells are null. */
 static void write_json_row(FILE *fp, const struct cb_row *row)
 {
-	char cell[256]; /* fits the longest column (cell) */
+	char cell[CB_CELL_MAX]; /* fits the widest column (lat_hist) */
 
 	fputc('{', fp);
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {

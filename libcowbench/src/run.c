@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <cowbench/version.h>
 
+#include <cowbench/costs.h>
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
@@ -104,6 +105,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
 	cb_row_init_workload(row, spec);
 	cb_evidence_row_init(row);
+	cb_costs_row_init(row);
 	stamp_row(row);
 }
 
@@ -126,6 +128,7 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 	row->elapsed_ns = (int64_t)res->elapsed_ns;
 	row->ns_per_page = (double)res->elapsed_ns / (double)res->count;
 	row->faults = res->minflt;
+	cb_costs_fill_hist(row, res->lat_ns, res->count); /* an empty cell says it did not fit */
 	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) == 0)
 		cb_row_set_latency(row, &st);
 }
@@ -196,11 +199,14 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	if (have_stats && cb_cowstats_read(NULL, &after) == 0)
 		fill_cowstats(row, &before, &after);
 	cb_evidence_fill_row(&ev, row);
+	cb_costs_fill_row(&ev, row);
 	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
 	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
+	if (res.lat_ns && spec->samples)
+		spec->samples->fn(spec->samples->arg, (int)row->rep, order, res.lat_ns, res.count);
 	if (res.lat_ns)
-		fill_latency(row, &res);
+		fill_latency(row, &res); /* sorts lat_ns: after the samples */
 	cb_touch_result_free(&res);
 	free(order);
 	if (err == 0 || err == CB_ECHILD)

@@ -24,6 +24,7 @@ static const struct {
 	{ "Anonymous:", offsetof(struct cb_smaps, anonymous_kb) },
 	{ "AnonHugePages:", offsetof(struct cb_smaps, anon_huge_kb) },
 	{ "Swap:", offsetof(struct cb_smaps, swap_kb) },
+	{ "Private_Hugetlb:", offsetof(struct cb_smaps, private_hugetlb_kb) },
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

@@ -20,6 +20,26 @@ uint64_t cb_splitmix64(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+uint64_t cb_rand_below(uint64_t *state, uint64_t bound)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % bound, r;
+
+	do
+		r = cb_splitmix64(state);
+	while (r >= limit);
+	return r % bound;
+}
+
+void cb_shuffle_prefix(size_t *a, size_t n, size_t k, uint64_t *state)
+{
+	for (size_t i = 0; i < k && i + 1 < n; i++) {
+		size_t j = i + (size_t)cb_rand_below(state, n - i), tmp = a[i];
+
+		a[i] = a[j];
+		a[j] = tmp;
+	}
+}
+
 double cb_percentile_sorted(const double *sorted, size_t n, double p)
 {
 	/* The epsilon keeps 99.9 % of 1000 at rank 999 despite binary fractions. */

@@ -7,6 +7,7 @@
 #include <cowbench/clock.h>
 #include <cowbench/size.h>
 #include <cowbench/stats.h>
+#include <cowbench/hist.h>
 #include <cowbench/sysctl.h>
 #include <cowbench/cowstats.h>
 #include <cowbench/sysinfo.h>
@@ -15,6 +16,7 @@
 #include <cowbench/report.h>
 #include <cowbench/run.h>
 #include <cowbench/evidence.h> /* taskstats, pagemap, smaps, perfcount */
+#include <cowbench/costs.h>
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>

@@ -30,13 +30,17 @@ struct cb_pagemap_diff {
 	int64_t reused;      /* touched pages written in place (same frame) */
 	int64_t shared;      /* region pages the writer still shares with the other side (-1: unknown) */
 	int64_t not_present; /* touched pages absent before or after (swapped out, unmapped) */
+	int64_t copied_unwritten; /* pages NOT touched whose frame changed all the same (copied ahead) */
 };
 
 /**
  * Classify a touch. before/after: the writer's entries for the region's n
  * pages; other: the other side's entries after the touch, or NULL when
  * there is none (shared is then -1). touched[0..ntouched): page indices
- * written (duplicates are counted once); NULL means every page.
+ * written (duplicates are counted once); NULL means every page. The other
+ * pages of the region are classified too: copied_unwritten counts those
+ * present before and after on a new frame, which only a copy made ahead of
+ * the writes (pre-copy) explains.
  * -EPERM when no present entry carries a PFN (not privileged).
  */
 int cb_pagemap_classify(const uint64_t *before, const uint64_t *after, const uint64_t *other, size_t n,

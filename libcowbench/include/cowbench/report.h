@@ -13,6 +13,15 @@
  */
 #define CB_SCHEMA_VERSION 1
 
+/*
+ * Room for the lat_hist cell: a histogram of 16384 writes spread over 2 us to
+ * 20 ms takes about 3 KiB of text; the widest one possible (every bucket
+ * in use) about 22 KiB. A text that does not fit leaves the cell empty.
+ */
+#define CB_LAT_HIST_LEN 24576
+/** Room for any one cell's text (the widest column is lat_hist). */
+#define CB_CELL_MAX CB_LAT_HIST_LEN
+
 /** Integer cell that was not measured (written as an empty cell). */
 #define CB_NA INT64_MIN
 
@@ -94,6 +103,9 @@ struct cb_row {
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
 	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
 	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
+	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
+	int64_t copied_pages, precopy_wasted, anon_growth_kb;
+	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* New columns go above this line, in the column table's order. */
 };

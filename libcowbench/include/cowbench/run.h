@@ -13,6 +13,16 @@
 #include <cowbench/workload.h>
 
 /*
+ * Where every first write of a page-order repetition goes, in write order,
+ * when someone wants them all (cowbench run --samples): fn gets the rep
+ * (0 for a warm-up), the pages written and each write's latency (ns).
+ */
+struct cb_sample_sink {
+	void (*fn)(void *arg, int rep, const size_t *pages, const double *lat_ns, size_t n);
+	void *arg;
+};
+
+/*
  * One measurement cell: a workload at one size and configuration. The
  * runner turns a spec into rows (one per repetition) and never prints:
  * output is the report writers' job.
@@ -31,6 +41,7 @@ struct cb_run_spec {
 	unsigned probes;           /* evidence probes to run (cowbench/evidence.h); 0: the default set */
 	struct cb_wl_params params; /* the region: page type, NUMA placement */
 	struct cb_wl_opts opts;     /* the workload's own options (its table, cowbench/option.h) */
+	const struct cb_sample_sink *samples; /* NULL: per-write samples only as lat_hist */
 	enum cb_rep_kind rep_kind;  /* timed: probes that add work in the fault path stay out (cb_probes_for_rep) */
 };
 

@@ -16,6 +16,7 @@ struct cb_smaps {
 	int64_t shared_clean_kb, shared_dirty_kb;
 	int64_t private_clean_kb, private_dirty_kb;
 	int64_t anonymous_kb, anon_huge_kb, swap_kb;
+	int64_t private_hugetlb_kb; /* hugetlb pages mapped by this process alone (not in Private_*) */
 };
 
 /** Parse smaps_rollup (or smaps) text; fields of several mappings are summed. CB_EFORMAT when no field is found. */

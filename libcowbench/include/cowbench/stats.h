@@ -23,6 +23,13 @@ int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out);
 int cb_cmp_double(const void *a, const void *b);
 /** splitmix64: a tiny seeded generator, identical on every platform (permutations, bootstrap). */
 uint64_t cb_splitmix64(uint64_t *state);
+/** Unbiased draw in [0, bound) from cb_splitmix64 (rejection; bound > 0). */
+uint64_t cb_rand_below(uint64_t *state, uint64_t bound);
+/**
+ * Seeded partial Fisher-Yates: a[0..k) becomes a uniformly random ordered
+ * choice of k of a[0..n)'s entries (k = n: a whole permutation).
+ */
+void cb_shuffle_prefix(size_t *a, size_t n, size_t k, uint64_t *state);
 
 double cb_percentile_sorted(const double *sorted, size_t n, double p);
 

@@ -29,6 +29,14 @@ struct cb_order_ctx {
 /** The workload's options struct inside a cb_wl_opts, e.g. CB_WL_OPTS(ctx->opts, struct stride_opts). */
 #define CB_WL_OPTS(o, type) ((const type *)(const void *)(o)->bytes)
 
+/** P % of npages pages, rounded down but at least 1: how many pages a --touch=P workload writes. */
+static inline size_t cb_pages_percent(size_t npages, unsigned percent)
+{
+	size_t n = npages / 100 * percent + npages % 100 * percent / 100;
+
+	return n ? n : 1;
+}
+
 struct cb_run_spec;
 struct cb_row;
 
