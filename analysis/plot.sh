@@ -3,16 +3,20 @@
 # usage: analysis/plot.sh DIR      (cowbench plot runs this; it also works by hand on a DIR)
 # Each DIR/data/NAME.dat comes with DIR/data/NAME.gp (titles, counts); analysis/NAME.gp draws it
 # (cdf_* share cdf.gp, dist_* dist.gp, index_* index.gp) after common.gp has set the terminal and the house style.
+# Nothing but fixed file names and identifiers reaches gnuplot's command line: gnuplot runs in DIR
+# (any name, quotes included) and NAME must be [A-Za-z0-9_]+, so no path or label is ever code.
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 dir=$1
 here=$(cd "$(dirname "$0")" && pwd)
 command -v gnuplot >/dev/null 2>&1 || { echo "plot.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+cd -- "$dir"
 found=0
-for dat in "$dir"/data/*.dat; do
+for dat in data/*.dat; do
 	[ -e "$dat" ] || continue
 	name=$(basename "$dat" .dat)
 	case $name in
+	*[!A-Za-z0-9_]*) echo "plot.sh: skipping data/$name.dat: not a cowbench plot name" >&2; continue ;;
 	cdf_*) script=cdf.gp ;;
 	dist_*) script=dist.gp ;;
 	index_*) script=index.gp ;;
@@ -20,9 +24,9 @@ for dat in "$dir"/data/*.dat; do
 	esac
 	[ -f "$here/$script" ] || { echo "plot.sh: no script for $name ($here/$script)" >&2; exit 1; }
 	for term in png svg; do
-		gnuplot -e "datafile='$dat'; metafile='$dir/data/$name.gp'; term='$term'; outfile='$dir/$name.$term'" \
+		gnuplot -e "datafile='data/$name.dat'; metafile='data/$name.gp'; term='$term'; outfile='$name.$term'" \
 			"$here/common.gp" "$here/$script"
-		[ -s "$dir/$name.$term" ] || { echo "plot.sh: gnuplot wrote no $dir/$name.$term" >&2; exit 1; }
+		[ -s "$name.$term" ] || { echo "plot.sh: gnuplot wrote no $dir/$name.$term" >&2; exit 1; }
 	done
 	found=$((found + 1))
 done

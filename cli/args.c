@@ -327,6 +327,8 @@ int cli_apply_sysctl(const char *option, const char *path, long value)
 		cli_error("%s needs the cowbench kernel: %s is absent (see kernel/README.md)", option, path);
 	else if (err == -EACCES || err == -EPERM)
 		cli_error("%s needs root to write %s", option, path);
+	else if (err == -EBUSY)
+		cli_error("%s: %s is held at another value by a running cowbench (see cowbench info)", option, path);
 	else if (err < 0)
 		cli_error("%s: cannot set %s: %s", option, path, strerror(-err));
 	return err < 0 ? -1 : 0;

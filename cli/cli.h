@@ -114,6 +114,10 @@ typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
 int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
 /* cowbench info's lines on instrumentation on system-wide that taxes every fault (instrumentation.c). */
 void cli_instrumentation_info(void);
+/* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
+void cli_guard_start(const char *command);
+/* cowbench info's line on the override journal: held, stale, or none. */
+void cli_overrides_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
 
@@ -131,6 +135,38 @@ bool cli_progress_enabled(void);
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress_clear(void);
 void cli_fmt_duration(char *buf, size_t len, double s);
+/* Result files read for merge, summarize and plot (inputs.c): every file checked before any output. */
+struct cb_results;
+struct cli_inputs {
+	char **files;
+	int nfiles;
+	struct cb_results *res; /* per file */
+	struct cb_row *rows;    /* all rows, in file order */
+	size_t nrows;
+};
+/* -1 after printing why (one line); free with cli_inputs_free either way. */
+int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files);
+void cli_inputs_free(struct cli_inputs *in);
+
+/*
+ * Output files (output.c), one rule for every command: an existing
+ * non-empty FILE is replaced only with --force; a FILE another cowbench
+ * holds (flock) is refused with "FILE is being written by PID".
+ */
+/* Appending writers (run, matrix): FILE opened and locked; -1 after printing why (nothing left). */
+int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created);
+/* Undo cli_output_open_locked after a later error: close, and remove the file if it created it. */
+void cli_output_discard(const char *path, int fd, bool created);
+/* Whole-file writers (merge, summarize): a temporary file, renamed over PATH by commit. */
+struct cli_output {
+	FILE *fp;         /* stdout when path is NULL */
+	const char *path;
+	char tmp[4096];
+	int lockfd;
+};
+int cli_output_begin(struct cli_output *out, const char *path, bool force);
+int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
+void cli_output_abort(struct cli_output *out);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

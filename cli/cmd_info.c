@@ -248,6 +248,7 @@ int cmd_info(int argc, char **argv)
 		line("vm.cow_precopy:", present(CB_PRECOPY_SYSCTL));
 	config_lines();
 	cli_evidence_info();
+	cli_overrides_info();
 	cli_instrumentation_info();
 	return 0;
 }

@@ -36,10 +36,13 @@ struct matrix_opts {
 	unsigned shard_i, shard_n;
 	const char *resume, *output;
 	enum cb_format format;
+	bool force;
+	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
+	bool out_created; /* this run created it: removed again if nothing gets measured */
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
+enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
 
 static const struct {
 	const char *name, *metavar, *help;
@@ -52,6 +55,7 @@ static const struct {
 	[M_SHARD] = { "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", false },
 	[M_RESUME] = { "resume", "FILE", "append to FILE (CSV), skipping the reps already in it", false },
 	[M_OUTPUT] = { "output", "FILE", "write rows to FILE (a new file) instead of standard output", false },
+	[M_FORCE] = { "force", NULL, "replace an existing non-empty --output FILE", false },
 	[M_FORMAT] = { "format", "csv|json|table", "row format; default csv (json: JSON Lines)", false },
 	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
 	[M_QUIET] = { "quiet", NULL, "no progress line on a terminal", false },
@@ -69,7 +73,7 @@ static bool not_an_axis(const char *name)
 {
 	return !strcmp(name, "output") || !strcmp(name, "format") || !strcmp(name, "reps") ||
 	       !strcmp(name, "warmup") || !strcmp(name, "explain") || /* explain: a report, not a setting */
-	       !strcmp(name, "quiet") ||
+	       !strcmp(name, "quiet") || !strcmp(name, "force") ||
 	       !strcmp(name, "samples"); /* one file per run: cowbench run --samples */
 }
 
@@ -189,6 +193,9 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 		return true;
 	case M_QUIET:
 		o->quiet = true;
+		return true;
+	case M_FORCE:
+		o->force = true;
 		return true;
 	default:
 		matrix_usage();
@@ -439,6 +446,23 @@ static int set_default_matrix(struct matrix_opts *o)
 	return 0;
 }
 
+/* An axis's values joined by commas again (any length: a long axis is never cut). */
+static char *join_values(const struct cb_axis *ax)
+{
+	size_t len = 1, off = 0;
+	char *out;
+
+	for (size_t v = 0; v < ax->nvalues; v++)
+		len += strlen(ax->values[v]) + 1;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (size_t v = 0; v < ax->nvalues; v++)
+		off += (size_t)snprintf(out + off, len - off, "%s%s", v ? "," : "", ax->values[v]);
+	return out;
+}
+
 /* A file's groups get every axis given as an option (it overrides the file's). */
 static int load_file(struct matrix_opts *o)
 {
@@ -460,17 +484,21 @@ static int load_file(struct matrix_opts *o)
 	for (size_t g = 0; g < o->m.ngroups; g++) {
 		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
 			struct cb_axis *ax = &o->m.groups[g].axes[a];
-			char values[1024] = "";
+			char *values = join_values(ax);
 
-			for (size_t v = 0; v < ax->nvalues; v++)
-				snprintf(values + strlen(values), sizeof(values) - strlen(values), "%s%s", v ? "," : "",
-					 ax->values[v]);
+			if (!values) {
+				cli_error("out of memory");
+				cb_matrix_free(&file);
+				return -1;
+			}
 			for (size_t fg = 0; fg < file.ngroups; fg++)
 				if (cb_matrix_set_axis(&file, file.groups[fg].name, ax->name, values, why, sizeof(why))) {
 					cli_error("--%s: %s", ax->name, why);
 					cb_matrix_free(&file);
+					free(values);
 					return -1;
 				}
+			free(values);
 		}
 	}
 	if (o->reps < 0)
@@ -580,14 +608,6 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 	return 0;
 }
 
-static long cell_find(const struct plan *p, const char *key)
-{
-	for (size_t i = 0; i < p->cells.n; i++)
-		if (strcmp(p->cells.cell[i].key, key) == 0)
-			return (long)i;
-	return -1;
-}
-
 /*
  * --resume: read FILE, cut off a row a crash left half-written, and mark
  * the reps it holds as done. A missing file is a fresh start.
@@ -599,7 +619,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	size_t seen = 0, foreign = 0, total = p->cells.n * (size_t)o->reps;
 	int err;
 
-	if (access(o->resume, F_OK) != 0)
+	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
 		return 0;
 	err = cb_results_read(o->resume, &res, why, sizeof(why));
 	if (err) {
@@ -613,7 +633,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 		return -1;
 	}
 	if (res.torn && !o->dry_run) {
-		if (truncate(o->resume, res.torn_offset) < 0) {
+		if (ftruncate(o->out_fd, res.torn_offset) < 0) {
 			cli_error("cannot drop the half-written last row of %s: %s", o->resume, strerror(errno));
 			cb_results_free(&res);
 			return -1;
@@ -621,7 +641,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 		cli_note("dropped the half-written last row of %s (a run cut short)", o->resume);
 	}
 	for (size_t r = 0; r < res.n; r++) {
-		long c = cell_find(p, res.rows[r].cell);
+		long c = cb_cells_find(&p->cells, res.rows[r].cell);
 		bool ev = cb_row_is_evidence(&res.rows[r]);
 
 		/* Timed and evidence reps are numbered apart: each kind from 1. */
@@ -880,37 +900,37 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 	return ev < 0 ? -1 : cb_exit_code_worst(worst, ev);
 }
 
-static FILE *open_results(const struct matrix_opts *o, bool *append)
+/* The results file, opened and locked (cli_output_open_locked) before --resume reads it. */
+static int lock_results(struct matrix_opts *o)
 {
 	const char *path = o->resume ? o->resume : o->output;
+
+	o->out_fd = -1;
+	if (!path || o->dry_run)
+		return 0;
+	o->out_fd = cli_output_open_locked(path, o->resume != NULL, o->force, ", or --resume it to continue",
+					   &o->out_created);
+	return o->out_fd < 0 ? -1 : 0;
+}
+
+static FILE *open_results(struct matrix_opts *o, bool *append)
+{
 	struct stat st;
-	int fd;
 	FILE *fp;
 
 	*append = false;
-	if (!path)
+	if (o->out_fd < 0)
 		return stdout;
-	if (!o->resume && stat(path, &st) == 0 && st.st_size > 0) {
-		cli_error("%s exists: continue it with --resume %s, or remove it", path, path);
-		return NULL;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (o->resume ? O_APPEND : O_TRUNC), 0644);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fstat(o->out_fd, &st) < 0 || lseek(o->out_fd, 0, SEEK_END) < 0 || !(fp = fdopen(o->out_fd, "a"))) {
+		cli_error("cannot write %s: %s", o->resume ? o->resume : o->output, strerror(errno));
 		return NULL;
 	}
 	*append = st.st_size > 0;
-	fp = fdopen(fd, "a");
-	if (!fp) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
-		close(fd);
-	}
+	o->out_fd = -1; /* the FILE owns it now */
 	return fp;
 }
 
-static int run_plan(const struct matrix_opts *o, struct plan *p)
+static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
@@ -972,7 +992,7 @@ static int check_combination(struct matrix_opts *o)
 
 int cmd_matrix(int argc, char **argv)
 {
-	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV };
+	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV, .out_fd = -1 };
 	struct plan p;
 	int argi, status = EXIT_USAGE;
 
@@ -986,7 +1006,7 @@ int cmd_matrix(int argc, char **argv)
 	if ((o.file && load_file(&o) < 0) || (!o.file && !o.any_axis && set_default_matrix(&o) < 0) ||
 	    check_combination(&o) < 0 || resolve_axes(&o) < 0 || build_plan(&o, &p) < 0)
 		goto out;
-	if (o.resume && load_resume(&o, &p) < 0)
+	if (lock_results(&o) < 0 || (o.resume && load_resume(&o, &p) < 0))
 		goto out;
 	if (o.dry_run) {
 		print_plan(&o, &p);
@@ -995,6 +1015,8 @@ int cmd_matrix(int argc, char **argv)
 	}
 	status = run_plan(&o, &p);
 out:
+	if (o.out_fd >= 0) /* nothing was measured: a file this run created goes again */
+		cli_output_discard(o.resume ? o.resume : o.output, o.out_fd, o.out_created);
 	free_plan(&p);
 	cb_matrix_free(&o.m);
 	return status;

@@ -19,6 +19,7 @@
 
 struct merge_opts {
 	const char *output;
+	bool force;
 };
 
 static bool opt_output(void *o, const char *v)
@@ -31,8 +32,17 @@ static bool opt_output(void *o, const char *v)
 	return true;
 }
 
+static bool opt_force(void *o, const char *v)
+{
+	(void)v;
+	((struct merge_opts *)o)->force = true;
+	return true;
+}
+
 static const struct cli_option merge_options[] = {
-	{ "output", "FILE", "write the merged CSV to FILE instead of standard output", opt_output },
+	{ "output", "FILE", "write the merged CSV to FILE instead of standard output (an existing FILE needs --force)",
+	  opt_output },
+	{ "force", NULL, "replace an existing --output FILE", opt_force },
 };
 
 #define N_MERGE_OPTIONS ((int)(sizeof(merge_options) / sizeof(merge_options[0])))
@@ -102,55 +112,43 @@ static int check_duplicates(struct cb_results *res, int nfiles, char **files)
 	return rc;
 }
 
-static int read_inputs(int nfiles, char **files, struct cb_results *res)
+/* Every file read; a column this build does not know would be dropped: refuse. */
+static int check_columns(const struct cli_inputs *in)
 {
-	char why[512];
-
-	for (int f = 0; f < nfiles; f++) {
-		if (cb_results_read(files[f], &res[f], why, sizeof(why)) < 0) {
-			cli_error("%s", why);
-			return -1;
-		}
-		if (res[f].unknown) {
+	for (int f = 0; f < in->nfiles; f++)
+		if (in->res[f].unknown) {
 			cli_error("%s: column '%s' is unknown to this cowbench (written by a newer one?): merging would drop it",
-				  files[f], res[f].unknown_first);
+				  in->files[f], in->res[f].unknown_first);
 			return -1;
 		}
-		if (res[f].torn)
-			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
-	}
 	return 0;
 }
 
-static int write_merged(const char *path, int nfiles, const struct cb_results *res)
+static int write_merged(const struct merge_opts *o, const struct cli_inputs *in)
 {
-	FILE *out = stdout;
+	struct cli_output out;
 	struct cb_report rep;
 	int err = 0;
 
-	if (path && !(out = fopen(path, "we"))) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
+	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	}
-	cb_report_init(&rep, out, CB_FORMAT_CSV, path != NULL);
-	for (int f = 0; f < nfiles && !err; f++)
-		for (size_t i = 0; i < res[f].n && !err; i++)
-			err = cb_report_row(&rep, &res[f].rows[i]);
+	cb_report_init(&rep, out.fp, CB_FORMAT_CSV, false);
+	for (size_t i = 0; i < in->nrows && !err; i++)
+		err = cb_report_row(&rep, &in->rows[i]);
 	if (!err)
 		err = cb_report_finish(&rep);
-	if (out != stdout && fclose(out) != 0 && !err)
-		err = -errno;
 	if (err) {
-		cli_error("cannot write the merged CSV: %s", strerror(-err));
+		cli_output_abort(&out);
+		cli_error("cannot write the merged CSV: %s (nothing written)", strerror(-err));
 		return EXIT_RUN_FAILED;
 	}
-	return 0;
+	return cli_output_commit(&out) < 0 ? EXIT_RUN_FAILED : 0;
 }
 
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o = { 0 };
-	struct cb_results *res;
+	struct cli_inputs in;
 	int argi, status = EXIT_USAGE, nfiles;
 
 	cli_options_first(argc, argv, merge_options, N_MERGE_OPTIONS);
@@ -162,15 +160,9 @@ int cmd_merge(int argc, char **argv)
 		cli_error("merge needs at least one CSV file (see cowbench merge --help)");
 		return EXIT_USAGE;
 	}
-	res = calloc((size_t)nfiles, sizeof(*res));
-	if (!res) {
-		cli_error("out of memory");
-		return EXIT_INTERNAL;
-	}
-	if (read_inputs(nfiles, argv + argi, res) == 0 && check_duplicates(res, nfiles, argv + argi) == 0)
-		status = write_merged(o.output, nfiles, res);
-	for (int f = 0; f < nfiles; f++)
-		cb_results_free(&res[f]);
-	free(res);
+	if (cli_inputs_read(&in, nfiles, argv + argi) == 0 && check_columns(&in) == 0 &&
+	    check_duplicates(in.res, nfiles, argv + argi) == 0)
+		status = write_merged(&o, &in);
+	cli_inputs_free(&in);
 	return status;
 }

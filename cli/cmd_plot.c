@@ -151,16 +151,37 @@ static void key_without(const char *key, const char *name, char *out, size_t len
 	}
 }
 
-/* gnuplot strings in double quotes: escape what would end them. */
+/*
+ * Text from a CSV never reaches gnuplot as code: gnuplot runs `...` even
+ * inside double quotes, and '@', '$' and quotes have meanings of their
+ * own. Labels keep only characters with no meaning to gnuplot (others
+ * become '_'), in single quotes in the loaded .gp files and in double
+ * quotes in the .dat data files.
+ */
+static bool gp_safe_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c != 0 && strchr(" _.,:=+-/%*()[]<>~!", c) != NULL); /* "!": a mark, no command inside quotes */
+}
+
+static void gp_text(FILE *fp, const char *s, char quote)
+{
+	fputc(quote, fp);
+	for (; *s; s++)
+		fputc(gp_safe_char((unsigned char)*s) ? *s : '_', fp);
+	fputc(quote, fp);
+}
+
+/* A label in a data file (read by gnuplot as data, never as a command); plot_costs.c's too. */
+void gp_data_label(FILE *fp, const char *s)
+{
+	gp_text(fp, s, '"');
+}
+
+/* A string value in a .gp file that gnuplot loads. */
 static void gp_string(FILE *fp, const char *s)
 {
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
+	gp_text(fp, s, '\'');
 }
 
 /*
@@ -329,6 +350,14 @@ static const struct {
 	{ "lat_p99_ns", 0.99 }, { "lat_p999_ns", 0.999 }, { "lat_max_ns", 1.0 },
 };
 
+static bool plot_name_ok(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return *name != '\0';
+}
+
 static int plot_cdf_workload(struct plots *p, const char *wl)
 {
 	struct sink s;
@@ -337,6 +366,13 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 	int blocks = 0;
 
 	snprintf(name, sizeof(name), "cdf_%s", wl);
+	if (!plot_name_ok(name)) { /* a file name and a gnuplot argument: an identifier only */
+		uint32_t h = 2166136261u;
+
+		for (const char *c = wl; *c; c++)
+			h = (h ^ (unsigned char)*c) * 16777619u;
+		snprintf(name, sizeof(name), "cdf_%08x", h);
+	}
 	for (size_t i = 0; i < p->ng; i++)
 		if (strcmp(group_workload(&p->g[i]), wl) == 0 && !isnan(group_median(&p->g[i], "lat_p50_ns")))
 			keyset_add(&ks, p->g[i].key);
@@ -351,7 +387,7 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 			continue;
 		label_of(&ks, g->key, false, label, sizeof(label));
 		fprintf(s.dat, "%s", blocks ? "\n\n" : "");
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		fputs("\t\"fraction\"\n", s.dat);
 		for (size_t k = 0; k < sizeof(cdf_points) / sizeof(cdf_points[0]); k++)
 			fprintf(s.dat, "%.1f\t%.3f\n", group_median(g, cdf_points[k].col), cdf_points[k].frac);
@@ -430,7 +466,7 @@ static int plot_precopy(struct plots *p)
 	fprintf(s.dat, "# cluster, then per mode: runtime mean lo hi (ms), faults mean lo hi\n");
 	for (size_t c = 0; c < nc; c++) {
 		label_of(&ks, clusters[c], false, label, sizeof(label));
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		for (size_t m = 0; m < nm; m++) {
 			double rt[3] = { NAN, NAN, NAN }, ft[3] = { NAN, NAN, NAN };
 
@@ -499,7 +535,7 @@ static int plot_fork(struct plots *p)
 		snprintf(title, sizeof(title), "%s: %.3g ms/GiB (median)", methods[m], median_of(mpg, nmpg));
 		free(mpg);
 		fprintf(s.dat, "%s", m ? "\n\n" : "");
-		gp_string(s.dat, title);
+		gp_data_label(s.dat, title);
 		fputs("\t\"ms\"\t\"lo\"\t\"hi\"\n", s.dat);
 		for (size_t i = 0; i < p->ng; i++) {
 			const struct cb_row_group *g = &p->g[i];
@@ -544,7 +580,7 @@ static int plot_snapshot(struct plots *p)
 		if (strcmp(group_workload(g), "snapshot") || !group_mean_ci(g, "slowdown", 1.0, ci))
 			continue;
 		label_of(&ks, g->key, false, label, sizeof(label));
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		fprintf(s.dat, "\t%g\t%g\t%g\n", ci[0], ci[1], ci[2]);
 	}
 	fprintf(s.meta, "N = %zu\n", n);
@@ -645,7 +681,7 @@ static int plot_breakdown(struct plots *p)
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " *");
 			missing = true;
 		}
-		gp_string(s.dat, label);
+		gp_data_label(s.dat, label);
 		if (bad) /* no bar made up: the parts disagree, so only the whole write is drawn */
 			fprintf(s.dat, "\t0\t0\t%.1f\n", write);
 		else if (isnan(path))
@@ -823,45 +859,12 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-static int read_all(int nfiles, char **files, struct cb_row **rows, size_t *n)
-{
-	char why[512];
-
-	*rows = NULL;
-	*n = 0;
-	for (int f = 0; f < nfiles; f++) {
-		struct cb_results res;
-		struct cb_row *nr;
-
-		if (cb_results_read(files[f], &res, why, sizeof(why)) < 0) {
-			cli_error("%s", why);
-			return -1;
-		}
-		nr = realloc(*rows, (*n + res.n + 1) * sizeof(*nr));
-		if (!nr) {
-			cb_results_free(&res);
-			cli_error("out of memory");
-			return -1;
-		}
-		*rows = nr;
-		memcpy(*rows + *n, res.rows, res.n * sizeof(*nr));
-		*n += res.n;
-		cb_results_free(&res);
-	}
-	if (*n == 0) {
-		cli_error("no result rows to plot in %s", files[0]);
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_opts o = { 0 };
 	int argi;
 	struct plots p = { 0 };
-	struct cb_row *rows = NULL;
-	size_t n;
+	struct cli_inputs in = { 0 };
 	int status = EXIT_USAGE;
 
 	cli_options_first(argc, argv, plot_options, N_PLOT_OPTIONS);
@@ -872,8 +875,12 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
-	if (read_all(argc - argi, argv + argi, &rows, &n) < 0)
+	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;
+	if (in.nrows == 0) {
+		cli_error("no result rows to plot in %s", argv[argi]);
+		goto out;
+	}
 	for (int i = 0; i < o.nsamples; i++)
 		if (plot_samples_check(o.samples[i]) < 0)
 			goto out;
@@ -884,7 +891,7 @@ int cmd_plot(int argc, char **argv)
 	if (make_dirs(o.out) < 0)
 		goto out;
 	p.dir = o.out;
-	if (cb_group_rows(rows, n, &p.g, &p.ng) < 0) {
+	if (cb_group_rows(in.rows, in.nrows, &p.g, &p.ng) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -892,11 +899,11 @@ int cmd_plot(int argc, char **argv)
 	if (plot_cdfs(&p) < 0 || plot_precopy(&p) < 0 || plot_fork(&p) < 0 || plot_snapshot(&p) < 0 ||
 	    plot_breakdown(&p) < 0 || plot_dists(p.dir, p.g, p.ng, made_cb, &p) < 0 ||
 	    plot_index(p.dir, o.samples, o.nsamples, made_cb, &p) < 0 ||
-	    plot_tradeoff(p.dir, p.g, p.ng, made_cb, &p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, rows, n, argv + argi, argc - argi) < 0)
+	    plot_tradeoff(p.dir, p.g, p.ng, made_cb, &p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, in.rows, in.nrows, argv + argi, argc - argi) < 0)
 		goto out;
 	status = 0;
 out:
 	cb_row_groups_free(p.g, p.ng);
-	free(rows);
+	cli_inputs_free(&in);
 	return status;
 }

@@ -28,6 +28,7 @@ struct run_opts {
 	enum cb_clock_kind clock;
 	const char *output;
 	const char *samples;         /* --samples=FILE: every first write as CSV */
+	bool force; /* --force: replace a non-empty --output */
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* the region: page type, NUMA placement */
@@ -194,6 +195,13 @@ static bool opt_samples(void *o, const char *v)
 	return true;
 }
 
+static bool opt_force(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->force = true;
+	return true;
+}
+
 static bool opt_format(void *o, const char *v)
 {
 	if (cb_format_parse(v, &OPTS(o)->format) < 0) {
@@ -286,7 +294,9 @@ static const struct cli_option generic_options[] = {
 	{ "cpu", "N", "pin the writer to CPU N", opt_cpu },
 	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
 	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
-	{ "output", "FILE", "write rows to FILE instead of standard output", opt_output },
+	{ "output", "FILE", "write rows to FILE instead of standard output (an existing FILE needs --force)",
+	  opt_output },
+	{ "force", NULL, "replace an existing non-empty --output FILE", opt_force },
 	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
 	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
 	  "(page-order workloads)", opt_samples },
@@ -395,7 +405,35 @@ static void run_usage(void)
 		print_workload_options(cb_workload_at(i));
 }
 
-/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable. */
+/* MemAvailable read once per process: a 90,000-cell matrix plan must not read meminfo 90,000 times. */
+static int mem_available_once(uint64_t *avail)
+{
+	static uint64_t cached;
+	static int err = 1;
+
+	if (err > 0)
+		err = cb_mem_available(&cached);
+	*avail = cached;
+	return err;
+}
+
+/* Under a cgroup memory limit MemAvailable says nothing: the OOM killer acts at the limit. */
+static int check_cgroup_limit(const struct run_opts *o, uint64_t need)
+{
+	static char where[4096];
+	static uint64_t room;
+	static int known; /* read once: a matrix checks every cell against the same limit */
+
+	if (!known)
+		known = cb_cgroup_mem_headroom(&room, where, sizeof(where)) < 0 ? -1 : 1;
+	if (known < 0 || room == UINT64_MAX || need <= room)
+		return 0;
+	cli_error("--size=%s needs %" PRIu64 " MiB%s but the cgroup memory limit leaves %" PRIu64 " MiB (%s)",
+		  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)", room >> 20, where);
+	return -1;
+}
+
+/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable and the cgroup. */
 static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *size)
 {
 	uint64_t bytes, avail, need;
@@ -420,10 +458,12 @@ static int resolve_size(const struct run_opts *o, size_t page_size, uint64_t *si
 	if (*size != bytes)
 		cli_note("--size=%s rounded up to %" PRIu64 " bytes (%" PRIu64 " pages of %zu)",
 			 o->size_text, *size, *size / page_size, page_size);
-	if (cb_mem_available(&avail) < 0)
-		return 0; /* no meminfo (unusual container): let mmap decide */
 	/* With a fork every written page gets a copy: the run needs the region twice. */
 	need = o->no_fork ? *size : (*size > UINT64_MAX / 2 ? UINT64_MAX : *size * 2);
+	if (check_cgroup_limit(o, need) < 0)
+		return -1;
+	if (mem_available_once(&avail) < 0)
+		return 0; /* no meminfo (unusual container): let mmap decide */
 	if (need > avail) {
 		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",
 			  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
@@ -498,26 +538,29 @@ static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size,
 	return err ? err : cb_run_spec_check(spec, why, len);
 }
 
-/* Open the output only after every check passed, so bad input leaves no file behind. */
-static FILE *open_output(const char *path)
+/* Open (and lock) the output only after every check passed, so bad input leaves no file behind. */
+static FILE *open_output_path(const char *path, bool force)
 {
+	bool created;
 	int fd;
 	FILE *fp;
 
 	if (!path)
 		return stdout;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
+	fd = cli_output_open_locked(path, false, force, NULL, &created);
+	if (fd < 0)
 		return NULL;
-	}
 	fp = fdopen(fd, "w");
 	if (!fp) {
 		cli_error("cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		unlink(path);
+		cli_output_discard(path, fd, created);
 	}
 	return fp;
+}
+
+static FILE *open_output(const struct run_opts *o)
+{
+	return open_output_path(o->output, o->force);
 }
 
 /* --samples: one CSV line per first write of every measured rep (warm-ups are not written). */
@@ -546,7 +589,7 @@ static int open_samples(const struct run_opts *o, FILE *out, struct samples_file
 	sf->failed = false;
 	if (!o->samples)
 		return 0;
-	sf->fp = open_output(o->samples);
+	sf->fp = open_output_path(o->samples, o->force);
 	if (!sf->fp) {
 		if (out != stdout) {
 			fclose(out);
@@ -747,7 +790,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
-	out = open_output(o.output);
+	out = open_output(&o);
 	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;
 	spec.samples = o.samples ? &sink : NULL;

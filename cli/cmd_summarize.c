@@ -29,6 +29,7 @@ struct sum_opts {
 	char base_name[64], base_value[64];
 	enum cb_format format;
 	const char *output;
+	bool force;
 	bool quiet;
 	int keyw; /* width of the cell column in the table */
 };
@@ -81,6 +82,13 @@ static bool opt_output(void *o, const char *v)
 	return cli_parse_output(v, &SOPTS(o)->output);
 }
 
+static bool opt_force(void *o, const char *v)
+{
+	(void)v;
+	SOPTS(o)->force = true;
+	return true;
+}
+
 static bool opt_quiet(void *o, const char *v)
 {
 	(void)v;
@@ -93,7 +101,8 @@ static const struct cli_option sum_options[] = {
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
 	  opt_baseline },
 	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
-	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
+	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)", opt_output },
+	{ "force", NULL, "replace an existing --output FILE", opt_force },
 	{ "quiet", NULL, "no noisy-cell warnings on stderr", opt_quiet },
 };
 
@@ -166,10 +175,11 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	fputs("\n", fp);
 }
 
+/* JSON has no inf or nan: a number that is not finite is null. */
 static void json_num(FILE *fp, const char *name, double v)
 {
 	fprintf(fp, ",\"%s\":", name);
-	if (isnan(v))
+	if (!isfinite(v))
 		fputs("null", fp);
 	else
 		fprintf(fp, "%.10g", v);
@@ -326,41 +336,6 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 	return 0;
 }
 
-/* Read every file (all checked before anything is printed) into one row array. */
-int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
-{
-	char why[512];
-
-	*rows = NULL;
-	*n = 0;
-	for (int f = 0; f < nfiles; f++) {
-		struct cb_results res;
-		struct cb_row *nr;
-
-		if (cb_results_read(files[f], &res, why, sizeof(why)) < 0) {
-			cli_error("%s", why);
-			return -1;
-		}
-		if (res.torn)
-			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
-		nr = realloc(*rows, (*n + res.n + 1) * sizeof(*nr));
-		if (!nr) {
-			cb_results_free(&res);
-			cli_error("out of memory");
-			return -1;
-		}
-		*rows = nr;
-		memcpy(*rows + *n, res.rows, res.n * sizeof(*nr));
-		*n += res.n;
-		cb_results_free(&res);
-	}
-	if (*n == 0) {
-		cli_error("no result rows in %s%s", files[0], nfiles > 1 ? " and the other files" : "");
-		return -1;
-	}
-	return 0;
-}
-
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
 		       const char *baseline, bool quiet)
 {
@@ -426,6 +401,23 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 	free(rest);
 }
 
+/* The summary to stdout, or to --output through a temporary file renamed into place. */
+static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
+{
+	struct cli_output out;
+	int err;
+
+	if (cli_output_begin(&out, o->output, o->force) < 0)
+		return EXIT_USAGE;
+	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->quiet);
+	if (err) {
+		cli_output_abort(&out);
+		cli_error("summarize: %s", strerror(-err));
+		return EXIT_INTERNAL;
+	}
+	return cli_output_commit(&out) < 0 ? EXIT_RUN_FAILED : 0;
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE };
@@ -433,9 +425,7 @@ int cmd_summarize(int argc, char **argv)
 
 	cli_options_first(argc, argv, sum_options, N_SUM_OPTIONS);
 	argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
-	struct cb_row *rows;
-	size_t n;
-	FILE *out = stdout;
+	struct cli_inputs in;
 	int err;
 
 	if (argi < 0)
@@ -444,24 +434,16 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (cli_read_rows(argc - argi, argv + argi, &rows, &n) < 0) {
-		free(rows);
+	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0) {
+		cli_inputs_free(&in);
 		return EXIT_USAGE;
 	}
-	if (o.output && !(out = fopen(o.output, "we"))) {
-		cli_error("cannot write %s: %s", o.output, strerror(errno));
-		free(rows);
+	if (in.nrows == 0) {
+		cli_error("no result rows in %s%s", in.files[0], in.nfiles > 1 ? " and the other files" : "");
+		cli_inputs_free(&in);
 		return EXIT_USAGE;
 	}
-	err = cli_summarize_rows(out, rows, n, o.metrics, o.format, o.baseline, o.quiet);
-	free(rows);
-	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
-		cli_error("cannot write the summary: %s", strerror(errno));
-		return EXIT_RUN_FAILED;
-	}
-	if (err) {
-		cli_error("summarize: %s", strerror(-err));
-		return EXIT_INTERNAL;
-	}
-	return 0;
+	err = write_summary(&o, &in);
+	cli_inputs_free(&in);
+	return err;
 }

@@ -52,8 +52,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			cli_guard_start(argv[1]);
 			return commands[i].fn(argc - 1, argv + 1);
+		}
 	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, compare, plot; see --help)", argv[1]);
 	return EXIT_USAGE;
 }

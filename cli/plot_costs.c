@@ -62,13 +62,10 @@ static void dataset_discard(struct dataset *d)
 	unlink(d->meta_path);
 }
 
-/* A label as a gnuplot data string: quotes, tabs, line ends and backslashes become '_'. */
+/* A label as a gnuplot data string, sanitised as every plot's (cmd_plot.c). */
 static void data_label(FILE *fp, const char *s)
 {
-	fputc('"', fp);
-	for (; *s; s++)
-		fputc(strchr("\"\\\t\r\n", *s) ? '_' : *s, fp);
-	fputc('"', fp);
+	gp_data_label(fp, s);
 }
 
 /* The key without the pairs named in drop[] (NULL-terminated). */

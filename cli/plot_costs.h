@@ -10,6 +10,8 @@
 /* Called for every plot written: its name (DIR/NAME.png) and a caption for the report. */
 typedef void (*plot_made_fn)(void *arg, const char *name, const char *caption);
 
+/** A label in a data file: characters with a meaning to gnuplot become '_' (cmd_plot.c). */
+void gp_data_label(FILE *fp, const char *s);
 /** Whether the workload's rows carry lat_hist, so dist_WL replaces the six-point cdf_WL. */
 bool plot_dist_covers(const struct cb_row_group *g, size_t ng, const char *workload);
 /** dist_WL per workload with histograms: a CDF of every write per cell, and its tail (1 - CDF, log). */

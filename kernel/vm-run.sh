@@ -24,8 +24,10 @@
 #
 # The guest gets busybox, the test programs of kernel/tests/ (as /bin/<name>),
 # the mm COW selftest when it has been built (/bin/cow-selftest), and
-# cowbench.  COMMAND runs as root through /bin/sh in /.  Its output streams to
-# our stdout; we exit with its status, or 1 when a kernel BUG/WARNING/Oops/
+# cowbench.  COMMAND runs as root through /bin/sh in /.  Its stdout is our
+# stdout and nothing else (vm-run.sh -- cowbench run ... > rows.csv is a CSV),
+# delivered when it ends; its stderr, the boot and every kernel message stream
+# to our stderr (and --log).  We exit with its status, or 1 when a kernel BUG/WARNING/Oops/
 # panic appears on the console, or 124 on timeout.  KVM is used only if a
 # short probe boot with it succeeds (cached per host kernel), otherwise TCG.
 set -euo pipefail

@@ -51,8 +51,8 @@ static inline char *tu_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Run CB_CLI_PATH with argv (NULL-terminated, argv[0] included), optional extra env "K=V". */
-static inline struct cli_result tu_run_cli_env(const char *const *argv, const char *extra_env)
+/* Run PROG (a path, or a name found in PATH) with argv, optional extra env "K=V"; capture what it says. */
+static inline struct cli_result tu_run_prog(const char *prog, const char *const *argv, const char *extra_env)
 {
 	struct cli_result r = { 0 };
 	char outp[] = "/tmp/cbtest-outXXXXXX", errp[] = "/tmp/cbtest-errXXXXXX";
@@ -73,7 +73,7 @@ static inline struct cli_result tu_run_cli_env(const char *const *argv, const ch
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
 	posix_spawn_file_actions_adddup2(&fa, efd, 2);
-	ck_assert_int_eq(posix_spawn(&pid, CB_CLI_PATH, &fa, NULL, (char *const *)argv, env), 0);
+	ck_assert_int_eq(posix_spawnp(&pid, prog, &fa, NULL, (char *const *)argv, env), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
@@ -87,6 +87,12 @@ static inline struct cli_result tu_run_cli_env(const char *const *argv, const ch
 	ck_assert_ptr_nonnull(r.out);
 	ck_assert_ptr_nonnull(r.err);
 	return r;
+}
+
+/* Run CB_CLI_PATH with argv (NULL-terminated, argv[0] included), optional extra env "K=V". */
+static inline struct cli_result tu_run_cli_env(const char *const *argv, const char *extra_env)
+{
+	return tu_run_prog(CB_CLI_PATH, argv, extra_env);
 }
 
 static inline struct cli_result tu_run_cli(const char *const *argv)

@@ -14,9 +14,14 @@ mount -t tmpfs tmpfs /run
 hostname cowbench-guest
 cd /
 echo "@@COWBENCH-CMD-START@@"
-/bin/sh /cmd
+# The command's stdout is kept apart from the console (kernel messages share the serial line):
+# it goes to the host's stdout alone, exact to the byte; its stderr streams on the console.
+/bin/sh /cmd > /run/cmd.stdout
 rc=$?
 sync
+echo "@@COWBENCH-STDOUT-BEGIN@@"
+base64 /run/cmd.stdout
+echo "@@COWBENCH-STDOUT-END@@"
 cd /out && find . -type f | while read -r f; do
 	echo "@@COWBENCH-FILE-BEGIN@@ $f"
 	base64 "$f"

@@ -3,9 +3,14 @@
 
 The guest init (kernel/lib/guest-init.sh) prints:
   @@COWBENCH-CMD-START@@                 before the command
+  @@COWBENCH-STDOUT-BEGIN@@              base64 of the command's stdout ...
+  @@COWBENCH-STDOUT-END@@                ... up to here
   @@COWBENCH-FILE-BEGIN@@ <path>         base64 of one file of /out ...
   @@COWBENCH-FILE-END@@                  ... up to here
   @@COWBENCH-EXIT@@ <status>             the command's exit status
+
+Our stdout is the command's stdout and nothing else; every console line
+(boot, kernel messages, the command's stderr) goes to our stderr.
 
 Exit status: the command's, or 1 when a kernel BUG/WARNING/Oops/panic shows
 on the console, 124 on timeout, 125 when the guest died without a status.
@@ -19,6 +24,8 @@ import subprocess
 import sys
 import threading
 import time
+
+STDOUT = "\0stdout"  # key of the command's stdout among the transferred files
 
 SPLAT = re.compile(
     r"(^|\]\s)(BUG: |WARNING: CPU|WARNING: at |Oops: |Kernel panic|kernel BUG at|"
@@ -82,18 +89,21 @@ def main():
                     status = 0
                     break
                 continue
+            if "@@COWBENCH-STDOUT-BEGIN@@" in line:
+                cur_file, cur_data = STDOUT, []
+                continue
             m = re.search(r"@@COWBENCH-FILE-BEGIN@@ (\S+)", line)
             if m:
                 cur_file, cur_data = m.group(1), []
                 continue
             if cur_file is not None:
-                if "@@COWBENCH-FILE-END@@" in line:
+                if "@@COWBENCH-FILE-END@@" in line or "@@COWBENCH-STDOUT-END@@" in line:
                     files[cur_file] = "".join(cur_data)
                     cur_file = None
                 elif re.fullmatch(r"[A-Za-z0-9+/=]*", line):
                     cur_data.append(line)
                 else:
-                    print(line, flush=True)
+                    print(line, file=sys.stderr, flush=True)
                 continue
             m = re.search(r"@@COWBENCH-EXIT@@ (\d+)", line)
             if m:
@@ -102,7 +112,7 @@ def main():
             if SPLAT.search(line):
                 splats.append(line)
             if started or not a.quiet_boot or SPLAT.search(line):
-                print(line, flush=True)
+                print(line, file=sys.stderr, flush=True)
     finally:
         if a.probe:
             try:
@@ -116,6 +126,12 @@ def main():
 
     if a.probe:
         return 0 if started else 1
+    if STDOUT in files:
+        try:
+            sys.stdout.buffer.write(base64.b64decode(files.pop(STDOUT)))
+            sys.stdout.flush()
+        except Exception as e:  # noqa: BLE001
+            print(f"vm-run: cannot decode the command's stdout: {e}", file=sys.stderr)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         for name, data in files.items():

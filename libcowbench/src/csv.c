@@ -40,29 +40,56 @@ static int index_fields(struct cb_csv_record *rec, size_t nfields)
 	return 0;
 }
 
+static int malformed(struct cb_csv_record *rec, const char *why)
+{
+	rec->error = why;
+	return CB_EFORMAT;
+}
+
+/* getc that tells a read error (-errno) from end of file (EOF). */
+static int next_char(FILE *fp)
+{
+	int c = getc(fp);
+
+	if (c == EOF && ferror(fp))
+		return errno ? -errno : -EIO;
+	return c;
+}
+
 int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec)
 {
 	size_t len = 0, nfields = 1;
-	bool quoted = false, field_start = true, any = false, after_quote = false;
+	bool quoted = false, field_start = true, any = false, after_quote = false, line_end = false;
 	int c;
 
 	rec->terminated = false;
+	rec->torn = false;
+	rec->error = NULL;
 	for (;;) {
-		c = getc(fp);
+		c = next_char(fp);
+		if (c < 0 && c != EOF)
+			return c;
 		if (c == EOF) {
+			rec->torn = !line_end;
 			if (quoted)
-				return CB_EFORMAT; /* unterminated quote: a torn record */
+				return malformed(rec, "unterminated quote");
 			if (!any)
 				return 0;
 			break;
 		}
 		any = true;
+		if (c == '\0')
+			return malformed(rec, "NUL byte");
+		if (len + 2 > CB_CSV_MAX_RECORD)
+			return malformed(rec, "record longer than 1 MiB");
 		if (grow(rec, len + 2) < 0)
 			return -ENOMEM;
 		if (quoted) {
 			if (c == '"') {
-				int d = getc(fp);
+				int d = next_char(fp);
 
+				if (d < 0 && d != EOF)
+					return d;
 				if (d == '"') {
 					rec->buf[len++] = '"';
 					continue;
@@ -73,11 +100,12 @@ int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec)
 					ungetc(d, fp);
 				continue;
 			}
+			line_end = line_end || c == '\n' || c == '\r';
 			rec->buf[len++] = (char)c;
 			continue;
 		}
 		if (after_quote && c != ',' && c != '\r' && c != '\n')
-			return CB_EFORMAT; /* text after a closing quote */
+			return malformed(rec, "text after a closing quote");
 		after_quote = false;
 		if (c == '"' && field_start) {
 			quoted = true;
@@ -85,7 +113,7 @@ int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec)
 			continue;
 		}
 		if (c == '"')
-			return CB_EFORMAT; /* a quote inside an unquoted field */
+			return malformed(rec, "stray quote inside an unquoted field");
 		if (c == ',') {
 			rec->buf[len++] = '\0';
 			nfields++;
@@ -93,8 +121,10 @@ int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec)
 			continue;
 		}
 		if (c == '\r') {
-			int d = getc(fp);
+			int d = next_char(fp);
 
+			if (d < 0 && d != EOF)
+				return d;
 			if (d != '\n' && d != EOF)
 				ungetc(d, fp);
 			rec->terminated = true;

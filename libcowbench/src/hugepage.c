@@ -108,7 +108,7 @@ int cb_hugetlb_reserve(size_t pages)
 	err = cb_sysctl_read_long(CB_NR_HUGEPAGES_SYSCTL, &nr);
 	if (err)
 		return err;
-	err = cb_sysctl_override(CB_NR_HUGEPAGES_SYSCTL, nr + (long)pages - free_now);
+	err = cb_sysctl_raise(CB_NR_HUGEPAGES_SYSCTL, nr + (long)pages - free_now);
 	if (err)
 		return err == -EACCES ? -EPERM : err;
 	if (cb_sysctl_read_long(FREE_HUGEPAGES, &free_now) < 0 || (size_t)free_now < pages)

@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 #include <cowbench/stats.h>
+
+#include "strmap.h"
 
 void cb_matrix_init(struct cb_matrix *m)
 {
@@ -348,18 +351,71 @@ static int load_handler(void *user, const char *section, const char *name, const
 	return 1;
 }
 
+/*
+ * Before inih sees a file: a regular file (not /dev/zero, a FIFO or a
+ * directory), at most CB_MATRIX_MAX_BYTES, no NUL byte, no line longer
+ * than CB_MATRIX_MAX_LINE. inih would otherwise cut a long line and
+ * parse its tail as a line of its own ("...fork = 0" from a comment).
+ */
+static FILE *open_checked(const char *path, char *why, size_t len, int *err)
+{
+	struct stat st;
+	FILE *fp = fopen(path, "re");
+	int line = 1, c;
+	size_t col = 0;
+
+	if (!fp) {
+		*err = -errno;
+		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	*err = CB_EFORMAT;
+	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, len, "%s: not a regular file", path);
+		goto bad;
+	}
+	if (st.st_size > CB_MATRIX_MAX_BYTES) {
+		snprintf(why, len, "%s: larger than %d bytes: not a matrix file", path, CB_MATRIX_MAX_BYTES);
+		goto bad;
+	}
+	while ((c = getc(fp)) != EOF) {
+		if (c == '\0') {
+			snprintf(why, len, "%s:%d: NUL byte", path, line);
+			goto bad;
+		}
+		if (c == '\n') {
+			line++;
+			col = 0;
+		} else if (++col > CB_MATRIX_MAX_LINE) {
+			snprintf(why, len, "%s:%d: line longer than %d characters", path, line, CB_MATRIX_MAX_LINE);
+			goto bad;
+		}
+	}
+	if (ferror(fp)) {
+		*err = -EIO;
+		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+		goto bad;
+	}
+	rewind(fp);
+	*err = 0;
+	return fp;
+bad:
+	fclose(fp);
+	return NULL;
+}
+
 int cb_matrix_load(struct cb_matrix *m, const char *path, char *why, size_t len)
 {
 	struct load_ctx c = { .m = m, .path = path, .why = why, .len = len, .line_ended = true };
-	FILE *fp = fopen(path, "re");
-	int rc;
+	int rc, err;
+	FILE *fp = open_checked(path, why, len, &err);
 
-	if (!fp) {
-		int err = -errno;
-
-		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));
+	if (!fp)
 		return err;
-	}
+	/* Debian's inih takes its line limit at run time: lines up to our own limit, on the heap. */
+	ini_use_stack = false;
+	ini_allow_realloc = true;
+	ini_max_line = CB_MATRIX_MAX_LINE + 3; /* inih counts '\r', '\n' and '\0' too */
 	c.fp = fp;
 	rc = ini_parse_stream(counting_reader, &c, load_handler, &c);
 	fclose(fp);
@@ -402,11 +458,17 @@ static int make_key(struct cb_cell *c, char *why, size_t len)
 
 static int push_cell(struct cb_cells *out, const struct cb_group *g, const size_t *pos, char *why, size_t len)
 {
-	struct cb_cell *nc = realloc(out->cell, (out->n + 1) * sizeof(*nc)), *c;
+	struct cb_cell *c;
 
-	if (!nc)
-		return -ENOMEM;
-	out->cell = nc;
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 64;
+		struct cb_cell *nc = realloc(out->cell, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		out->cell = nc;
+		out->cap = cap;
+	}
 	c = &out->cell[out->n];
 	memset(c, 0, sizeof(*c));
 	c->names = calloc(g->naxes, sizeof(*c->names));
@@ -425,12 +487,36 @@ static int push_cell(struct cb_cells *out, const struct cb_group *g, const size_
 	return make_key(c, why, len);
 }
 
-static bool key_seen(const struct cb_cells *out, const char *key)
+/* Drop the index after cells moved (shard, shuffle): cb_cells_find builds it again. */
+static void drop_index(struct cb_cells *c)
 {
-	for (size_t i = 0; i < out->n; i++)
-		if (strcmp(out->cell[i].key, key) == 0)
-			return true;
-	return false;
+	if (c->index) {
+		cb_strmap_free(c->index);
+		free(c->index);
+		c->index = NULL;
+	}
+}
+
+static int build_index(struct cb_cells *c)
+{
+	c->index = calloc(1, sizeof(*c->index));
+	if (!c->index)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++)
+		if (cb_strmap_put(c->index, c->cell[i].key, i, NULL) < 0) {
+			drop_index(c);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+long cb_cells_find(struct cb_cells *c, const char *key)
+{
+	size_t pos;
+
+	if (!c->index && build_index(c) < 0)
+		return -ENOMEM;
+	return cb_strmap_get(c->index, key, &pos) ? (long)pos : -1;
 }
 
 static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char *why, size_t len)
@@ -450,9 +536,13 @@ static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char 
 		if (err)
 			break;
 		/* Overlapping groups: a key already enumerated stays at its first place. */
-		struct cb_cells before = { out->cell, out->n - 1 };
+		int put = cb_strmap_put(out->index, out->cell[out->n - 1].key, out->n - 1, NULL);
 
-		if (key_seen(&before, out->cell[out->n - 1].key)) {
+		if (put < 0) {
+			err = put;
+			break;
+		}
+		if (put == 0) {
 			free(out->cell[out->n - 1].names);
 			free(out->cell[out->n - 1].values);
 			out->n--;
@@ -469,6 +559,23 @@ static int enumerate_group(const struct cb_group *g, struct cb_cells *out, char 
 	return err;
 }
 
+/* Cells before deduplication, saturating just above the cap (a hostile file must not overflow it). */
+static size_t count_cells(const struct cb_matrix *m)
+{
+	size_t total = 0;
+
+	for (size_t g = 0; g < m->ngroups; g++) {
+		size_t n = 1;
+
+		for (size_t a = 0; a < m->groups[g].naxes && n <= CB_MATRIX_MAX_CELLS; a++)
+			n *= m->groups[g].axes[a].nvalues ? m->groups[g].axes[a].nvalues : 1;
+		total += n > CB_MATRIX_MAX_CELLS ? (size_t)CB_MATRIX_MAX_CELLS + 1 : n;
+		if (total > CB_MATRIX_MAX_CELLS)
+			return (size_t)CB_MATRIX_MAX_CELLS + 1;
+	}
+	return total;
+}
+
 int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, size_t len)
 {
 	int err = 0;
@@ -478,6 +585,13 @@ int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, 
 		snprintf(why, len, "the matrix has no axes");
 		return CB_EFORMAT;
 	}
+	if (count_cells(m) > CB_MATRIX_MAX_CELLS) {
+		snprintf(why, len, "the matrix has more than %d cells (split it, or use fewer values)", CB_MATRIX_MAX_CELLS);
+		return CB_EFORMAT;
+	}
+	out->index = calloc(1, sizeof(*out->index));
+	if (!out->index)
+		return -ENOMEM;
 	for (size_t g = 0; g < m->ngroups && !err; g++)
 		err = enumerate_group(&m->groups[g], out, why, len);
 	for (size_t i = 0; i < out->n; i++)
@@ -494,6 +608,7 @@ void cb_cells_free(struct cb_cells *c)
 		free(c->cell[i].values);
 	}
 	free(c->cell);
+	drop_index(c);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -529,6 +644,7 @@ void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n)
 		}
 	}
 	c->n = kept;
+	drop_index(c);
 }
 
 void cb_cells_shuffle(struct cb_cells *c, uint64_t seed)
@@ -542,6 +658,7 @@ void cb_cells_shuffle(struct cb_cells *c, uint64_t seed)
 		c->cell[i - 1] = c->cell[j];
 		c->cell[j] = t;
 	}
+	drop_index(c);
 }
 
 const char *cb_cell_value(const struct cb_cell *c, const char *name)

@@ -179,7 +179,7 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 		double v;
 
 		memcpy(&v, base, sizeof(v));
-		if (!isnan(v))
+		if (isfinite(v)) /* inf is no measurement, and neither CSV readers nor JSON take it */
 			snprintf(buf, len, "%.*f", c->decimals, v);
 		break;
 	}
@@ -212,7 +212,7 @@ void cb_json_string(FILE *fp, const char *s)
 
 		if (c == '"' || c == '\\')
 			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(fp, "\\u%04x", c);
 		else
 			fputc(c, fp);

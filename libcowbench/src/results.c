@@ -7,8 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cowbench/error.h>
 #include <cowbench/results.h>
+
+#include "strmap.h"
 
 /* Size of a string column: up to the next column's offset (or the end of the row). */
 static size_t str_capacity(const struct cb_column *c)
@@ -45,7 +51,7 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		if (*text) {
 			errno = 0;
 			v = strtod(text, &end);
-			if (errno || *end || isnan(v))
+			if (errno || *end || !isfinite(v)) /* no nan or inf: they have no JSON, no statistics */
 				return CB_EFORMAT;
 		}
 		memcpy(base, &v, sizeof(v));
@@ -186,7 +192,9 @@ static int fail(struct reader *r, const char *fmt, ...)
 static int read_header(struct reader *r, const struct cb_csv_record *h, struct cb_results *res)
 {
 	static const char *const required[] = { CB_RESULTS_REQUIRED };
+	struct cb_strmap seen = { 0 };
 	size_t n;
+	int err = 0;
 
 	cb_columns(&n);
 	if (h->nfields == 0 || strcmp(h->field[0], "schema") != 0)
@@ -196,25 +204,24 @@ static int read_header(struct reader *r, const struct cb_csv_record *h, struct c
 		return -ENOMEM;
 	r->ncols = h->nfields;
 	res->same_columns = h->nfields == n;
-	for (size_t i = 0; i < h->nfields; i++) {
+	for (size_t i = 0; i < h->nfields && !err; i++) {
+		int put = cb_strmap_put(&seen, h->field[i], i, NULL);
+
 		r->map[i] = cb_column_find(h->field[i]);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(h->field[j], h->field[i]) == 0)
-				return fail(r, "column '%s' appears twice in the header", h->field[i]);
+		if (put < 0)
+			err = put;
+		else if (put == 0)
+			err = fail(r, "column '%.64s' appears twice in the header", h->field[i]);
 		if (!r->map[i] && res->unknown++ == 0)
 			snprintf(res->unknown_first, sizeof(res->unknown_first), "%s", h->field[i]);
 		if (!r->map[i] || r->map[i] != &cb_columns(&n)[i])
 			res->same_columns = false;
 	}
-	for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++) {
-		bool found = false;
-
-		for (size_t i = 0; i < h->nfields; i++)
-			found = found || strcmp(h->field[i], required[k]) == 0;
-		if (!found)
-			return fail(r, "missing column '%s'", required[k]);
-	}
-	return 0;
+	for (size_t k = 0; k < sizeof(required) / sizeof(required[0]) && !err; k++)
+		if (!cb_strmap_get(&seen, required[k], NULL))
+			err = fail(r, "missing column '%s'", required[k]);
+	cb_strmap_free(&seen);
+	return err;
 }
 
 static void row_clear(struct cb_row *row)
@@ -244,6 +251,10 @@ static int read_row(struct reader *r, const struct cb_csv_record *rec, long recn
 			return fail(r, "record %ld: bad value '%.40s' in column '%s'", recno, rec->field[i],
 				    r->map[i]->name);
 	}
+	if (row->size_bytes != CB_NA && row->size_bytes < 0)
+		return fail(r, "record %ld: negative size_bytes %" PRId64, recno, row->size_bytes);
+	if (row->rep != CB_NA && row->rep < 1)
+		return fail(r, "record %ld: rep %" PRId64 " (repetitions count from 1)", recno, row->rep);
 	return 0;
 }
 
@@ -277,16 +288,24 @@ static int read_all(struct reader *r, FILE *fp, struct cb_results *res)
 		if (rc == 0)
 			break;
 		recno++;
-		/* A record cut short by a crash is the last one and has no line end: drop it. */
-		if ((rc == CB_EFORMAT && feof(fp)) || (rc == 1 && !rec.terminated)) {
+		/*
+		 * A write cut short leaves one last record with no line end at
+		 * all: drop it. Anything else malformed is corruption, never
+		 * "torn": reading on would drop (and --resume delete) valid rows.
+		 */
+		if ((rc == CB_EFORMAT || (rc == 1 && !rec.terminated)) && rec.torn) {
 			res->empty = recno == 1; /* even the header was cut short */
 			res->torn = true;
 			res->torn_offset = at;
 			break;
 		}
 		if (rc < 0) {
-			err = rc == CB_EFORMAT ? fail(r, "record %ld: malformed CSV (stray quote)", recno)
-					       : rc;
+			if (rc == CB_EFORMAT)
+				err = fail(r, "record %ld: malformed CSV (%s)", recno, rec.error);
+			else if (rc == -ENOMEM)
+				err = rc;
+			else
+				err = fail(r, "read error: %s", strerror(-rc));
 			break;
 		}
 		if (recno == 1) {
@@ -305,6 +324,33 @@ static int read_all(struct reader *r, FILE *fp, struct cb_results *res)
 	return err;
 }
 
+/* Open a results file for reading: a regular file, nothing else (no /dev/zero, FIFO, directory). */
+static FILE *open_regular(const char *path, char *why, size_t len, int *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	FILE *fp;
+
+	if (fd < 0) {
+		*err = -errno;
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*err = CB_EFORMAT;
+		snprintf(why, len, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		*err = -errno;
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return fp;
+}
+
 int cb_results_read(const char *path, struct cb_results *res, char *why, size_t len)
 {
 	struct reader r = { .path = path, .why = why, .len = len };
@@ -312,12 +358,9 @@ int cb_results_read(const char *path, struct cb_results *res, char *why, size_t 
 	int err;
 
 	memset(res, 0, sizeof(*res));
-	fp = fopen(path, "re");
-	if (!fp) {
-		err = -errno;
-		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+	fp = open_regular(path, why, len, &err);
+	if (!fp)
 		return err;
-	}
 	err = read_all(&r, fp, res);
 	fclose(fp);
 	free(r.map);

@@ -17,6 +17,8 @@
 #include <cowbench/stats.h>
 #include <cowbench/sysinfo.h>
 
+#include "fileutil.h"
+
 /* Pages whose copy time makes the memcpy baseline: enough to leave the caches, bounded in cost. */
 #define MEMCPY_SAMPLE_PAGES 4096
 
@@ -247,8 +249,32 @@ int cb_run_spec_check(const struct cb_run_spec *spec, char *why, size_t len)
 	return err;
 }
 
+/* The kernel's count of OOM kills so far (/proc/vmstat oom_kill); -1 when unknown. */
+static long oom_kills(void)
+{
+	char buf[16384];
+	const char *p;
+
+	if (cb_read_text_file("/proc/vmstat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\noom_kill ");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+/* A child killed with SIGKILL while the OOM killer acted: say so in the row. */
+static void note_oom(struct cb_row *row, long before)
+{
+	long after = oom_kills();
+	size_t len = strlen(row->evidence_notes);
+
+	if (before < 0 || after <= before || !strstr(row->status, "KILL"))
+		return;
+	snprintf(row->evidence_notes + len, sizeof(row->evidence_notes) - len, "%soom-kill", len ? "," : "");
+}
+
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 {
+	long ooms = oom_kills();
 	int err;
 
 	cb_row_init(row, spec, rep);
@@ -256,6 +282,7 @@ int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 		err = run_page_order(spec, row);
 	else
 		err = spec->workload->run(spec, row);
+	note_oom(row, ooms);
 	stamp_row(row);
 	return err;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,10 @@ static bool parse_line(const char *line, struct cb_smaps *out)
 		v = strtoll(line + klen, &end, 10);
 		if (errno || end == line + klen || v < 0)
 			return false;
-		*field(out, i) = (*field(out, i) < 0 ? 0 : *field(out, i)) + v; /* smaps: one per mapping */
+		int64_t sum = *field(out, i) < 0 ? 0 : *field(out, i); /* smaps: one line per mapping */
+
+		/* No real process has 2^63 kB; a sum that would overflow is garbage, not data. */
+		*field(out, i) = v > INT64_MAX - sum ? INT64_MAX : sum + v;
 		return true;
 	}
 	return false;

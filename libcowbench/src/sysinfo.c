@@ -125,3 +125,114 @@ int cb_cpu_allowed(int cpu)
 		return -errno;
 	return CPU_ISSET(cpu, &set) ? 1 : 0;
 }
+
+/* One number from a cgroup file ("max" or a v1 'unlimited' near 2^63: UINT64_MAX). */
+static int cgroup_number(const char *dir, const char *file, uint64_t *v)
+{
+	char path[4096], buf[64], *end;
+	unsigned long long x;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	n = cb_read_text_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	if (strncmp(buf, "max", 3) == 0) {
+		*v = UINT64_MAX;
+		return 0;
+	}
+	errno = 0;
+	x = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	*v = x >= (1ull << 62) ? UINT64_MAX : x;
+	return 0;
+}
+
+/* A "key N" line of dir/memory.stat (0 when absent): page cache the kernel can reclaim. */
+static uint64_t cgroup_stat(const char *dir, const char *key)
+{
+	char path[4096], line[256];
+	size_t klen = strlen(key);
+	unsigned long long v = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ' && sscanf(line + klen, "%llu", &v) == 1)
+			break;
+	fclose(fp);
+	return v;
+}
+
+/* The smallest limit minus usage (less reclaimable cache) from dir up to the hierarchy's root (top). */
+static void cgroup_walk(char *dir, size_t top, const char *limit, const char *usage, uint64_t *headroom,
+			char *where, size_t wlen)
+{
+	for (;;) {
+		uint64_t lim, use;
+
+		if (cgroup_number(dir, limit, &lim) == 0 && lim != UINT64_MAX && cgroup_number(dir, usage, &use) == 0) {
+			uint64_t cache = cgroup_stat(dir, strcmp(limit, "memory.max") ? "total_inactive_file" : "inactive_file");
+			uint64_t room;
+
+			use = use > cache ? use - cache : 0;
+			room = use < lim ? lim - use : 0;
+
+			if (room < *headroom) {
+				*headroom = room;
+				snprintf(where, wlen, "%s/%s", dir, limit);
+			}
+		}
+		char *slash = strrchr(dir, '/');
+
+		if (!slash || (size_t)(slash - dir) < top)
+			break;
+		*slash = '\0';
+	}
+}
+
+int cb_cgroup_mem_headroom(uint64_t *bytes, char *where, size_t wlen)
+{
+	const char *proc = getenv("COWBENCH_PROC_CGROUP"), *root = getenv("COWBENCH_CGROUP_ROOT");
+	char line[1024], dir[4096];
+	FILE *fp;
+
+	*bytes = UINT64_MAX;
+	if (wlen)
+		where[0] = '\0';
+	fp = fopen(proc && *proc ? proc : "/proc/self/cgroup", "re");
+	if (!fp)
+		return -errno;
+	root = root && *root ? root : "/sys/fs/cgroup";
+	while (fgets(line, sizeof(line), fp)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *nl;
+		size_t top;
+
+		if (!c2)
+			continue;
+		if ((nl = strchr(c2, '\n')))
+			*nl = '\0';
+		*c2 = '\0';
+		if (c1[1] == '\0') { /* v2: "0::/path", mounted at root or root/unified */
+			snprintf(dir, sizeof(dir), "%s/unified", root);
+			if (!cb_path_exists(dir))
+				snprintf(dir, sizeof(dir), "%s", root);
+			top = strlen(dir);
+			snprintf(dir + top, sizeof(dir) - top, "%s", strcmp(c2 + 1, "/") ? c2 + 1 : "");
+			cgroup_walk(dir, top, "memory.max", "memory.current", bytes, where, wlen);
+		} else if (strstr(c1 + 1, "memory")) { /* v1: "N:memory:/path" */
+			snprintf(dir, sizeof(dir), "%s/memory", root);
+			top = strlen(dir);
+			snprintf(dir + top, sizeof(dir) - top, "%s", strcmp(c2 + 1, "/") ? c2 + 1 : "");
+			if (!cb_path_exists(dir)) /* a container sees its own cgroup as the mount's root */
+				dir[top] = '\0';
+			cgroup_walk(dir, top, "memory.limit_in_bytes", "memory.usage_in_bytes", bytes, where, wlen);
+		}
+	}
+	fclose(fp);
+	return 0;
+}

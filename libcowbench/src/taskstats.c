@@ -255,10 +255,16 @@ int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *ou
 
 int cb_delayacct_enabled(void)
 {
+	static bool joined;
 	long v;
 	int err = cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &v);
 
-	return err < 0 ? err : v != 0;
+	if (err < 0)
+		return err;
+	/* On because another cowbench run turned it on: hold it with that run until we exit (sysctl.h). */
+	if (v && !joined)
+		joined = cb_sysctl_join(CB_DELAYACCT_SYSCTL) == 1;
+	return v != 0;
 }
 
 int cb_delayacct_enable(void)

@@ -234,6 +234,21 @@ static void call_hook(const struct cb_touch_params *p, bool after, pid_t writer,
  * "done" after its loop, then stays until the parent closes go, so the
  * hooks see it alive on both sides of the loop.
  */
+/*
+ * Under memory pressure (a cgroup limit) the OOM killer must take the
+ * measured child, never the process that records the row: the row then
+ * says child-killed:SIGKILL instead of nothing being written at all.
+ */
+static void prefer_oom_victim(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)!write(fd, "1000", 4);
+		close(fd);
+	}
+}
+
 static int run_child_writer(const struct cb_touch_params *p, char *base, struct shared_result *out,
 			    char *status)
 {
@@ -246,6 +261,7 @@ static int run_child_writer(const struct cb_touch_params *p, char *base, struct 
 	if (pid == 0) {
 		close(go[1]);
 		close(done[0]);
+		prefer_oom_victim();
 		if (pin_to_cpu(p->cpu, NULL) < 0)
 			_exit(3);
 		write_byte(done[1]);
@@ -297,6 +313,7 @@ static int run_parent_writer(const struct cb_touch_params *p, char *base, struct
 	if (pid == 0) {
 		close(ready[0]);
 		close(release[1]);
+		prefer_oom_victim();
 		if (p->inject_child_signal > 0)
 			raise(p->inject_child_signal);
 		write_byte(ready[1]);

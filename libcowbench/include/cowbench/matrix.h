@@ -18,6 +18,9 @@
  */
 
 #define CB_CELL_KEY_LEN 192 /* == sizeof(struct cb_row.cell) */
+#define CB_MATRIX_MAX_LINE 4096     /* longest line of a matrix file (longer: FILE:LINE error) */
+#define CB_MATRIX_MAX_BYTES (1 << 20) /* largest matrix file */
+#define CB_MATRIX_MAX_CELLS 1000000   /* most cells one matrix may enumerate */
 
 struct cb_axis {
 	char *name;
@@ -48,9 +51,12 @@ struct cb_cell {
 	char key[CB_CELL_KEY_LEN];
 };
 
+struct cb_strmap;
 struct cb_cells {
 	struct cb_cell *cell;
 	size_t n;
+	size_t cap;
+	struct cb_strmap *index; /* key -> position (hashed: 90,000 cells stay fast); built on demand */
 };
 
 void cb_matrix_init(struct cb_matrix *m);
@@ -74,7 +80,9 @@ void cb_matrix_sort_axes(struct cb_matrix *m, int (*rank)(const char *name));
  * Load a matrix file (INI, parsed by inih). Section [matrix] holds
  * reps, warmup and shuffle (a seed); every other section is a group whose
  * keys are axes ("size = 16M, 64M"); keys before any section form group "".
- * CB_EFORMAT (why[]: "FILE:LINE: reason"), or -errno when unreadable.
+ * A regular file only, up to CB_MATRIX_MAX_BYTES, no NUL byte, no line
+ * over CB_MATRIX_MAX_LINE characters. CB_EFORMAT (why[]: "FILE:LINE:
+ * reason"), or -errno when unreadable.
  */
 int cb_matrix_load(struct cb_matrix *m, const char *path, char *why, size_t len);
 
@@ -92,6 +100,9 @@ int cb_shard_parse(const char *text, unsigned *i, unsigned *n);
 void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n);
 /** Shuffle the cells with a seeded Fisher-Yates (same seed, same order). */
 void cb_cells_shuffle(struct cb_cells *c, uint64_t seed);
+
+/** Position of the cell whose key is KEY, or -1 (-ENOMEM when the index cannot be built). */
+long cb_cells_find(struct cb_cells *c, const char *key);
 
 /** Value of NAME in the cell, or NULL. */
 const char *cb_cell_value(const struct cb_cell *c, const char *name);

@@ -188,19 +188,31 @@ void cb_json_string(FILE *fp, const char *s);
 /** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
 int cb_csv_write_field(FILE *fp, const char *field);
 
+/** Longest CSV record read back (bytes): a bigger one is refused, not grown without bound. */
+#define CB_CSV_MAX_RECORD (1u << 20)
+
 /** One parsed CSV record. */
 struct cb_csv_record {
 	size_t nfields;
 	char **field;
-	bool terminated; /* false: the last line had no line end (a torn write) */
+	bool terminated; /* false: the record ended at end of file, with no line end */
 	char *buf;      /* storage behind field[] */
 	size_t cap;
+	/*
+	 * The record reached end of file without a line end anywhere in it
+	 * (also inside quotes): the only shape a write cut short can leave.
+	 * Set on success (with terminated false) and on an unterminated quote.
+	 */
+	bool torn;
+	const char *error; /* on CB_EFORMAT: why ("stray quote", "NUL byte", ...) */
 };
 
 /**
  * Read one RFC 4180 record (quoted fields may hold commas, quotes and
  * newlines). Returns 1 on a record, 0 at end of file, CB_EFORMAT on a
- * malformed record (e.g. an unterminated quote at end of file).
+ * malformed record (rec->error says why; an unterminated quote at end of
+ * file sets rec->torn when no line end came after the record's start),
+ * -errno on a read error (never mistaken for end of file).
  */
 int cb_csv_read_record(FILE *fp, struct cb_csv_record *rec);
 void cb_csv_record_free(struct cb_csv_record *rec);

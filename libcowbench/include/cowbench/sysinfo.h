@@ -16,6 +16,12 @@ int cb_thp_mode(char *buf, size_t len);
 int cb_meminfo_read(const char *path, const char *key, uint64_t *bytes);
 /** MemAvailable of /proc/meminfo in bytes. */
 int cb_mem_available(uint64_t *bytes);
+/**
+ * Memory this process's cgroups still allow (v1 memory.limit_in_bytes or
+ * v2 memory.max, minus usage, the tightest over the cgroup and its
+ * ancestors); UINT64_MAX without a limit. where[] names the limiting file.
+ */
+int cb_cgroup_mem_headroom(uint64_t *bytes, char *where, size_t len);
 /** Configured NUMA nodes via libnuma; -ENOTSUP where NUMA is unavailable. */
 int cb_numa_nodes(void);
 bool cb_path_exists(const char *path);

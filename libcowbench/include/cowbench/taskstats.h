@@ -64,7 +64,11 @@ int cb_taskstats_listen(struct cb_taskstats_sock **out);
 /** The exit records received so far, without blocking: up to max; the count or -errno. */
 int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *out, int max);
 
-/** 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable. */
+/**
+ * 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable.
+ * When it is on because another live cowbench run turned it on (cowbench/sysctl.h journal),
+ * this process joins that override, so it is not switched off under us while we run.
+ */
 int cb_delayacct_enabled(void);
 /** Turn delay accounting on for this process's life (restored by cb_sysctl_restore_all). */
 int cb_delayacct_enable(void);

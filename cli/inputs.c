@@ -1,0 +1,74 @@
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/results.h>
+
+#include "cli.h"
+
+/*
+ * The one reader of several result files, for merge, summarize and plot:
+ * every file is read and checked before any output; a torn last row (a
+ * run cut short) is noted and left out; anything else malformed stops it.
+ */
+int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
+{
+	char why[512];
+
+	memset(in, 0, sizeof(*in));
+	in->files = files;
+	in->nfiles = nfiles;
+	in->res = calloc((size_t)nfiles, sizeof(*in->res));
+	if (!in->res) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (int f = 0; f < nfiles; f++) {
+		struct cb_row *nr;
+
+		if (cb_results_read(files[f], &in->res[f], why, sizeof(why)) < 0) {
+			cli_error("%s", why);
+			return -1;
+		}
+		if (in->res[f].torn)
+			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
+		if (in->res[f].n == 0)
+			continue;
+		nr = realloc(in->rows, (in->nrows + in->res[f].n) * sizeof(*nr));
+		if (!nr) {
+			cli_error("out of memory");
+			return -1;
+		}
+		in->rows = nr;
+		memcpy(in->rows + in->nrows, in->res[f].rows, in->res[f].n * sizeof(*nr));
+		in->nrows += in->res[f].n;
+	}
+	return 0;
+}
+
+void cli_inputs_free(struct cli_inputs *in)
+{
+	for (int f = 0; in->res && f < in->nfiles; f++)
+		cb_results_free(&in->res[f]);
+	free(in->res);
+	free(in->rows);
+	memset(in, 0, sizeof(*in));
+}
+
+/* The rows of every file in one array (compare, summarize): an error when there are none. */
+int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
+{
+	struct cli_inputs in;
+	int rc = cli_inputs_read(&in, nfiles, files);
+
+	if (rc == 0 && in.nrows == 0) {
+		cli_error("no result rows in %s%s", files[0], nfiles > 1 ? " and the other files" : "");
+		rc = -1;
+	}
+	*rows = in.rows;
+	*n = in.nrows;
+	in.rows = NULL;
+	cli_inputs_free(&in);
+	return rc;
+}
