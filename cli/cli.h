@@ -120,6 +120,8 @@ void cli_guard_start(const char *command);
 void cli_overrides_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
 void cli_evidence_info(void);
+/* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
+void cli_guest_info(void);
 
 /* The closing summary of cowbench run on a terminal (closing.c). */
 struct cli_closing;

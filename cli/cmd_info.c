@@ -250,5 +250,6 @@ int cmd_info(int argc, char **argv)
 	cli_evidence_info();
 	cli_overrides_info();
 	cli_instrumentation_info();
+	cli_guest_info();
 	return 0;
 }

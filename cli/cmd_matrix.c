@@ -14,6 +14,7 @@
 #include <cowbench/results.h>
 
 #include "cli.h"
+#include "matrix_kernel.h"
 
 #ifndef CLI_OPTIONAL_VALUE
 #define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
@@ -39,10 +40,15 @@ struct matrix_opts {
 	bool force;
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
 	bool out_created; /* this run created it: removed again if nothing gets measured */
+	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (matrix_kernel.h) */
+	char **plan_keys;
+	long *plan_reps;
+	size_t plan_n;
+	struct mk_collapsed collapsed;
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE, M_FORMAT, M_DRY_RUN, M_QUIET, M_HELP, M_N };
+enum { M_REPS, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE, M_FORMAT, M_DRY_RUN, M_QUIET, M_PLAN, M_HELP, M_N };
 
 static const struct {
 	const char *name, *metavar, *help;
@@ -59,6 +65,7 @@ static const struct {
 	[M_FORMAT] = { "format", "csv|json|table", "row format; default csv (json: JSON Lines)", false },
 	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
 	[M_QUIET] = { "quiet", NULL, "no progress line on a terminal", false },
+	[M_PLAN] = { "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", false },
 	[M_HELP] = { "help", NULL, "show this help", false },
 };
 
@@ -94,6 +101,8 @@ static int axis_rank(const char *name)
 	int n;
 	const struct cli_option *t = cli_run_options(&n);
 
+	if (mk_is_axis(name))
+		return -1; /* cells read "kernel=patched workload=..." */
 	if (strcmp(name, "fork") == 0)
 		name = "no-fork";
 	for (int i = 0; i < n; i++)
@@ -129,6 +138,8 @@ static void matrix_usage(void)
 	}
 	printf("\naxes (every option of cowbench run, values separated by commas):\n");
 	printf("  %-24s %s\n", "--fork=1,0", "fork (1) or the --no-fork baseline (0)");
+	printf("  %-24s %s\n", "--kernel=host,stock,patched",
+	       "where cells run: here (host), or once-booted QEMU guests of kernel/build.sh's 6.12 (or a bzImage)");
 	for (int i = 0; i < n; i++) {
 		char left[64];
 
@@ -197,6 +208,9 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 	case M_FORCE:
 		o->force = true;
 		return true;
+	case M_PLAN:
+		o->plan = v;
+		return true;
 	default:
 		matrix_usage();
 		exit(0);
@@ -235,7 +249,7 @@ static bool axis_needs_value(const char *name)
 {
 	const struct cli_option *ro = run_option(name);
 
-	if (strcmp(name, "fork") == 0)
+	if (strcmp(name, "fork") == 0 || mk_is_axis(name))
 		return true;
 	return ro && ro->metavar && !CLI_OPTIONAL_VALUE(ro);
 }
@@ -317,7 +331,7 @@ static int parse_one(int argc, char **argv, int *i, struct matrix_opts *o)
 		}
 		return set_matrix_option(o, which, value) ? 0 : -1;
 	}
-	if (strcmp(name, "fork") != 0 && (!run_option(name) || not_an_axis(name))) {
+	if (strcmp(name, "fork") != 0 && !mk_is_axis(name) && (!run_option(name) || not_an_axis(name))) {
 		bool alias = false;
 
 		for (size_t k = 0; k < sizeof(axis_aliases) / sizeof(axis_aliases[0]); k++)
@@ -382,7 +396,7 @@ static int resolve_axes(struct matrix_opts *o)
 		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
 			const char *name = o->m.groups[g].axes[a].name;
 
-			if (strcmp(name, "fork") != 0 && (!run_option(name) || not_an_axis(name))) {
+			if (strcmp(name, "fork") != 0 && !mk_is_axis(name) && (!run_option(name) || not_an_axis(name))) {
 				cli_error("matrix axis '%s'%s%s%s is not an option of cowbench run (see cowbench matrix --help)",
 					  name, *o->m.groups[g].name ? " in [" : "", o->m.groups[g].name,
 					  *o->m.groups[g].name ? "]" : "");
@@ -390,15 +404,9 @@ static int resolve_axes(struct matrix_opts *o)
 			}
 		}
 	}
-	/* Pre-copy exists only on the cowbench kernel: elsewhere the axis collapses (rows leave precopy empty). */
-	if (!cb_path_exists(CB_PRECOPY_SYSCTL)) {
-		size_t d = cb_matrix_drop_axis(&o->m, "precopy") + cb_matrix_drop_axis(&o->m, "precopy-depth");
-
-		if (d)
-			cli_note("%s is absent (not the cowbench kernel): the precopy axes collapse, rows leave precopy empty",
-				 CB_PRECOPY_SYSCTL);
-	}
-	cb_matrix_sort_axes(&o->m, axis_rank);
+	/* A plan's keys are the host's: their order is already canonical, and kept. */
+	if (!o->plan)
+		cb_matrix_sort_axes(&o->m, axis_rank);
 	return 0;
 }
 
@@ -547,6 +555,8 @@ static int cell_options(const struct cb_cell *c, struct run_opts *ro)
 		bool off = !strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "false");
 		const struct cli_option *opt;
 
+		if (mk_is_axis(name))
+			continue; /* where the cell runs, not how */
 		if (strcmp(name, "fork") == 0) {
 			if (!on && !off) {
 				cli_error("axis fork takes 1 or 0, not '%s'", v);
@@ -581,6 +591,14 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 	if (err) {
 		cli_error("%s", err == -ENOMEM ? "out of memory" : why);
 		return -1;
+	}
+	/* Pre-copy exists only on a kernel with the patch: elsewhere its axes collapse (rows leave precopy empty). */
+	if (!o->plan) {
+		mk_collapse(&p->cells, &o->collapsed);
+		for (size_t i = 0; i < o->collapsed.n; i++)
+			cli_note("%s", o->collapsed.line[i]);
+		if (mk_check_values(&p->cells) < 0)
+			return -1;
 	}
 	if (o->shard_n)
 		cb_cells_shard(&p->cells, o->shard_i, o->shard_n);
@@ -710,6 +728,10 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 			printf("\t(%zu of %ld reps done)", (size_t)o->reps - t, o->reps);
 		putchar('\n');
 	}
+	fflush(stdout);
+	mk_print_boots(&(struct mk_run){ .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
+					 .warmup = o->warmup },
+		       &o->collapsed, stdout);
 }
 
 /* ---- running ---- */
@@ -900,6 +922,43 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 	return ev < 0 ? -1 : cb_exit_code_worst(worst, ev);
 }
 
+/*
+ * In a guest (--plan): the host's order, which interleaves the cells it
+ * compares rep by rep. A cell's sysctls are set before each of its reps
+ * (its neighbours set theirs), its warm-up before its first.
+ */
+static int run_ordered(const struct matrix_opts *o, struct plan *p, struct cb_report *rep)
+{
+	unsigned char *warm = calloc(p->cells.n + 1, 1);
+	int failed = 0;
+
+	if (!warm) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < o->plan_n && failed >= 0; i++) {
+		long c = cb_cells_find(&p->cells, o->plan_keys[i]);
+		struct cb_row row;
+
+		if (c < 0 || cli_run_apply_sysctls(p->opts[c]) < 0) {
+			failed = -1;
+			break;
+		}
+		for (long w = 0; !warm[c] && w < o->warmup; w++)
+			cb_run_rep(&p->spec[c], 0, &row);
+		warm[c] = 1;
+		if (cb_run_rep(&p->spec[c], (int)o->plan_reps[i], &row) != 0)
+			failed = 1;
+		snprintf(row.cell, sizeof(row.cell), "%s", p->cells.cell[c].key);
+		if (cb_report_row(rep, &row) < 0) {
+			cli_error("cannot write results: %s", strerror(errno));
+			failed = -1;
+		}
+	}
+	free(warm);
+	return failed;
+}
+
 /* The results file, opened and locked (cli_output_open_locked) before --resume reads it. */
 static int lock_results(struct matrix_opts *o)
 {
@@ -932,7 +991,7 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
-	struct progress pr = { .on = cli_progress_enabled() && !o->quiet, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
+	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
 	int status = 0;
@@ -948,13 +1007,24 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
 	cb_report_init(&rep, out, o->format, o->resume || o->output);
 	rep.started = append; /* the resumed file has its header */
-	for (size_t i = 0; i < p->cells.n && status >= 0; i++) {
+	for (size_t i = 0; i < p->cells.n && status >= 0 && !o->plan; i++) {
 		int rc;
 
-		if (cell_todo(p, i, o->reps) + cell_evidence_todo(p, i) == 0)
+		if (cell_todo(p, i, o->reps) + cell_evidence_todo(p, i) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
 			continue;
 		rc = run_cell(o, p, i, &rep, &pr, i + 1);
 		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);
+	}
+	if (o->plan && status >= 0) {
+		status = run_ordered(o, p, &rep);
+	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
+		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
+				    .warmup = o->warmup, .report = &rep, .progress = pr.on };
+		int rc;
+
+		cli_progress_clear();
+		rc = mk_run_guests(&g);
+		status = rc < 0 ? -1 : rc > 0 ? 1 : status;
 	}
 	cli_progress_clear();
 	if (cb_report_finish(&rep) < 0 && status >= 0) {
@@ -990,6 +1060,17 @@ static int check_combination(struct matrix_opts *o)
 	return 0;
 }
 
+static int load_plan(struct matrix_opts *o)
+{
+	if (mk_plan_load(o->plan, &o->m, &o->plan_keys, &o->plan_reps, &o->plan_n) < 0)
+		return -1;
+	o->any_axis = true;
+	o->reps = 1;
+	for (size_t i = 0; i < o->plan_n; i++)
+		o->reps = o->plan_reps[i] > o->reps ? o->plan_reps[i] : o->reps;
+	return 0;
+}
+
 int cmd_matrix(int argc, char **argv)
 {
 	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV, .out_fd = -1 };
@@ -1002,6 +1083,12 @@ int cmd_matrix(int argc, char **argv)
 	saved_argv = argv;
 	argi = parse_args(argc, argv, &o);
 	if (argi < 0)
+		goto out;
+	if (o.plan && (o.file || o.any_axis || o.resume || o.shuffle || o.shard_n)) {
+		cli_error("--plan is the whole matrix: no axes, file, --resume, --shuffle or --shard with it");
+		goto out;
+	}
+	if (o.plan && load_plan(&o) < 0)
 		goto out;
 	if ((o.file && load_file(&o) < 0) || (!o.file && !o.any_axis && set_default_matrix(&o) < 0) ||
 	    check_combination(&o) < 0 || resolve_axes(&o) < 0 || build_plan(&o, &p) < 0)
@@ -1017,6 +1104,10 @@ int cmd_matrix(int argc, char **argv)
 out:
 	if (o.out_fd >= 0) /* nothing was measured: a file this run created goes again */
 		cli_output_discard(o.resume ? o.resume : o.output, o.out_fd, o.out_created);
+	for (size_t i = 0; i < o.plan_n; i++)
+		free(o.plan_keys[i]);
+	free(o.plan_keys);
+	free(o.plan_reps);
 	free_plan(&p);
 	cb_matrix_free(&o.m);
 	return status;

@@ -825,7 +825,7 @@ static int run_wrapper(const char *dir)
 		cli_error("cannot run %s: %s", script, strerror(err));
 		return -1;
 	}
-	if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+	if (cb_wait_status(pid, &ws) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
 		cli_error("%s failed (see its messages above)", script);
 		return -1;
 	}
@@ -844,7 +844,7 @@ static bool have_gnuplot(void)
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	return err == 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+	return err == 0 && cb_wait_status(pid, &ws) == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
 }
 
 static int make_dirs(const char *dir)

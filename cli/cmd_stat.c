@@ -1,9 +1,11 @@
 /*
  * cowbench stat: the Linux vm_stat for copy-on-write. Every interval, one
- * line for a process (and with --children its descendants): COW copies and
- * time in the kernel copy path (taskstats), minor/major faults
- * (/proc/PID/stat), Private_Dirty (smaps_rollup), and system-wide COW faults
- * from /proc/cow_stats when the cowbench kernel is running.
+ * line for a process and its descendants (--no-children: the process
+ * alone): COW copies and time in the kernel copy path (taskstats; when it
+ * cannot count, write faults on present pages from a tracepoint), minor/
+ * major faults (/proc/PID/stat), Private_Dirty (smaps_rollup), and
+ * system-wide COW faults from /proc/cow_stats on the cowbench kernel.
+ * --where adds where the copies land (stat_where.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,8 +25,10 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/evidence.h>
+#include <cowbench/wpfault.h>
 
 #include "cli.h"
+#include "stat_where.h"
 
 #define MAX_PROCS 4096
 
@@ -31,7 +36,9 @@ struct stat_opts {
 	pid_t pid;
 	double interval;
 	long count;
-	bool children, csv, system;
+	bool children, system;
+	enum stat_format format;
+	struct stat_where_opts where;
 };
 
 /* One process's counters; -1 where not measured. */
@@ -50,6 +57,9 @@ struct stat_state {
 	struct cb_taskstats_sock *ts;
 	struct cb_taskstats_sock *exits; /* final records of exiting tasks; NULL when not allowed */
 	int ts_err;          /* why taskstats does not count (0: it does) */
+	struct stat_where *where; /* --where, and the tracepoint that counts when taskstats cannot */
+	int fault_err;       /* why the tracepoint does not record (0: it does) */
+	bool copies_from_faults; /* cow_copies are write faults on present pages (tracepoint) */
 	struct proc *procs;
 	size_t nprocs;
 	pid_t root;
@@ -107,6 +117,63 @@ static bool opt_children(void *o, const char *v)
 	return true;
 }
 
+static bool opt_no_children(void *o, const char *v)
+{
+	(void)v;
+	OPTS(o)->children = false;
+	return true;
+}
+
+static bool opt_where(void *o, const char *v)
+{
+	if (!v || strcmp(v, "maps") == 0) {
+		OPTS(o)->where.mode = WHERE_MAPS;
+	} else if (strcmp(v, "code") == 0) {
+		OPTS(o)->where.mode = WHERE_CODE;
+	} else {
+		cli_error("--where must be maps or code, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_top(void *o, const char *v)
+{
+	if (!cli_parse_long(v, 1, 100000, &OPTS(o)->where.top)) {
+		cli_error("--top must be an integer from 1 to 100000, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_sample(void *o, const char *v)
+{
+	if (!cli_parse_long(v, 1, 1000000, &OPTS(o)->where.sample)) {
+		cli_error("--sample must be an integer from 1 to 1000000 (record 1 in N faults), not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+/* The file is written at the end: its directory must take it, checked now, before anything runs. */
+static bool opt_folded(void *o, const char *v)
+{
+	char dir[4096];
+	const char *slash = strrchr(v, '/');
+
+	if (!v[0] || (slash && !slash[1])) {
+		cli_error("--folded needs a file name, not '%s'", v);
+		return false;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
+	if (access(dir, W_OK) != 0) {
+		cli_error("--folded=%s: cannot write in %s: %s", v, dir, strerror(errno));
+		return false;
+	}
+	OPTS(o)->where.folded = v;
+	return true;
+}
+
 static bool opt_system(void *o, const char *v)
 {
 	(void)v;
@@ -122,22 +189,31 @@ static const char *cowstats_path(void)
 
 static bool opt_format(void *o, const char *v)
 {
-	if (strcmp(v, "csv") != 0 && strcmp(v, "text") != 0) {
-		cli_error("--format must be text or csv, not '%s'", v);
-		return false;
-	}
-	OPTS(o)->csv = strcmp(v, "csv") == 0;
-	return true;
+	static const char *const names[] = { [STAT_TEXT] = "text", [STAT_CSV] = "csv", [STAT_JSON] = "json" };
+
+	for (int f = STAT_TEXT; f <= STAT_JSON; f++)
+		if (strcmp(v, names[f]) == 0) {
+			OPTS(o)->format = (enum stat_format)f;
+			return true;
+		}
+	cli_error("--format must be text, csv or json, not '%s'", v);
+	return false;
 }
 
 static const struct cli_option stat_options[] = {
 	{ "pid", "PID", "watch this running process (also -p PID)", opt_pid },
 	{ "interval", "S", "seconds between lines, decimals allowed; default 1", opt_interval },
 	{ "count", "N", "stop after N lines (default: until the process ends or Ctrl-C)", opt_count },
-	{ "children", NULL, "add the process's descendants, following forks", opt_children },
+	{ "children", NULL, "count the process's descendants too, following forks (the default)", opt_children },
+	{ "no-children", NULL, "count the process alone", opt_no_children },
+	{ "where", "[maps|code]", "at the end, where the copies landed: by mapping (smaps; as root also "
+	  "tracepoint + pagemap) or by code (root: sampled call chains)", opt_where },
+	{ "top", "N", "rows per --where table (default 10)", opt_top },
+	{ "sample", "N", "--where=code: record 1 in N write faults (default 1: every one)", opt_sample },
+	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", opt_folded },
 	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
 	  "alone, no process is needed", opt_system },
-	{ "format", "text|csv", "aligned text (default) or CSV", opt_format },
+	{ "format", "text|csv|json", "aligned text (default), CSV or JSON Lines", opt_format },
 };
 
 #define N_STAT_OPTIONS ((int)(sizeof(stat_options) / sizeof(stat_options[0])))
@@ -147,9 +223,12 @@ static void stat_usage(void)
 	printf("usage: cowbench stat [OPTIONS] -p PID\n"
 	       "       cowbench stat [OPTIONS] -- COMMAND [ARGS...]\n"
 	       "       cowbench stat [OPTIONS] --system\n\n"
-	       "Every interval, a process's COW copies and copy time (taskstats, root), faults,\n"
+	       "Every interval, the COW copies and copy time of a process and its descendants\n"
+	       "(taskstats, root; else write faults on present pages from a tracepoint), faults,\n"
 	       "Private_Dirty (smaps_rollup) and system-wide COW faults (/proc/cow_stats, cowbench\n"
-	       "kernel); a total at the end. With COMMAND, exits with the command's status.\n\n");
+	       "kernel); a total at the end, also on Ctrl-C, SIGTERM or SIGHUP. With COMMAND, exits\n"
+	       "with the command's status; a command still running when stat stops (--count, a\n"
+	       "signal) gets SIGTERM, as it does if stat dies (PR_SET_PDEATHSIG).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 
@@ -221,6 +300,8 @@ static int sample_proc(struct stat_state *st, pid_t pid, struct sample *s)
 		err = read_copies(st, pid, &s->copies, &s->copy_ns);
 		if (err < 0 && err != -ESRCH)
 			st->ts_err = err;
+	} else if (st->copies_from_faults) {
+		s->copies = stat_where_faults_of(st->where, pid);
 	}
 	if (cb_smaps_read(pid, &sm) == 0)
 		s->private_dirty_kb = sm.private_dirty_kb;
@@ -236,12 +317,14 @@ static struct proc *find_proc(struct stat_state *st, pid_t pid)
 }
 
 /* A process first seen now: born after we started (base 0), except those there at the start. */
-static void add_proc(struct stat_state *st, pid_t pid, bool at_start)
+static void add_proc(struct stat_state *st, pid_t pid, pid_t ppid, bool at_start)
 {
 	struct proc *p;
 
 	if (st->nprocs == MAX_PROCS || find_proc(st, pid))
 		return;
+	if (st->where)
+		stat_where_watch(st->where, pid, ppid, at_start);
 	p = &st->procs[st->nprocs];
 	if (sample_proc(st, pid, &p->cur) < 0)
 		return;
@@ -285,7 +368,7 @@ static void discover_children(struct stat_state *st, bool at_start)
 		if (n <= 0)
 			continue;
 		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-			add_proc(st, (pid_t)atoi(tok), at_start);
+			add_proc(st, (pid_t)atoi(tok), st->procs[i].pid, at_start);
 	}
 }
 
@@ -344,14 +427,37 @@ static void drain_exits(struct stat_state *st)
 	}
 }
 
+/* Descendants the tracepoint saw forked (also those already gone again). */
+static void add_born(struct stat_state *st)
+{
+	pid_t born[256];
+	size_t n = st->where ? stat_where_new_children(st->where, born, 256) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		add_proc(st, born[i], 0, false);
+		if (!find_proc(st, born[i]) && st->copies_from_faults && st->nprocs < MAX_PROCS) {
+			struct proc *p = &st->procs[st->nprocs++]; /* born and gone between two looks */
+
+			*p = (struct proc){ .pid = born[i], .gone = true };
+			p->base = p->prev = (struct sample){ 0, -1, 0, 0, -1 };
+			p->cur = p->base;
+			p->cur.copies = stat_where_faults_of(st->where, born[i]);
+		}
+	}
+}
+
 static void sample_all(struct stat_state *st)
 {
+	if (st->where)
+		stat_where_tick(st->where);
 	for (size_t i = 0; i < st->nprocs; i++) {
 		struct proc *p = &st->procs[i];
 
 		struct sample now;
 
 		p->prev = p->cur;
+		if (p->gone && st->copies_from_faults) /* faults recorded before it went */
+			raise_to(&p->cur.copies, stat_where_faults_of(st->where, p->pid));
 		if (p->gone)
 			continue;
 		if (sample_proc(st, p->pid, &now) < 0)
@@ -361,6 +467,7 @@ static void sample_all(struct stat_state *st)
 	}
 	if (st->o.children)
 		discover_children(st, false);
+	add_born(st); /* after the loop: a newcomer's copies so far belong to this line */
 	drain_exits(st);
 	if (st->have_cowstats) {
 		st->cs_prev = st->cs_cur;
@@ -428,19 +535,57 @@ static void cell_flt(bool csv, int width, int decimals, double v)
 		!isnan(v) ? printf(" %*.*f", width, decimals, v) : printf(" %*s", width, "-");
 }
 
+/* Where cow_copies come from: the kernel's copy count, or write faults on present pages. */
+static const char *copies_source(const struct stat_state *st)
+{
+	if (st->system_only)
+		return "cow_stats";
+	if (st->copies_from_faults)
+		return "tracepoint";
+	return st->ts_err == 0 ? "taskstats" : "";
+}
+
 static void print_header(const struct stat_state *st)
 {
-	if (st->o.csv)
-		printf("time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults\n");
+	if (st->o.format == STAT_CSV)
+		printf("time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults,"
+		       "copies_source\n");
+	else if (st->o.format == STAT_JSON)
+		return;
 	else
 		printf("%8s %5s %10s %9s %8s %9s %6s %16s %14s\n", "time_s", "procs", "cow_copies", "copy_ms",
 		       "us/copy", "minflt", "majflt", "private_dirty_kb", "sys_cow_faults");
+	fflush(stdout); /* at once: whoever reads it knows the baseline is taken */
+}
+
+/* JSON Lines: one object per line, null for what was not measured. */
+static void print_json(const struct stat_state *st, const char *label, double t, const struct line *l)
+{
+	const int64_t v[] = { l->procs, l->copies, l->copy_ns, l->minflt, l->majflt, l->private_dirty_kb, l->sys_cow };
+	static const char *const k[] = { "procs", "cow_copies", "copy_ns", "minflt", "majflt", "private_dirty_kb",
+					 "sys_cow_faults" };
+
+	printf("{\"line\":\"%s\",\"time_s\":%.3f", label, t);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		v[i] >= 0 ? printf(",\"%s\":%" PRId64, k[i], v[i]) : printf(",\"%s\":null", k[i]);
+	if (l->copies > 0 && l->copy_ns >= 0)
+		printf(",\"copy_ns_mean\":%.1f", (double)l->copy_ns / (double)l->copies);
+	else
+		printf(",\"copy_ns_mean\":null");
+	printf(",\"copies_source\":\"%s\"}\n", copies_source(st));
+	fflush(stdout);
 }
 
 static void print_line(const struct stat_state *st, const char *label, const struct line *l)
 {
-	bool csv = st->o.csv;
+	bool csv = st->o.format == STAT_CSV;
 	double mean = l->copies > 0 && l->copy_ns >= 0 ? (double)l->copy_ns / (double)l->copies : NAN;
+
+	if (st->o.format == STAT_JSON) {
+		print_json(st, strcmp(label, "total") == 0 ? "total" : "interval",
+			   strcmp(label, "total") == 0 ? now_s() - st->t0 : atof(label), l);
+		return;
+	}
 
 	printf(csv ? "%s" : "%8s", label);
 	cell_int(csv, 5, l->procs);
@@ -456,6 +601,8 @@ static void print_line(const struct stat_state *st, const char *label, const str
 	cell_int(csv, 6, l->majflt);
 	cell_int(csv, 16, l->private_dirty_kb);
 	cell_int(csv, 14, l->sys_cow);
+	if (csv)
+		printf(",%s", copies_source(st));
 	printf("\n");
 	fflush(stdout);
 }
@@ -474,37 +621,63 @@ static void catch_stop_signals(void)
 	sa.sa_handler = on_stop; /* no SA_RESTART: poll returns, the total is printed */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
+#define POLL_S 0.02 /* the fault buffers are emptied this often between lines */
+
 /* Wait until the deadline, the root's end or a stop request; true when the root ended. */
-static bool wait_tick(int pidfd, double deadline)
+static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 {
 	for (;;) {
-		double left = deadline - now_s();
+		double left = deadline - now_s(), nap;
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-		int n;
 
+		if (where)
+			stat_where_poll(where);
 		if (left <= 0 || stop_requested)
 			return false;
+		nap = where && left > POLL_S ? POLL_S : left;
 		if (pidfd < 0) {
-			struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
+			struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
 
 			nanosleep(&ts, NULL);
-			continue;
-		}
-		n = poll(&pfd, 1, (int)(left * 1000) + 1);
-		if (n > 0)
+		} else if (poll(&pfd, 1, (int)(nap * 1000) + 1) > 0) {
 			return true;
+		}
 	}
 }
 
 static void note_missing(const struct stat_state *st)
 {
-	if (st->ts_err == 0)
+	const char *why;
+
+	if (st->system_only)
 		return;
-	cli_note("COW copies not measured: taskstats %s%s", cb_probe_reason(CB_PROBE_TASKSTATS, st->ts_err),
-		 st->ts_err == CB_EDELAYACCT ? " (kernel.task_delayacct=0; run as root)" :
-		 st->ts_err == CB_EPREDATES ? " (the process started before kernel.task_delayacct=1)" : "");
+	if (st->ts_err != 0) {
+		why = st->ts_err == CB_EDELAYACCT ? " (kernel.task_delayacct=0; run as root)" :
+		      st->ts_err == CB_EPREDATES ? " (the process started before kernel.task_delayacct=1)" : "";
+		if (st->copies_from_faults)
+			cli_note("cow_copies are write faults on present pages (COW copies plus reuses) from the "
+				 "exceptions:page_fault_user tracepoint: taskstats %s%s",
+				 cb_probe_reason(CB_PROBE_TASKSTATS, st->ts_err), why);
+		else
+			cli_note("COW copies not measured: taskstats %s%s; tracepoint: %s",
+				 cb_probe_reason(CB_PROBE_TASKSTATS, st->ts_err), why, cb_wpfault_advice(st->fault_err));
+	}
+	if (st->o.where.mode != WHERE_NONE && st->fault_err)
+		cli_note("--where=%s: write faults not recorded: %s%s", st->o.where.mode == WHERE_CODE ? "code" : "maps",
+			 cb_wpfault_advice(st->fault_err),
+			 st->o.where.mode == WHERE_MAPS ? "; the smaps columns are measured" : "");
+}
+
+/* The tracepoint, before the first process is looked at so that no fault is missed. */
+static void open_where(struct stat_state *st)
+{
+	st->o.where.children = st->o.children;
+	st->o.where.want_faults = st->ts_err != 0;
+	st->where = stat_where_new(&st->o.where, &st->fault_err);
+	st->copies_from_faults = st->where && st->ts_err != 0 && st->fault_err == 0;
 }
 
 /* Start COMMAND held before exec, so its counters start after our baseline. */
@@ -526,6 +699,8 @@ static pid_t spawn_held(char **argv, int *go_fd, int *err_fd)
 		close(ef[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* never left running unwatched: if stat dies, the command is told to stop */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
@@ -555,19 +730,22 @@ static int release_held(pid_t pid, int go_fd, int err_fd)
 		e = 0; /* EOF: exec closed the pipe, the command runs */
 	close(err_fd);
 	if (e)
-		waitpid(pid, NULL, 0);
+		cb_wait_status(pid, &(int){ 0 });
 	return e;
 }
 
-static void run_loop(struct stat_state *st)
+/* true when the root process ended while watched */
+static bool run_loop(struct stat_state *st)
 {
+	bool ended = false;
+
 	int pidfd = (int)syscall(SYS_pidfd_open, st->root, 0);
 	char label[32];
 
 	for (long i = 1; st->o.count == 0 || i <= st->o.count; i++) {
-		bool ended = wait_tick(pidfd, st->t0 + (double)i * st->o.interval);
 		struct line l;
 
+		ended = wait_tick(st->where, pidfd, st->t0 + (double)i * st->o.interval);
 		if (stop_requested)
 			break;
 		if (ended && st->own_child) /* a zombie until reaped: its last counts are still there */
@@ -576,11 +754,14 @@ static void run_loop(struct stat_state *st)
 		l = sum_line(st, false);
 		snprintf(label, sizeof(label), "%.2f", now_s() - st->t0);
 		print_line(st, label, &l);
-		if (ended || (find_proc(st, st->root) && find_proc(st, st->root)->gone))
+		if (ended || (find_proc(st, st->root) && find_proc(st, st->root)->gone)) {
+			ended = true;
 			break;
+		}
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	return ended;
 }
 
 static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
@@ -606,6 +787,20 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 		cli_error("nothing to watch: give -p PID, -- COMMAND or --system (see cowbench stat --help)");
 		return -1;
 	}
+	if (o->where.mode == WHERE_NONE && (o->where.top || o->where.folded || o->where.sample)) {
+		cli_error("--top, --sample and --folded go with --where");
+		return -1;
+	}
+	if (o->where.mode != WHERE_CODE && (o->where.folded || o->where.sample)) {
+		cli_error("--sample and --folded go with --where=code");
+		return -1;
+	}
+	if (o->where.mode != WHERE_NONE && !o->pid && argi >= argc) {
+		cli_error("--where needs a process: -p PID or -- COMMAND");
+		return -1;
+	}
+	o->where.top = o->where.top ? o->where.top : 10;
+	o->where.sample = o->where.sample ? o->where.sample : 1;
 	*cmd = argi;
 	return 0;
 }
@@ -614,9 +809,8 @@ static int wait_status(pid_t pid)
 {
 	int ws;
 
-	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
-			return EXIT_INTERNAL;
+	if (cb_wait_status(pid, &ws) < 0)
+		return EXIT_INTERNAL;
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
@@ -635,6 +829,7 @@ static int start_watching(struct stat_state *st, char **cmdv)
 		st->ts_err = CB_EPREDATES;
 	if (st->ts_err == 0 && cb_taskstats_listen(&st->exits) < 0)
 		st->exits = NULL; /* then a process's last interval before it is reaped is lost */
+	open_where(st);
 	st->root = st->o.pid;
 	if (!st->root) {
 		st->root = spawn_held(cmdv, &go_fd, &err_fd);
@@ -644,7 +839,7 @@ static int start_watching(struct stat_state *st, char **cmdv)
 		}
 		st->own_child = true;
 	}
-	add_proc(st, st->root, true);
+	add_proc(st, st->root, 0, true);
 	if (st->o.children)
 		discover_children(st, true);
 	if (st->own_child && (e = release_held(st->root, go_fd, err_fd)) != 0) {
@@ -657,9 +852,10 @@ static int start_watching(struct stat_state *st, char **cmdv)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_state st = { .o = { .interval = 1.0 } };
+	struct stat_state st = { .o = { .interval = 1.0, .children = true } };
 	struct line total;
 	int cmd, status;
+	bool ended;
 
 	if (parse_stat_args(argc, argv, &st.o, &cmd) < 0)
 		return EXIT_USAGE;
@@ -683,17 +879,23 @@ int cmd_stat(int argc, char **argv)
 		note_missing(&st);
 		print_header(&st);
 		st.t0 = now_s();
-		run_loop(&st);
+		ended = run_loop(&st);
 		total = sum_line(&st, true);
 		print_line(&st, "total", &total);
+		if (st.where)
+			stat_where_print(st.where, &(struct stat_where_totals){ total.copies, copies_source(&st) },
+					 st.o.format, stdout);
 		if (st.own_child) {
-			if (stop_requested)
+			if (!ended) { /* stopped early: the command is not left running unwatched */
+				cli_note("stopped watching: sent SIGTERM to %s (pid %d)", argv[cmd], (int)st.root);
 				kill(st.root, SIGTERM);
+			}
 			status = wait_status(st.root);
 		}
 	}
 	cb_taskstats_close(st.ts);
 	cb_taskstats_close(st.exits);
+	stat_where_free(st.where);
 	free(st.procs);
 	return status;
 }

@@ -270,24 +270,111 @@ static const struct cb_row_group *find_group(const struct cb_row_group *g, size_
 	return NULL;
 }
 
-/* The ratio of this cell to its baseline cell (same key, NAME=VALUE), when both exist. */
+static bool has_boot(const struct cb_row_group *g, const char *boot)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->rows[i]->boot, boot) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Ratios mean something only inside one boot (emulated guests drift from
+ * boot to boot): the boot both groups have, with the most of a's rows.
+ */
+static const char *shared_boot(const struct cb_row_group *a, const struct cb_row_group *b)
+{
+	const char *best = NULL;
+	size_t best_n = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		size_t n = 0;
+
+		for (size_t j = 0; j < a->n; j++)
+			n += strcmp(a->rows[j]->boot, a->rows[i]->boot) == 0;
+		if (n > best_n && has_boot(b, a->rows[i]->boot)) {
+			best = a->rows[i]->boot;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+static size_t values_in_boot(const struct cb_row_group *g, const char *metric, const char *boot, double *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->rows[i]->boot, boot) == 0 && cb_row_number(g->rows[i], metric, &out[k]))
+			k++;
+	return k;
+}
+
+/* Every pair of KEY other than NAME=... is in CELL. */
+static bool pairs_within(const char *key, const char *cell, const char *name)
+{
+	char buf[CB_ROW_KEY_LEN], *save = NULL, v[CB_ROW_KEY_LEN];
+
+	snprintf(buf, sizeof(buf), "%s", key);
+	for (char *pair = strtok_r(buf, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(pair, '=');
+
+		if (!eq)
+			return false;
+		*eq = '\0';
+		if (strcmp(pair, name) != 0 && (!cb_key_value(cell, pair, v, sizeof(v)) || strcmp(v, eq + 1) != 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The baseline of a cell whose other axes collapse at NAME=VALUE (precopy-depth
+ * exists only at precopy=1): the NAME=VALUE cell with the most pairs, all of them in KEY.
+ */
+static const struct cb_row_group *collapsed_baseline(const struct sum_opts *o, const struct cb_row_group *g,
+						     size_t ng, const char *key)
+{
+	const struct cb_row_group *best = NULL;
+	char v[CB_ROW_KEY_LEN];
+
+	for (size_t i = 0; i < ng; i++) {
+		if (!cb_key_value(g[i].key, o->base_name, v, sizeof(v)) || strcmp(v, o->base_value) != 0 ||
+		    !pairs_within(g[i].key, key, o->base_name))
+			continue;
+		if (!best || strlen(g[i].key) > strlen(best->key))
+			best = &g[i];
+	}
+	return best;
+}
+
+/* The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot. */
 static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
-			   const char *metric, const double *v, size_t nv, struct line *l)
+			   const char *metric, struct line *l)
 {
 	char bkey[CB_ROW_KEY_LEN];
 	const struct cb_row_group *b;
-	double *bv;
-	size_t nb;
+	const char *boot;
+	double *av, *bv;
+	size_t na, nb;
 
 	if (!o->baseline || !cb_key_replace(g[gi].key, o->base_name, o->base_value, bkey, sizeof(bkey)) ||
 	    strcmp(bkey, g[gi].key) == 0)
 		return; /* no such axis here, or this is the baseline itself */
 	b = find_group(g, ng, bkey);
-	if (!b || b->n == 0 || !(bv = malloc(b->n * sizeof(*bv))))
+	if (!b)
+		b = collapsed_baseline(o, g, ng, g[gi].key);
+	if (!b || b->n == 0 || !(boot = shared_boot(&g[gi], b)))
 		return;
-	nb = cb_group_values(b, metric, bv);
-	if (nb > 0 && cb_ratio_ci(v, nv, bv, nb, BOOT_SEED, &l->ratio, &l->rlo, &l->rhi) == 0)
-		l->has_ratio = true;
+	av = malloc(g[gi].n * sizeof(*av));
+	bv = malloc(b->n * sizeof(*bv));
+	if (av && bv) {
+		na = values_in_boot(&g[gi], metric, boot, av);
+		nb = values_in_boot(b, metric, boot, bv);
+		if (na > 0 && nb > 0 && cb_ratio_ci(av, na, bv, nb, BOOT_SEED, &l->ratio, &l->rlo, &l->rhi) == 0)
+			l->has_ratio = true;
+	}
+	free(av);
 	free(bv);
 }
 
@@ -320,7 +407,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 				free(v);
 				continue; /* this metric is not measured in this cell */
 			}
-			baseline_ratio(o, g, ng, i, m, v, nv, &l);
+			baseline_ratio(o, g, ng, i, m, &l);
 			free(v);
 			emit(fp, o, &l);
 			(*lines)++;

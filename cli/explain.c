@@ -21,6 +21,7 @@
 #include <cowbench/results.h>
 
 #include "cli.h"
+#include "explain_where.h"
 
 /* Per-rep values of one column, for medians over reps. */
 struct series {
@@ -191,6 +192,7 @@ static void print_pages(const struct cli_explain *ex, FILE *fp)
 	}
 	if (!isnan(copies))
 		fprintf(fp, "  kernel:  %.0f COW faults copied a page [%s; median of reps]\n", copies, src);
+	cli_explain_where(fp, ex->s[S_COPIES].n ? med(ex, S_COPIES) : NAN, ex->s[S_WPCOPY].n ? med(ex, S_WPCOPY) : NAN);
 	if (!isnan(pre) && pre > 0 && ex->s[S_COWFAULTS].n) {
 		double faults = med(ex, S_COWFAULTS), already = (double)ex->touched - faults;
 

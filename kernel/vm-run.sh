@@ -4,7 +4,7 @@
 #   kernel/vm-run.sh [--stock] [--smp N] [--mem SIZE] [--numa 2] [--out DIR]
 #                    [--cowbench PATH|none] [--kernel BZIMAGE] [--timeout SEC]
 #                    [--add FILE] [--append ARGS] [--log FILE] [--quiet-boot]
-#                    -- COMMAND...
+#                    [--rows FILE] -- COMMAND...
 #
 #   --stock        boot the stock 6.12 kernel instead of the patched one
 #   --smp N        guest CPUs (default 2)
@@ -21,6 +21,8 @@
 #   --log FILE     keep the whole console log in FILE
 #   --quiet-boot   do not echo the boot messages, only the command's output
 #                  (kernel splats are always shown)
+#   --rows FILE    a second serial port (the guest's /dev/ttyS1) whose bytes
+#                  land in FILE as they come: cowbench matrix --kernel's rows
 #
 # The guest gets busybox, the test programs of kernel/tests/ (as /bin/<name>),
 # the mm COW selftest when it has been built (/bin/cow-selftest), and
@@ -46,8 +48,9 @@ APPEND=""
 LOG=""
 QUIET=""
 ADD=()
+ROWS=""
 
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 log() { echo "vm-run: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
@@ -74,6 +77,8 @@ while [[ $# -gt 0 ]]; do
 	--log) LOG=$2; shift ;;
 	--log=*) LOG=${1#*=} ;;
 	--quiet-boot) QUIET=--quiet-boot ;;
+	--rows) ROWS=$2; shift ;;
+	--rows=*) ROWS=${1#*=} ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	*) log "unknown argument: $1"; usage 2 ;;
@@ -186,6 +191,10 @@ if [[ $NUMA == 2 ]]; then
 	fi
 else
 	QEMU+=(-m "${MEMMB}M")
+fi
+if [[ -n $ROWS ]]; then
+	# QEMU option values escape a comma by doubling it.
+	QEMU+=(-chardev "file,id=rows,path=${ROWS//,/,,}" -serial chardev:rows)
 fi
 CMDLINE="console=ttyS0,115200 loglevel=5 panic=-1 rdinit=/init $APPEND"
 

@@ -9,6 +9,9 @@ packages=(
 	libnuma-dev            # NUMA nodes and placement
 	libnl-genl-3-dev       # taskstats (COW copies counted by the kernel) over generic netlink
 	libinih-dev            # matrix files (INI) for cowbench matrix
+	libdw-dev              # stat --where=code: function names from ELF and debug files (elfutils libdwfl)
+	python3 redis-server redis-tools # stat --where validation tests (CPython, Redis BGSAVE); skipped without
+	python3-dbg            # debug symbols for Debian's python3, so the CPython test's frames have names
 	gnuplot-nox            # plots (analysis/)
 	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
 	tmux                   # screen tests: progress, rows and the closing summary on a real terminal

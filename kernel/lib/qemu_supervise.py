@@ -72,6 +72,25 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)
 
+    # COWBENCH_WATCH_PID: the process waiting for the guest's rows (cowbench matrix --kernel).
+    # If it dies, even by SIGKILL, nobody reads them: take QEMU down instead of running on.
+    watch = os.environ.get("COWBENCH_WATCH_PID", "")
+    if watch.isdigit():
+        def watcher(pid=int(watch)):
+            while proc.poll() is None:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    return
+                except PermissionError:
+                    pass
+                time.sleep(0.5)
+        threading.Thread(target=watcher, daemon=True).start()
+
     started = False
     status = None
     splats = []

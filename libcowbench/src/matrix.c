@@ -612,6 +612,43 @@ void cb_cells_free(struct cb_cells *c)
 	memset(c, 0, sizeof(*c));
 }
 
+bool cb_cell_drop_pair(struct cb_cell *c, const char *name)
+{
+	char why[64];
+
+	for (size_t i = 0; i < c->npairs; i++) {
+		if (strcmp(c->names[i], name) != 0)
+			continue;
+		memmove(&c->names[i], &c->names[i + 1], (c->npairs - i - 1) * sizeof(c->names[0]));
+		memmove(&c->values[i], &c->values[i + 1], (c->npairs - i - 1) * sizeof(c->values[0]));
+		c->npairs--;
+		make_key(c, why, sizeof(why)); /* a shorter key always fits */
+		return true;
+	}
+	return false;
+}
+
+void cb_cells_dedupe(struct cb_cells *c)
+{
+	struct cb_strmap seen = { 0 };
+	size_t kept = 0;
+
+	drop_index(c); /* positions change: cb_cells_find builds it again */
+	for (size_t k = 0; k < c->n; k++) {
+		/* Hashing keeps this linear; out of memory keeps the cell (a duplicate, never a loss). */
+		if (cb_strmap_put(&seen, c->cell[k].key, kept, NULL) == 0) {
+			free(c->cell[k].names);
+			free(c->cell[k].values);
+		} else {
+			c->cell[kept] = c->cell[k];
+			c->cell[kept].index = kept; /* the enumeration as it now is */
+			kept++;
+		}
+	}
+	cb_strmap_free(&seen);
+	c->n = kept;
+}
+
 int cb_shard_parse(const char *text, unsigned *i, unsigned *n)
 {
 	char *end;

@@ -30,8 +30,22 @@ static void set_str(char *dst, size_t len, const char *src)
 /* Facts that do not change during a process's life, read once. */
 static struct {
 	bool done;
-	char kernel[65], host[64], cpu_model[64];
+	char kernel[65], host[64], cpu_model[64], boot[40];
 } machine;
+
+/* The kernel's random boot_id: rows measured in one boot (one QEMU guest run) share it. */
+static void read_boot_id(char *buf, size_t len)
+{
+	FILE *fp = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	buf[0] = '\0';
+	if (!fp)
+		return;
+	if (!fgets(buf, (int)len, fp))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(fp);
+}
 
 static void load_machine(void)
 {
@@ -44,6 +58,7 @@ static void load_machine(void)
 	machine.host[sizeof(machine.host) - 1] = '\0';
 	if (cb_cpu_model(machine.cpu_model, sizeof(machine.cpu_model)) < 0)
 		machine.cpu_model[0] = '\0';
+	read_boot_id(machine.boot, sizeof(machine.boot));
 	machine.done = true;
 }
 
@@ -100,6 +115,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->kernel, sizeof(row->kernel), machine.kernel);
 	set_str(row->host, sizeof(row->host), machine.host);
 	set_str(row->cpu_model, sizeof(row->cpu_model), machine.cpu_model);
+	set_str(row->boot, sizeof(row->boot), machine.boot);
 	set_str(row->version, sizeof(row->version), cb_version());
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;

@@ -21,5 +21,7 @@
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/units.h>
+#include <cowbench/vmas.h>
+#include <cowbench/wpfault.h>
 
 #endif

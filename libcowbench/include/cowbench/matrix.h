@@ -94,6 +94,14 @@ int cb_matrix_load(struct cb_matrix *m, const char *path, char *why, size_t len)
 int cb_matrix_cells(const struct cb_matrix *m, struct cb_cells *out, char *why, size_t len);
 void cb_cells_free(struct cb_cells *c);
 
+/**
+ * Drop pair NAME from one cell (an axis that does not apply to it) and
+ * rebuild its key; false when the cell has no such pair.
+ */
+bool cb_cell_drop_pair(struct cb_cell *c, const char *name);
+/** Remove cells whose key an earlier cell has (after dropping pairs); the first stays. */
+void cb_cells_dedupe(struct cb_cells *c);
+
 /** Parse "I/N" (1 <= I <= N <= 1000000); -EINVAL otherwise. */
 int cb_shard_parse(const char *text, unsigned *i, unsigned *n);
 /** Keep shard I of N: the cells whose index % N == I - 1 (a deterministic partition). */

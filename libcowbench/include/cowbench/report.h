@@ -106,6 +106,7 @@ struct cb_row {
 	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
 	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
+	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* New columns go above this line, in the column table's order. */
 };

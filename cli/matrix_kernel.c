@@ -1,0 +1,806 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/matrix.h>
+#include <cowbench/results.h>
+#include <cowbench/run.h>
+
+#include "cli.h"
+#include "matrix_kernel.h"
+
+extern char **environ;
+
+/* ---- kernel values ---- */
+
+static const char *cell_kernel(const struct cb_cell *c)
+{
+	const char *k = cb_cell_value(c, MK_AXIS);
+
+	return k ? k : "host";
+}
+
+bool mk_is_axis(const char *name)
+{
+	return strcmp(name, MK_AXIS) == 0;
+}
+
+bool mk_cell_in_guest(const struct cb_cell *c)
+{
+	return strcmp(cell_kernel(c), "host") != 0;
+}
+
+static bool named_kernel(const char *k)
+{
+	return !strcmp(k, "host") || !strcmp(k, "stock") || !strcmp(k, "patched");
+}
+
+/* A bzImage of kernel/build.sh has its .config beside it: the patch is there when COW_PRECOPY is. */
+static bool image_has_patch(const char *image)
+{
+	char path[4096], line[256];
+	const char *slash = strrchr(image, '/');
+	bool yes = false;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%.*sconfig", slash ? (int)(slash - image + 1) : 0, image);
+	fp = fopen(path, "re");
+	if (!fp)
+		return false;
+	while (!yes && fgets(line, sizeof(line), fp))
+		yes = strcmp(line, "CONFIG_COW_PRECOPY=y\n") == 0;
+	fclose(fp);
+	return yes;
+}
+
+static bool kernel_has_patch(const char *k)
+{
+	if (strcmp(k, "host") == 0)
+		return cb_path_exists(CB_PRECOPY_SYSCTL);
+	if (strcmp(k, "stock") == 0)
+		return false;
+	if (strcmp(k, "patched") == 0)
+		return true;
+	return image_has_patch(k);
+}
+
+int mk_check_values(const struct cb_cells *cells)
+{
+	for (size_t i = 0; i < cells->n; i++) {
+		const char *k = cell_kernel(&cells->cell[i]);
+		struct stat st;
+
+		if (named_kernel(k))
+			continue;
+		if (stat(k, &st) != 0 || !S_ISREG(st.st_mode)) {
+			cli_error("--kernel: '%s' is not host, stock, patched or a kernel image file", k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- collapse ---- */
+
+static void note_collapse(struct mk_collapsed *out, const char *k, const char *what)
+{
+	char line[200];
+
+	snprintf(line, sizeof(line), "%s collapse%s on kernel=%s", what, strchr(what, ',') ? "" : "s", k);
+	for (size_t i = 0; i < out->n; i++)
+		if (strcmp(out->line[i], line) == 0)
+			return;
+	if (out->n < sizeof(out->line) / sizeof(out->line[0]))
+		snprintf(out->line[out->n++], sizeof(out->line[0]), "%s", line);
+}
+
+void mk_collapse(struct cb_cells *cells, struct mk_collapsed *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < cells->n; i++) {
+		struct cb_cell *c = &cells->cell[i];
+		const char *k = cell_kernel(c), *mode;
+
+		if (!kernel_has_patch(k)) {
+			bool a = cb_cell_drop_pair(c, "precopy"), b = cb_cell_drop_pair(c, "precopy-depth");
+
+			if (a || b)
+				note_collapse(out, k, strcmp(k, "host") == 0 ?
+						      "precopy, precopy-depth (" CB_PRECOPY_SYSCTL " is absent here)" :
+						      "precopy, precopy-depth (no pre-copy patch)");
+			continue;
+		}
+		mode = cb_cell_value(c, "precopy");
+		if ((!mode || strcmp(mode, "1") != 0) && cb_cell_drop_pair(c, "precopy-depth"))
+			note_collapse(out, k, "precopy-depth (only pre-copy mode 1 has a depth)");
+	}
+	cb_cells_dedupe(cells);
+}
+
+/* ---- where kernel/ lives ---- */
+
+const char *mk_kernel_dir(void)
+{
+	const char *env = getenv("COWBENCH_KERNEL_DIR");
+
+	if (env && *env)
+		return env;
+	if (cb_path_exists(COWBENCH_KERNEL_SOURCE_DIR "/vm-run.sh"))
+		return COWBENCH_KERNEL_SOURCE_DIR; /* running from a build tree */
+	return COWBENCH_KERNEL_INSTALL_DIR;
+}
+
+/* ---- the guest plan: comparison sets interleaved rep by rep ---- */
+
+/* The cell's key without the compared axes: cells with the same one are compared inside a boot. */
+static void comparison_key(const struct cb_cell *c, char *out, size_t len)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < c->npairs; i++) {
+		if (!strcmp(c->names[i], "precopy") || !strcmp(c->names[i], "precopy-depth"))
+			continue;
+		off += (size_t)snprintf(out + off, len - off, "%s%s=%s", off ? " " : "", c->names[i], c->values[i]);
+		if (off >= len)
+			break;
+	}
+}
+
+struct boot_plan {
+	const char *kernel;
+	size_t *cell; /* the sets' members, set after set */
+	size_t *set_start, nsets, ncells;
+	size_t *order_cell; /* the (cell, rep) pairs in the order they run */
+	long *order_rep;
+	size_t norder;
+};
+
+static void boot_plan_free(struct boot_plan *b)
+{
+	free(b->cell);
+	free(b->set_start);
+	free(b->order_cell);
+	free(b->order_rep);
+	memset(b, 0, sizeof(*b));
+}
+
+static bool pending(const struct mk_run *r, size_t c, long rep)
+{
+	return !r->done[c * (size_t)r->reps + (size_t)(rep - 1)];
+}
+
+/* Group kernel K's cells into comparison sets, then order reps: set by set, rep by rep, rotating. */
+static int make_boot_plan(const struct mk_run *r, const char *k, struct boot_plan *b)
+{
+	size_t n = r->cells->n;
+	char ka[CB_CELL_KEY_LEN], kb[CB_CELL_KEY_LEN];
+
+	memset(b, 0, sizeof(*b));
+	b->kernel = k;
+	b->cell = calloc(n + 1, sizeof(*b->cell));
+	b->set_start = calloc(n + 2, sizeof(*b->set_start));
+	b->order_cell = calloc(n * (size_t)r->reps + 1, sizeof(*b->order_cell));
+	b->order_rep = calloc(n * (size_t)r->reps + 1, sizeof(*b->order_rep));
+	if (!b->cell || !b->set_start || !b->order_cell || !b->order_rep)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool placed = false;
+
+		if (strcmp(cell_kernel(&r->cells->cell[i]), k) != 0)
+			continue;
+		for (size_t j = 0; j < b->ncells; j++)
+			placed = placed || b->cell[j] == i;
+		if (placed)
+			continue;
+		/* A new set: this cell and every later cell of K with the same comparison key. */
+		b->set_start[b->nsets++] = b->ncells;
+		comparison_key(&r->cells->cell[i], ka, sizeof(ka));
+		for (size_t j = i; j < n; j++) {
+			if (strcmp(cell_kernel(&r->cells->cell[j]), k) != 0)
+				continue;
+			comparison_key(&r->cells->cell[j], kb, sizeof(kb));
+			if (strcmp(ka, kb) == 0)
+				b->cell[b->ncells++] = j;
+		}
+	}
+	b->set_start[b->nsets] = b->ncells;
+	for (size_t s = 0; s < b->nsets; s++) {
+		size_t first = b->set_start[s], m = b->set_start[s + 1] - first;
+
+		for (long rep = 1; rep <= r->reps; rep++)
+			for (size_t j = 0; j < m; j++) {
+				size_t c = b->cell[first + (j + (size_t)rep - 1) % m];
+
+				if (!pending(r, c, rep))
+					continue;
+				b->order_cell[b->norder] = c;
+				b->order_rep[b->norder++] = rep;
+			}
+	}
+	return 0;
+}
+
+/* The distinct guest kernels, in the order their first cell appears. */
+static size_t guest_kernels(const struct cb_cells *cells, const char **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cells->n; i++) {
+		const char *k = cell_kernel(&cells->cell[i]);
+		bool seen = false;
+
+		if (!mk_cell_in_guest(&cells->cell[i]))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			seen = seen || strcmp(out[j], k) == 0;
+		if (!seen && n < max)
+			out[n++] = k;
+	}
+	return n;
+}
+
+#define MAX_KERNELS 16
+
+void mk_print_boots(const struct mk_run *r, const struct mk_collapsed *col, FILE *fp)
+{
+	const char *ks[MAX_KERNELS];
+	size_t nk = guest_kernels(r->cells, ks, MAX_KERNELS);
+	bool axis = false;
+
+	for (size_t i = 0; i < r->cells->n; i++)
+		axis = axis || cb_cell_value(&r->cells->cell[i], MK_AXIS) != NULL;
+	if (!axis)
+		return; /* a host matrix: its dry run reads as it always did */
+	for (size_t i = 0; i < col->n; i++)
+		fprintf(fp, "# collapsed: %s\n", col->line[i]);
+	for (size_t i = 0; i < nk; i++) {
+		struct boot_plan b;
+
+		if (make_boot_plan(r, ks[i], &b) < 0) {
+			boot_plan_free(&b);
+			return;
+		}
+		fprintf(fp, "# kernel=%s: one QEMU boot, %zu cells, %zu reps to run (+%ld warm-up per cell)%s\n", ks[i],
+			b.ncells, b.norder, r->warmup, b.norder ? "" : "; nothing to boot");
+		for (size_t s = 0; s < b.nsets; s++) {
+			size_t first = b.set_start[s], m = b.set_start[s + 1] - first;
+			char ck[CB_CELL_KEY_LEN];
+
+			if (m < 2)
+				continue;
+			comparison_key(&r->cells->cell[b.cell[first]], ck, sizeof(ck));
+			fprintf(fp, "#   interleaved rep by rep (%zu cells, rotating order): %s\n", m, ck);
+		}
+		boot_plan_free(&b);
+	}
+}
+
+/* ---- running one boot ---- */
+
+/* Run ARGV with stdout into a pipe; the last line it printed goes to out[]. Exit status or -1. */
+static int run_last_line(char *const argv[], char *out, size_t len)
+{
+	posix_spawn_file_actions_t fa;
+	int fds[2], ws, err;
+	pid_t pid;
+	char buf[4096];
+	size_t have = 0;
+	ssize_t got;
+
+	out[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (err) {
+		close(fds[0]);
+		errno = err;
+		return -1;
+	}
+	while ((got = read(fds[0], buf + have, sizeof(buf) - 1 - have)) > 0 || (got < 0 && errno == EINTR)) {
+		if (got < 0)
+			continue;
+		have += (size_t)got;
+		buf[have] = '\0';
+		if (have == sizeof(buf) - 1) { /* keep the tail */
+			char *nl = strrchr(buf, '\n');
+			size_t keep = nl ? strlen(nl + 1) : 0;
+
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	buf[have] = '\0';
+	close(fds[0]);
+	cb_wait_status(pid, &ws);
+	while (have > 0 && buf[have - 1] == '\n')
+		buf[--have] = '\0';
+	snprintf(out, len, "%s", strrchr(buf, '\n') ? strrchr(buf, '\n') + 1 : buf);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+/* stock and patched are kernel/build.sh's (cached after the first build); anything else is a path. */
+static int resolve_image(const char *k, char *image, size_t len)
+{
+	char script[4096];
+	char *argv[] = { script, strcmp(k, "stock") == 0 ? "--stock" : NULL, NULL };
+
+	if (!named_kernel(k)) {
+		snprintf(image, len, "%s", k);
+		return 0;
+	}
+	snprintf(script, sizeof(script), "%s/build.sh", mk_kernel_dir());
+	cli_note("kernel=%s: %s%s (cached after the first build, which takes minutes)", k, script,
+		 argv[1] ? " --stock" : "");
+	if (run_last_line(argv, image, len) != 0 || !cb_path_exists(image)) {
+		cli_error("kernel=%s: %s did not give a kernel image", k, script);
+		return -1;
+	}
+	return 0;
+}
+
+struct receiver {
+	struct mk_run *r;
+	const struct boot_plan *b;
+	unsigned char *got;       /* per order entry: its row came back */
+	const struct cb_column *col[256];
+	size_t ncols;
+	bool header;
+	size_t rows, ignored;
+	int failed;               /* a row with a status other than ok */
+	int werr;                 /* the output could not be written */
+};
+
+static long order_find(const struct receiver *rc, const char *cell, int64_t rep)
+{
+	for (size_t i = 0; i < rc->b->norder; i++)
+		if (rc->b->order_rep[i] == rep && strcmp(rc->r->cells->cell[rc->b->order_cell[i]].key, cell) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void show_progress(const struct receiver *rc)
+{
+	if (rc->r->progress)
+		cli_progress("[kernel=%s] %zu of %zu reps back from the guest", rc->b->kernel, rc->rows, rc->b->norder);
+}
+
+static int record_header(struct receiver *rc, const struct cb_csv_record *rec)
+{
+	if (rec->nfields > sizeof(rc->col) / sizeof(rc->col[0]))
+		return -1;
+	for (size_t i = 0; i < rec->nfields; i++) {
+		rc->col[i] = cb_column_find(rec->field[i]);
+		if (!rc->col[i]) {
+			cli_note("kernel=%s: the guest's cowbench writes column '%s' that this one does not know",
+				 rc->b->kernel, rec->field[i]);
+			return -1;
+		}
+	}
+	rc->ncols = rec->nfields;
+	rc->header = true;
+	return 0;
+}
+
+/* A row from the guest: it must parse, belong to this boot's plan and be new; then it is appended. */
+static void record_row(struct receiver *rc, const struct cb_csv_record *rec)
+{
+	struct cb_row row;
+	long at;
+
+	memset(&row, 0, sizeof(row));
+	if (rec->nfields != rc->ncols) {
+		rc->ignored++;
+		return;
+	}
+	for (size_t i = 0; i < rec->nfields; i++)
+		if (cb_row_set(&row, rc->col[i], rec->field[i]) != 0) {
+			rc->ignored++;
+			return;
+		}
+	at = order_find(rc, row.cell, row.rep);
+	if (row.schema != CB_SCHEMA_VERSION || at < 0 || rc->got[at]) {
+		rc->ignored++;
+		return;
+	}
+	cli_progress_clear();
+	if (cb_report_row(rc->r->report, &row) < 0) {
+		rc->werr = errno ? errno : EIO;
+		return;
+	}
+	rc->got[at] = 1;
+	rc->r->done[rc->b->order_cell[at] * (size_t)rc->r->reps + (size_t)(row.rep - 1)] = 1;
+	rc->rows++;
+	if (strcmp(row.status, "ok") != 0)
+		rc->failed = 1;
+	show_progress(rc);
+}
+
+/*
+ * Parse the whole records in buf[0..len) (up to the last line end unless
+ * final); returns how many bytes were consumed.
+ */
+static size_t take_records(struct receiver *rc, char *buf, size_t len, bool final)
+{
+	size_t end = len, used = 0;
+	struct cb_csv_record rec = { 0 };
+	FILE *fp;
+
+	while (!final && end > 0 && buf[end - 1] != '\n')
+		end--;
+	if (end == 0)
+		return 0;
+	fp = fmemopen(buf, end, "r");
+	if (!fp)
+		return 0;
+	for (;;) {
+		int got = cb_csv_read_record(fp, &rec);
+
+		if (got <= 0 || (!rec.terminated && !final))
+			break; /* a record cut short: wait for the rest */
+		used = (size_t)ftell(fp);
+		if (rec.nfields == 1 && !rec.field[0][0])
+			continue; /* an empty line */
+		if (!rc->header) {
+			if (record_header(rc, &rec) < 0) {
+				used = len; /* another cowbench: nothing it sends can be read */
+				break;
+			}
+			continue;
+		}
+		record_row(rc, &rec);
+		if (rc->werr)
+			break;
+	}
+	cb_csv_record_free(&rec);
+	fclose(fp);
+	return used;
+}
+
+struct rows_file {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+/* Read what the guest has added to the rows file, and take its whole records. */
+static int drain(struct receiver *rc, struct rows_file *f, bool final)
+{
+	for (;;) {
+		ssize_t got;
+		size_t used;
+
+		if (f->cap - f->len < 65536) {
+			char *nb = realloc(f->buf, f->cap * 2 + 65536);
+
+			if (!nb)
+				return -ENOMEM;
+			f->buf = nb;
+			f->cap = f->cap * 2 + 65536;
+		}
+		got = read(f->fd, f->buf + f->len, f->cap - f->len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got > 0)
+			f->len += (size_t)got;
+		used = take_records(rc, f->buf, f->len, final && got <= 0);
+		memmove(f->buf, f->buf + used, f->len - used);
+		f->len -= used;
+		if (got <= 0 || rc->werr)
+			return 0;
+	}
+}
+
+/* The status of a (cell, rep) whose row never came back, from how the guest ended. */
+static void guest_status(int ws, bool imaged, bool spawned, char *out, size_t len)
+{
+	if (!imaged)
+		snprintf(out, len, "error:guest:no-image");
+	else if (!spawned)
+		snprintf(out, len, "error:guest:not-started");
+	else if (WIFSIGNALED(ws))
+		snprintf(out, len, "error:guest:killed:%s", sigabbrev_np(WTERMSIG(ws)) ? sigabbrev_np(WTERMSIG(ws)) : "?");
+	else if (WEXITSTATUS(ws) == 124)
+		snprintf(out, len, "error:guest:timeout");
+	else if (WEXITSTATUS(ws) == 125)
+		snprintf(out, len, "error:guest:died");
+	else if (WEXITSTATUS(ws) == 1)
+		snprintf(out, len, "error:guest:failed");
+	else
+		snprintf(out, len, "error:guest:exit-%d", WEXITSTATUS(ws));
+}
+
+/* Rows for the reps that never came back: a failed guest is recorded, never silent. */
+static int record_missing(struct receiver *rc, const char *status)
+{
+	for (size_t i = 0; i < rc->b->norder; i++) {
+		size_t c = rc->b->order_cell[i];
+		struct cb_row row;
+
+		if (rc->got[i])
+			continue;
+		cb_row_init(&row, &rc->r->spec[c], (int)rc->b->order_rep[i]);
+		snprintf(row.status, sizeof(row.status), "%s", status);
+		snprintf(row.cell, sizeof(row.cell), "%s", rc->r->cells->cell[c].key);
+		/* Not the host's: the guest never said what it measured with. */
+		row.kernel[0] = row.host[0] = row.cpu_model[0] = row.boot[0] = row.thp_mode[0] = '\0';
+		row.precopy = row.precopy_depth = CB_NA;
+		cli_progress_clear();
+		if (cb_report_row(rc->r->report, &row) < 0)
+			return -1;
+		rc->r->done[c * (size_t)rc->r->reps + (size_t)(rc->b->order_rep[i] - 1)] = 1;
+	}
+	return 0;
+}
+
+/* Seconds a boot may take: a generous budget per rep under TCG, or $COWBENCH_GUEST_TIMEOUT. */
+static long boot_timeout(const struct mk_run *r, const struct boot_plan *b)
+{
+	const char *env = getenv("COWBENCH_GUEST_TIMEOUT");
+	long t = 300;
+
+	if (env && cli_parse_long(env, 1, 1000000, &t))
+		return t;
+	for (size_t i = 0; i < b->norder; i++)
+		t += 5 + (long)(r->spec[b->order_cell[i]].size >> 20) / 4;
+	return t + 10 * r->warmup * (long)b->ncells;
+}
+
+static int write_plan(const struct mk_run *r, const struct boot_plan *b, const char *path)
+{
+	FILE *fp = fopen(path, "we");
+
+	if (!fp)
+		return -1;
+	for (size_t i = 0; i < b->norder; i++)
+		fprintf(fp, "%ld %s\n", b->order_rep[i], r->cells->cell[b->order_cell[i]].key);
+	return fclose(fp) == 0 ? 0 : -1;
+}
+
+/* vm-run.sh boots IMAGE, runs the plan with the guest's static cowbench, rows go to the rows file. */
+static int spawn_guest(const struct mk_run *r, const char *dir, const char *image, long timeout, pid_t *pid)
+{
+	char script[4096], plan[4096], rows[4096], tmo[32], cmd[512];
+	const char *bin = getenv("COWBENCH_GUEST_COWBENCH");
+	char *argv[24];
+	int a = 0, err;
+	posix_spawn_file_actions_t fa;
+
+	snprintf(script, sizeof(script), "%s/vm-run.sh", mk_kernel_dir());
+	snprintf(plan, sizeof(plan), "%s/cowbench-plan", dir);
+	snprintf(rows, sizeof(rows), "%s/rows.csv", dir);
+	snprintf(tmo, sizeof(tmo), "%ld", timeout);
+	/* The guest's first serial port is its console; the second carries nothing but rows. */
+	snprintf(cmd, sizeof(cmd), "stty -F /dev/ttyS1 raw -echo && exec cowbench matrix --plan /bin/cowbench-plan "
+		 "--warmup %ld >/dev/ttyS1", r->warmup); /* stdout: --output takes regular files only */
+	argv[a++] = script;
+	argv[a++] = "--kernel";
+	argv[a++] = (char *)image;
+	argv[a++] = "--quiet-boot";
+	argv[a++] = "--smp";
+	argv[a++] = "1"; /* one vCPU: the least emulation noise */
+	argv[a++] = "--timeout";
+	argv[a++] = tmo;
+	argv[a++] = "--add";
+	argv[a++] = plan;
+	argv[a++] = "--rows";
+	argv[a++] = rows;
+	if (bin && *bin) {
+		argv[a++] = "--cowbench";
+		argv[a++] = (char *)bin;
+	}
+	argv[a++] = "--";
+	argv[a++] = "sh";
+	argv[a++] = "-c";
+	argv[a++] = cmd;
+	argv[a] = NULL;
+	/* The guest console is a log: it goes to our stderr, never into the rows. */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	err = posix_spawn(pid, script, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err) {
+		cli_error("cannot run %s: %s", script, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int boot_once(struct mk_run *r, const struct boot_plan *b)
+{
+	char dir[] = "/tmp/cowbench-guest.XXXXXX", path[4096], image[4096], status[48], watch[32];
+	struct receiver rc = { .r = r, .b = b };
+	struct rows_file f = { .fd = -1 };
+	bool imaged = false, spawned = false;
+	int ws = 0, ret = 0;
+	pid_t pid = -1;
+
+	rc.got = calloc(b->norder + 1, 1);
+	if (!rc.got || !mkdtemp(dir)) {
+		cli_error("cannot make a work directory for the guest: %s", strerror(errno));
+		free(rc.got);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/rows.csv", dir);
+	f.fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(path, sizeof(path), "%s/cowbench-plan", dir);
+	/* The QEMU supervisor takes the guest down if this process dies (even by SIGKILL). */
+	snprintf(watch, sizeof(watch), "%ld", (long)getpid());
+	setenv("COWBENCH_WATCH_PID", watch, 1);
+	imaged = f.fd >= 0 && write_plan(r, b, path) == 0 && resolve_image(b->kernel, image, sizeof(image)) == 0;
+	if (imaged && spawn_guest(r, dir, image, boot_timeout(r, b), &pid) == 0) {
+		spawned = true;
+		for (;;) {
+			pid_t w = waitpid(pid, &ws, WNOHANG); /* a poll while rows stream in */
+
+			if (drain(&rc, &f, false) < 0 || rc.werr)
+				break;
+			if (w == pid || (w < 0 && errno != EINTR))
+				break;
+			poll(NULL, 0, 200);
+		}
+		if (!rc.werr)
+			drain(&rc, &f, true);
+		if (rc.werr) { /* stop the guest: its rows have nowhere to go */
+			kill(pid, SIGTERM);
+			cb_wait_status(pid, &ws);
+		}
+	}
+	unsetenv("COWBENCH_WATCH_PID");
+	if (r->progress && spawned)
+		cli_progress_clear();
+	if (rc.werr) {
+		errno = rc.werr;
+		cli_error("cannot write results: %s", strerror(errno));
+		ret = -1;
+	} else {
+		if (rc.ignored)
+			cli_note("kernel=%s: ignored %zu records from the guest that were not rows of its plan", b->kernel,
+				 rc.ignored);
+		if (rc.rows < b->norder) {
+			guest_status(ws, imaged, spawned, status, sizeof(status));
+			cli_error("kernel=%s: %zu of %zu reps did not come back (%s); their rows say so", b->kernel,
+				  b->norder - rc.rows, b->norder, status);
+			ret = record_missing(&rc, status) < 0 ? -1 : 1;
+		} else if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+			ret = 1; /* a failed rep (its row says so) or a kernel splat (vm-run.sh said so) */
+		}
+		ret = ret == 0 && rc.failed ? 1 : ret;
+	}
+	if (f.fd >= 0)
+		close(f.fd);
+	free(f.buf);
+	free(rc.got);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/rows.csv", dir);
+	unlink(path);
+	rmdir(dir);
+	return ret;
+}
+
+int mk_run_guests(struct mk_run *r)
+{
+	const char *ks[MAX_KERNELS];
+	size_t nk = guest_kernels(r->cells, ks, MAX_KERNELS);
+	int status = 0;
+
+	for (size_t i = 0; i < nk && status >= 0; i++) {
+		struct boot_plan b;
+		int rc;
+
+		if (make_boot_plan(r, ks[i], &b) < 0) {
+			boot_plan_free(&b);
+			cli_error("out of memory");
+			return -1;
+		}
+		rc = b.norder ? boot_once(r, &b) : 0;
+		boot_plan_free(&b);
+		if (rc < 0)
+			status = -1;
+		else if (rc > 0)
+			status = 1;
+	}
+	return status;
+}
+
+/* ---- the guest side: the plan file ---- */
+
+static int plan_line(char *line, struct cb_matrix *m, size_t groups, char **key, long *rep)
+{
+	char *sp = strchr(line, ' '), *save = NULL, why[256], group[32];
+	long r;
+
+	if (!sp)
+		return -1;
+	*sp = '\0';
+	if (!cli_parse_long(line, 1, 1000000, &r))
+		return -1;
+	*rep = r;
+	*key = strdup(sp + 1);
+	if (!*key)
+		return -1;
+	snprintf(group, sizeof(group), "p%zu", groups);
+	for (char *pair = strtok_r(sp + 1, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(pair, '=');
+
+		if (!eq)
+			return -1;
+		*eq = '\0';
+		if (cb_matrix_set_axis(m, group, pair, eq + 1, why, sizeof(why)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int mk_plan_load(const char *path, struct cb_matrix *m, char ***keys, long **reps, size_t *n)
+{
+	FILE *fp = fopen(path, "re");
+	char line[1024];
+	size_t lineno = 0;
+
+	*keys = NULL;
+	*reps = NULL;
+	*n = 0;
+	if (!fp) {
+		cli_error("cannot read plan %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char **nk = realloc(*keys, (*n + 1) * sizeof(*nk));
+		long *nr = realloc(*reps, (*n + 1) * sizeof(*nr));
+		bool seen = false;
+
+		if (nk)
+			*keys = nk;
+		if (nr)
+			*reps = nr;
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!nk || !nr) {
+			fclose(fp);
+			cli_error("out of memory");
+			return -1;
+		}
+		/* A key seen before adds no group (a group per distinct cell). */
+		for (size_t i = 0; i < *n && !seen; i++)
+			seen = strcmp((*keys)[i], strchr(line, ' ') ? strchr(line, ' ') + 1 : "") == 0;
+		if (seen) {
+			char *sp = strchr(line, ' ');
+
+			*sp = '\0';
+			if (!cli_parse_long(line, 1, 1000000, &(*reps)[*n]) || !((*keys)[*n] = strdup(sp + 1)))
+				goto bad;
+		} else {
+			(*keys)[*n] = NULL;
+			if (plan_line(line, m, m->ngroups, &(*keys)[*n], &(*reps)[*n]) < 0)
+				goto bad;
+		}
+		(*n)++;
+	}
+	fclose(fp);
+	if (*n == 0) {
+		cli_error("plan %s is empty", path);
+		return -1;
+	}
+	return 0;
+bad:
+	fclose(fp);
+	free((*keys)[*n]);
+	cli_error("%s:%zu: not a 'REP NAME=VALUE ...' line", path, lineno);
+	return -1;
+}

@@ -1,0 +1,384 @@
+/*
+ * cowbench stat --where=code: which code takes the write faults. Each
+ * sample's user call chain (innermost first) is unwound from its register
+ * and stack copy with the modules' CFI (or, when that gets less far, taken
+ * from the kernel's frame-pointer walk), named at once while the process
+ * still exists, and counted three ways: by the faulting function, by call
+ * path, and as a folded stack for flame graphs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat_symbols.h"
+#include "stat_where_int.h"
+
+#define PATH_SHOWN 6     /* frames of a call path in the table */
+#define FOLD_MAX 4096    /* bytes of one folded stack */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static bool strmap_grow(struct strmap *m)
+{
+	struct strmap g = { .cap = m->cap ? m->cap * 2 : 256 };
+
+	g.tab = calloc(g.cap, sizeof(*g.tab));
+	if (!g.tab)
+		return false;
+	for (size_t k = 0; k < m->cap; k++) {
+		size_t i;
+
+		if (!m->tab[k].key)
+			continue;
+		for (i = hash_str(m->tab[k].key) & (g.cap - 1); g.tab[i].key; i = (i + 1) & (g.cap - 1))
+			;
+		g.tab[i] = m->tab[k];
+	}
+	free(m->tab);
+	m->tab = g.tab;
+	m->cap = g.cap;
+	return true;
+}
+
+static void strmap_add(struct strmap *m, const char *key, int64_t n)
+{
+	size_t i;
+
+	if (m->used * 2 >= m->cap && !strmap_grow(m))
+		return;
+	for (i = hash_str(key) & (m->cap - 1); m->tab[i].key; i = (i + 1) & (m->cap - 1))
+		if (strcmp(m->tab[i].key, key) == 0) {
+			m->tab[i].n += n;
+			return;
+		}
+	if (!(m->tab[i].key = strdup(key)))
+		return;
+	m->tab[i].n = n;
+	m->used++;
+}
+
+static void strmap_free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->tab[i].key);
+	free(m->tab);
+	memset(m, 0, sizeof(*m));
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct strcount *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+struct strcount *strmap_sorted(const struct strmap *m, size_t *n)
+{
+	struct strcount *out = malloc((m->used ? m->used : 1) * sizeof(*out));
+
+	*n = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->tab[i].key)
+			out[(*n)++] = m->tab[i];
+	qsort(out, *n, sizeof(*out), by_count);
+	return out;
+}
+
+/* Append to a bounded string; false once it is full. */
+static bool append(char *buf, size_t len, size_t *at, const char *s)
+{
+	int n = snprintf(buf + *at, len - *at, "%s", s);
+
+	if (n < 0 || (size_t)n >= len - *at)
+		return false;
+	*at += (size_t)n;
+	return true;
+}
+
+/* A frame's name: the function, or the address when no symbol covers it (JIT, interpreter, stripped). */
+/*
+ * Whose modules name p's code: a fork child that has not run exec has its
+ * parent's, already read (and usually still there); else its own.
+ */
+static void code_owner(const struct stat_where *w, const struct wproc *p, pid_t *pid, pid_t *fallback)
+{
+	bool forked = !p->at_start && !p->execd && p->ppid && where_proc(w, p->ppid);
+
+	*pid = forked ? p->ppid : p->pid;
+	*fallback = forked ? p->pid : p->ppid;
+}
+
+static const char *frame_name(struct stat_where *w, const struct wproc *p, uint64_t ip, bool leaf, char *buf,
+			      size_t len)
+{
+	pid_t pid, fallback;
+	const char *name;
+
+	code_owner(w, p, &pid, &fallback);
+	name = cli_symbols_name(w->syms, pid, fallback, ip, leaf);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "0x%" PRIx64, ip);
+	return buf;
+}
+
+/*
+ * Frames up to the first return address outside any executable mapping:
+ * past code built without frame pointers the walk reads stack words, not
+ * return addresses. Frames in anonymous executable memory (JIT) stay.
+ */
+static uint32_t plausible_frames(const struct stat_where *w, const struct wproc *p, const uint64_t *chain,
+				 uint32_t n)
+{
+	const struct cb_vmas *layout = where_layout(w, p);
+
+	for (uint32_t i = 1; i < n; i++) {
+		const struct cb_vma *v = cb_vmas_find(layout, chain[i]);
+
+		if (chain[i] < 0x10000 || (layout->n && (!v || v->perms[2] != 'x')))
+			return i;
+	}
+	return n;
+}
+
+bool where_is_python_child(const struct stat_where *w, const struct wproc *p)
+{
+	const struct wproc *parent = where_proc(w, p->ppid);
+
+	return !p->at_start && parent && strncmp(p->comm, "python", 6) == 0 && strncmp(parent->comm, "python", 6) == 0;
+}
+
+/*
+ * CPython's cyclic collector (Modules/gcmodule.c): its passes write each
+ * tracked object's header, and the tp_traverse functions they call (often
+ * inlined, with visit_decref, into list_traverse and friends) too.
+ */
+static bool is_collector(const char *fn)
+{
+	static const char *const names[] = { "update_refs", "subtract_refs", "visit_decref", "move_unreachable",
+					     "visit_reachable", "deduce_unreachable", "untrack_tuples", "untrack_dicts",
+					     "move_legacy_finalizers", "move_legacy_finalizer_reachable", "visit_move",
+					     "handle_weakrefs", "finalize_garbage", "delete_garbage", "gc_collect_main",
+					     "validate_list", "gc_list_merge" };
+	size_t len = strcspn(fn, ".");
+
+	if (len > 9 && strncmp(fn + len - 9, "_traverse", 9) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && strncmp(fn, names[i], len) == 0)
+			return true;
+	return false;
+}
+
+static void count_python(struct stat_where *w, const struct wproc *p, const char *leaf, const char *fn)
+{
+	if (!where_is_python_child(w, p))
+		return;
+	w->py_samples++;
+	if (leaf[0] == '0' && leaf[1] == 'x')
+		return;
+	if (strstr(leaf, "+0x"))
+		return; /* module+offset: no name to judge by */
+	w->py_named++;
+	w->py_gc += is_collector(leaf);
+	strmap_add(&w->py_funcs, fn, 1);
+}
+
+static void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
+{
+	uint64_t leaf_only = s->ip, unwound[CB_WPFAULT_MAX_CHAIN];
+	const uint64_t *chain = s->nchain ? s->chain : &leaf_only;
+	uint32_t n = s->nchain ? s->nchain : 1;
+	char fold[FOLD_MAX], path[FOLD_MAX], fn[256], tmp[32];
+	const char *names[CB_WPFAULT_MAX_CHAIN];
+	size_t fat = 0, pat = 0;
+	pid_t owner, fallback;
+	int k;
+
+	code_owner(w, p, &owner, &fallback);
+	k = s->have_regs ? cli_symbols_unwind(w->syms, owner, fallback, s->tid, s->uregs, s->stack, s->stack_size, unwound,
+					      CB_WPFAULT_MAX_CHAIN) : 0;
+	w->code_samples++;
+	n = plausible_frames(w, p, chain, n);
+	if (k > (int)n) { /* the CFI walk went further than the frame pointers */
+		chain = unwound;
+		n = (uint32_t)k;
+		w->code_unwound++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
+		if (i == 0)
+			snprintf(fn, sizeof(fn), "%s (%s)", names[0], cli_symbols_last_module(w->syms));
+	}
+	if (names[0][0] == '0' && names[0][1] == 'x')
+		w->code_unresolved++;
+	strmap_add(&w->funcs, fn, 1);
+	count_python(w, p, names[0], fn);
+	/* call path, innermost first, a few frames */
+	for (uint32_t i = 0; i < n && i < PATH_SHOWN; i++)
+		if (!append(path, sizeof(path), &pat, i ? " <- " : "") || !append(path, sizeof(path), &pat, names[i]))
+			break;
+	strmap_add(&w->paths, path, 1);
+	/* folded: comm;outermost;...;innermost */
+	append(fold, sizeof(fold), &fat, p->comm);
+	for (uint32_t i = n; i-- > 0;)
+		if (!append(fold, sizeof(fold), &fat, ";") || !append(fold, sizeof(fold), &fat, names[i]))
+			break;
+	strmap_add(&w->folded, fold, 1);
+}
+
+/* A sample with its call chain and stack copy in one block. */
+struct queued {
+	struct cb_wpfault_sample s;
+	uint64_t chain[]; /* then the stack bytes */
+};
+
+void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
+{
+	size_t stack = s->have_regs ? (size_t)s->stack_size : 0;
+	struct queued *q = malloc(sizeof(*q) + s->nchain * sizeof(uint64_t) + stack);
+
+	if (!q)
+		return;
+	if (w->qlen == w->qcap) {
+		size_t cap = w->qcap ? w->qcap * 2 : 1024;
+		struct queued **grown = realloc(w->queue, cap * sizeof(*grown));
+
+		if (!grown) {
+			free(q);
+			return;
+		}
+		w->queue = grown;
+		w->qcap = cap;
+	}
+	q->s = *s;
+	memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
+	q->s.chain = q->chain;
+	if (stack) {
+		memcpy(q->chain + s->nchain, s->stack, stack);
+		q->s.stack = (const unsigned char *)(q->chain + s->nchain);
+	}
+	w->queue[w->qlen++] = q;
+}
+
+size_t where_code_process(struct stat_where *w, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < max && w->qhead < w->qlen; n++) {
+		struct queued *q = w->queue[w->qhead++];
+		struct wproc *p = where_proc(w, q->s.pid);
+
+		if (p)
+			where_code_sample(w, p, &q->s);
+		free(q);
+	}
+	if (w->qhead == w->qlen)
+		w->qhead = w->qlen = 0;
+	return n;
+}
+
+void where_code_free(struct stat_where *w)
+{
+	while (w->qhead < w->qlen)
+		free(w->queue[w->qhead++]);
+	free(w->queue);
+	strmap_free(&w->funcs);
+	strmap_free(&w->paths);
+	strmap_free(&w->folded);
+	strmap_free(&w->py_funcs);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_table(const struct stat_where *w, const struct strmap *m, const char *title, const char *kind,
+			enum stat_format fmt, FILE *out)
+{
+	size_t n;
+	struct strcount *e = strmap_sorted(m, &n);
+
+	if (!e)
+		return;
+	if (fmt == STAT_TEXT)
+		fprintf(out, "%s\n%10s %6s  %s\n", title, "faults", "share", kind);
+	for (size_t i = 0; i < n && (long)i < w->o.top; i++) {
+		double share = 100.0 * (double)e[i].n / (double)w->code_samples;
+		int64_t est = e[i].n * w->o.sample;
+
+		if (fmt == STAT_JSON) {
+			fprintf(out, "{\"where\":\"code\",\"kind\":\"%s\",\"name\":", kind);
+			json_str(out, e[i].key);
+			fprintf(out, ",\"samples\":%" PRId64 ",\"faults_est\":%" PRId64 ",\"share_pct\":%.1f}\n", e[i].n,
+				est, share);
+		} else if (fmt == STAT_CSV) {
+			fprintf(out, "where_code,%s,%" PRId64 ",%" PRId64 ",%.1f,", kind, e[i].n, est, share);
+			json_str(out, e[i].key); /* quoted: names hold commas (C++) */
+			fputc('\n', out);
+		} else {
+			fprintf(out, "%10" PRId64 " %5.1f%%  %s\n", est, share, e[i].key);
+		}
+	}
+	free(e);
+}
+
+static int write_folded(const struct stat_where *w, const char *path)
+{
+	FILE *fp = fopen(path, "we");
+	size_t n;
+	struct strcount *e;
+
+	if (!fp)
+		return -1;
+	e = strmap_sorted(&w->folded, &n);
+	for (size_t i = 0; e && i < n; i++)
+		fprintf(fp, "%s %" PRId64 "\n", e[i].key, e[i].n * w->o.sample);
+	free(e);
+	return fclose(fp) == 0 && e ? 0 : -1;
+}
+
+void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
+{
+	if (fmt == STAT_TEXT) {
+		fprintf(out, "\nwhere (code): %" PRId64 " write faults on present pages sampled", w->code_samples);
+		if (w->o.sample > 1)
+			fprintf(out, " (1 in %ld; faults below are samples x %ld)", w->o.sample, w->o.sample);
+		fprintf(out, " [exceptions:page_fault_user; call chains unwound from a %d KiB user stack copy with "
+			     "the modules' CFI, %" PRId64 " of them further than frame pointers reach; names from the ELF "
+			     "and debug files via libdwfl]\n", CODE_STACK_BYTES / 1024, w->code_unwound);
+		if (w->code_unresolved)
+			fprintf(out, "  %" PRId64 " samples fault in code no symbol covers (JIT, interpreter or "
+				     "stripped static functions): shown as addresses\n", w->code_unresolved);
+	}
+	print_table(w, &w->funcs, "top functions (the faulting instruction's)", "function", fmt, out);
+	print_table(w, &w->paths, "top call paths (innermost first, 6 frames; --folded has them whole)", "path", fmt,
+		    out);
+	if (w->o.folded && write_folded(w, w->o.folded) < 0)
+		fprintf(stderr, "cowbench: cannot write --folded=%s: %s\n", w->o.folded, strerror(errno));
+}

@@ -1,0 +1,420 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cowbench/error.h>
+#include <cowbench/sysctl.h>
+#include <cowbench/wpfault.h>
+
+#include "fileutil.h"
+
+#define EVENT_DIR "events/exceptions/page_fault_user"
+#define RING_PAGES 1024 /* 4 MiB per CPU: some thousands of chained samples between two drains */
+#define RING_PAGES_STACK 4096 /* 16 MiB per CPU when samples carry a stack copy */
+/* perf_regs x86: AX BX CX DX SI DI BP SP IP, and R8..R15 */
+#define UREGS_MASK (0x1ffull | (0xffull << 16))
+#define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
+
+struct cpu_ring {
+	int fd;
+	void *base;
+	size_t data_size;
+};
+
+struct cb_wpfault {
+	struct cpu_ring *rings;
+	int nrings;
+	size_t page, ring_pages;
+	bool callchain, stack, kernel_filter;
+	unsigned off_addr, off_ip, off_err;
+	uint64_t lost;
+	uint64_t chain[CB_WPFAULT_MAX_CHAIN];
+	unsigned char *scratch; /* one record that wraps around the ring's end */
+};
+
+int cb_wpfault_parse_format(const char *text, unsigned *off_addr, unsigned *off_ip, unsigned *off_err)
+{
+	struct {
+		const char *name;
+		unsigned *off;
+	} want[] = { { " address;", off_addr }, { " ip;", off_ip }, { " error_code;", off_err } };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *f = strstr(text, want[i].name), *o;
+		unsigned v;
+
+		if (!f || !(o = strstr(f, "offset:")) || sscanf(o, "offset:%u;", &v) != 1 || v > 4096)
+			return CB_EFORMAT;
+		*want[i].off = v;
+	}
+	return 0;
+}
+
+/* id and format from a tracefs directory; -ENOENT when it has no such event. */
+static int read_event(const char *dir, long *id, struct cb_wpfault *w)
+{
+	char path[256], buf[2048];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/id", dir);
+	if ((n = cb_read_text_file(path, buf, sizeof(buf))) < 0)
+		return n;
+	*id = strtol(buf, NULL, 10);
+	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/format", dir);
+	if ((n = cb_read_text_file(path, buf, sizeof(buf))) < 0)
+		return n;
+	return cb_wpfault_parse_format(buf, &w->off_addr, &w->off_ip, &w->off_err);
+}
+
+/*
+ * The tracepoint's id: from a mounted tracefs, else from a private mount
+ * of our own that is gone again before we return (the system keeps its
+ * mount table as it was).
+ */
+static int find_event(long *id, struct cb_wpfault *w)
+{
+	char tmp[] = "/tmp/cowbench-tracefs-XXXXXX";
+	int err;
+
+	if (read_event("/sys/kernel/tracing", id, w) == 0 || read_event("/sys/kernel/debug/tracing", id, w) == 0)
+		return 0;
+	if (!mkdtemp(tmp))
+		return -errno;
+	if (mount("nodev", tmp, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		err = errno == EPERM ? -EACCES : -ENOENT;
+		rmdir(tmp);
+		return err;
+	}
+	err = read_event(tmp, id, w);
+	umount2(tmp, MNT_DETACH);
+	rmdir(tmp);
+	return err;
+}
+
+static int open_cpu(long id, const struct cb_wpfault_opts *o, int cpu)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (unsigned long long)id;
+	a.sample_period = o->period ? o->period : 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+			(o->callchain ? PERF_SAMPLE_CALLCHAIN : 0) |
+			(o->stack_bytes ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0);
+	if (o->stack_bytes) {
+		a.sample_regs_user = UREGS_MASK;
+		a.sample_stack_user = (o->stack_bytes + 7) & ~7u;
+	}
+	a.exclude_callchain_kernel = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.sample_id_all = 1;
+	a.task = 1; /* fork and exit records: the process tree, short-lived children included */
+	a.comm = 1; /* exec: a process's code changes */
+	a.comm_exec = 1;
+	a.wakeup_events = 1;
+	fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int map_ring(struct cb_wpfault *w, struct cpu_ring *r)
+{
+	r->data_size = w->ring_pages * w->page;
+	r->base = mmap(NULL, r->data_size + w->page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out)
+{
+	struct cb_wpfault *w = calloc(1, sizeof(*w));
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF), id;
+	int err;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->page = (size_t)sysconf(_SC_PAGESIZE);
+	w->callchain = o->callchain;
+	w->stack = o->stack_bytes > 0;
+	w->ring_pages = w->stack ? RING_PAGES_STACK : RING_PAGES;
+	w->kernel_filter = true;
+	w->rings = calloc((size_t)ncpu, sizeof(*w->rings));
+	w->scratch = malloc(w->ring_pages * w->page);
+	if (!w->rings || !w->scratch) {
+		cb_wpfault_close(w);
+		return -ENOMEM;
+	}
+	if ((err = find_event(&id, w)) < 0) {
+		cb_wpfault_close(w);
+		return err;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct cpu_ring *r = &w->rings[w->nrings];
+
+		r->fd = open_cpu(id, o, cpu);
+		if (r->fd == -ENODEV || r->fd == -EINVAL)
+			continue; /* an offline CPU */
+		if (r->fd < 0 || (err = map_ring(w, r)) < 0) {
+			err = r->fd < 0 ? r->fd : err;
+			if (r->fd >= 0)
+				close(r->fd);
+			cb_wpfault_close(w);
+			return err;
+		}
+		w->nrings++;
+		/* Kernels that refuse the filter still record: user space then filters. */
+		if (ioctl(r->fd, PERF_EVENT_IOC_SET_FILTER, "error_code == 7") < 0)
+			w->kernel_filter = false;
+		ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (w->nrings == 0) {
+		cb_wpfault_close(w);
+		return -ENODEV;
+	}
+	*out = w;
+	return 0;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The user frames of a callchain (skipping context markers), into w->chain. */
+static uint32_t user_frames(struct cb_wpfault *w, const unsigned char *p, uint64_t nr)
+{
+	uint32_t n = 0;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = get_u64(p + 8 * i);
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue; /* PERF_CONTEXT_USER and friends */
+		if (n < CB_WPFAULT_MAX_CHAIN)
+			w->chain[n++] = ip;
+	}
+	return n;
+}
+
+/* REGS_USER (abi, regs) then STACK_USER (size, data, dyn_size) after the raw data. */
+static void parse_regs_stack(const unsigned char *p, const unsigned char *end, struct cb_wpfault_sample *s)
+{
+	uint64_t abi, size, dyn;
+
+	if (end - p < 8)
+		return;
+	abi = get_u64(p);
+	p += 8;
+	if (abi) {
+		if (end - p < 8 * CB_WPFAULT_NREGS)
+			return;
+		for (int i = 0; i < CB_WPFAULT_NREGS; i++)
+			s->uregs[i] = get_u64(p + 8 * i);
+		p += 8 * CB_WPFAULT_NREGS;
+	}
+	if (end - p < 8)
+		return;
+	size = get_u64(p);
+	p += 8;
+	if (!abi || size == 0 || size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+		return;
+	dyn = get_u64(p + size);
+	s->stack = p;
+	s->stack_size = dyn < size ? dyn : size;
+	s->have_regs = true;
+}
+
+/* PERF_RECORD_SAMPLE: tid, time, [callchain], raw. false when it is not a write on a present page. */
+static bool parse_sample(struct cb_wpfault *w, const unsigned char *p, const unsigned char *end,
+			 struct cb_wpfault_sample *s)
+{
+	uint32_t rawsize;
+	const unsigned char *raw;
+
+	memset(s, 0, sizeof(*s));
+	if (end - p < 16)
+		return false;
+	s->pid = (pid_t)get_u32(p);
+	s->tid = (pid_t)get_u32(p + 4);
+	s->time_ns = get_u64(p + 8);
+	p += 16;
+	if (w->callchain) {
+		uint64_t nr;
+
+		if (end - p < 8)
+			return false;
+		nr = get_u64(p);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return false;
+		s->nchain = user_frames(w, p, nr);
+		s->chain = w->chain;
+		p += 8 * nr;
+	}
+	if (end - p < 4)
+		return false;
+	rawsize = get_u32(p);
+	raw = p + 4;
+	if (rawsize > (uint64_t)(end - raw) || w->off_err + 8 > rawsize || w->off_addr + 8 > rawsize ||
+	    w->off_ip + 8 > rawsize)
+		return false;
+	s->addr = get_u64(raw + w->off_addr);
+	s->ip = get_u64(raw + w->off_ip);
+	s->error_code = get_u64(raw + w->off_err);
+	if (w->stack)
+		parse_regs_stack(raw + rawsize, end, s);
+	return (s->error_code & CB_PF_WRITE_ON_PRESENT) == CB_PF_WRITE_ON_PRESENT;
+}
+
+/* FORK/EXIT: pid, ppid, tid, ptid, time. */
+static void parse_task(const struct perf_event_header *h, const unsigned char *p, const struct cb_wpfault_handler *hd)
+{
+	struct cb_wpfault_task t;
+
+	if (!hd->task || h->size < sizeof(*h) + 24)
+		return;
+	t.kind = h->type == PERF_RECORD_FORK ? CB_WPFAULT_FORK : CB_WPFAULT_EXIT;
+	t.pid = (pid_t)get_u32(p);
+	t.ppid = (pid_t)get_u32(p + 4);
+	t.tid = (pid_t)get_u32(p + 8);
+	t.time_ns = get_u64(p + 16);
+	hd->task(hd->arg, &t);
+}
+
+static long drain_ring(struct cb_wpfault *w, struct cpu_ring *r, const struct cb_wpfault_handler *h)
+{
+	struct perf_event_mmap_page *mp = r->base;
+	const unsigned char *data = (const unsigned char *)r->base + w->page;
+	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE), tail = mp->data_tail;
+	long n = 0;
+
+	while (tail < head) {
+		size_t off = (size_t)(tail % r->data_size);
+		struct perf_event_header hdr;
+		const unsigned char *rec;
+
+		if (off + sizeof(hdr) <= r->data_size) {
+			memcpy(&hdr, data + off, sizeof(hdr));
+		} else {
+			size_t first = r->data_size - off;
+
+			memcpy(&hdr, data + off, first);
+			memcpy((char *)&hdr + first, data, sizeof(hdr) - first);
+		}
+		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
+			break;
+		if (off + hdr.size <= r->data_size) {
+			rec = data + off;
+		} else { /* wraps: copy it whole */
+			size_t first = r->data_size - off;
+
+			memcpy(w->scratch, data + off, first);
+			memcpy(w->scratch + first, data, hdr.size - first);
+			rec = w->scratch;
+		}
+		if (hdr.type == PERF_RECORD_SAMPLE) {
+			struct cb_wpfault_sample s;
+
+			if (parse_sample(w, rec + sizeof(hdr), rec + hdr.size, &s) && h->sample) {
+				h->sample(h->arg, &s);
+				n++;
+			}
+		} else if (hdr.type == PERF_RECORD_LOST && hdr.size >= sizeof(hdr) + 16) {
+			w->lost += get_u64(rec + sizeof(hdr) + 8);
+		} else if (hdr.type == PERF_RECORD_FORK || hdr.type == PERF_RECORD_EXIT) {
+			parse_task(&hdr, rec + sizeof(hdr), h);
+		} else if (hdr.type == PERF_RECORD_COMM && (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) && h->task &&
+			   hdr.size >= sizeof(hdr) + 8) {
+			struct cb_wpfault_task t = { CB_WPFAULT_EXEC, (pid_t)get_u32(rec + sizeof(hdr)), 0,
+						     (pid_t)get_u32(rec + sizeof(hdr) + 4), 0 };
+
+			h->task(h->arg, &t);
+		}
+		tail += hdr.size;
+	}
+	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h)
+{
+	long n = 0;
+
+	for (int i = 0; i < w->nrings; i++)
+		n += drain_ring(w, &w->rings[i], h);
+	return n;
+}
+
+uint64_t cb_wpfault_lost(const struct cb_wpfault *w)
+{
+	return w->lost;
+}
+
+bool cb_wpfault_kernel_filter(const struct cb_wpfault *w)
+{
+	return w->kernel_filter;
+}
+
+void cb_wpfault_close(struct cb_wpfault *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->nrings; i++) {
+		if (w->rings[i].base)
+			munmap(w->rings[i].base, w->rings[i].data_size + w->page);
+		close(w->rings[i].fd);
+	}
+	free(w->rings);
+	free(w->scratch);
+	free(w);
+}
+
+const char *cb_wpfault_advice(int err)
+{
+	static char buf[192];
+	long paranoid = 0;
+
+	if (err == -ENOENT || err == -ENODEV)
+		return "the kernel has no exceptions:page_fault_user tracepoint (x86 only) or tracefs is missing";
+	if (err != -EACCES && err != -EPERM) {
+		snprintf(buf, sizeof(buf), "perf_event_open failed: %s", strerror(-err));
+		return buf;
+	}
+	cb_sysctl_read_long(PARANOID_PATH, &paranoid);
+	if (geteuid() != 0) {
+		snprintf(buf, sizeof(buf), "needs root (the tracepoint's id is in tracefs; per-CPU events need "
+			 "CAP_PERFMON or kernel.perf_event_paranoid=-1, now %ld)", paranoid);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "not permitted with kernel.perf_event_paranoid=%ld: set it to -1 "
+		 "(sysctl kernel.perf_event_paranoid=-1) or grant CAP_PERFMON", paranoid);
+	return buf;
+}
