@@ -249,6 +249,7 @@ int cmd_info(int argc, char **argv)
 	config_lines();
 	cli_evidence_info();
 	cli_overrides_info();
+	cli_instrumentation_info();
 	cli_guest_info();
 	return 0;
 }

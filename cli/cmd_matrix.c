@@ -529,6 +529,7 @@ struct plan {
 	struct run_opts **opts;     /* per cell */
 	struct cb_run_spec *spec;   /* per cell */
 	unsigned char *done;        /* per cell x rep: the rep is already in the resumed file */
+	bool *ev_done;              /* per cell x evidence rep (CLI_EVIDENCE_REPS): the same */
 	struct cb_clock clocks[CLI_NCLOCKS];
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
@@ -541,6 +542,7 @@ static void free_plan(struct plan *p)
 	free(p->opts);
 	free(p->spec);
 	free(p->done);
+	free(p->ev_done);
 	cb_cells_free(&p->cells);
 }
 
@@ -605,7 +607,8 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 	p->opts = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->opts));
 	p->spec = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->spec));
 	p->done = calloc(p->cells.n * (size_t)o->reps + 1, 1);
-	if (!p->opts || !p->spec || !p->done) {
+	p->ev_done = calloc(p->cells.n * CLI_EVIDENCE_REPS + 1, sizeof(*p->ev_done));
+	if (!p->opts || !p->spec || !p->done || !p->ev_done) {
 		cli_error("out of memory");
 		return -1;
 	}
@@ -631,7 +634,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 {
 	struct cb_results res;
 	char why[512];
-	size_t seen = 0, foreign = 0;
+	size_t seen = 0, foreign = 0, total = p->cells.n * (size_t)o->reps;
 	int err;
 
 	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
@@ -657,19 +660,27 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	}
 	for (size_t r = 0; r < res.n; r++) {
 		long c = cb_cells_find(&p->cells, res.rows[r].cell);
+		bool ev = cb_row_is_evidence(&res.rows[r]);
 
-		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > o->reps) {
+		/* Timed and evidence reps are numbered apart: each kind from 1. */
+		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CLI_EVIDENCE_REPS : o->reps) ||
+		    (ev && !cb_run_wants_evidence(&p->spec[c]))) {
 			foreign++;
 			continue;
 		}
-		p->done[(size_t)c * (size_t)o->reps + (size_t)(res.rows[r].rep - 1)] = 1;
+		if (ev)
+			p->ev_done[(size_t)c * CLI_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
+		else
+			p->done[(size_t)c * (size_t)o->reps + (size_t)(res.rows[r].rep - 1)] = 1;
 		seen++;
 	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
 	p->resumed = seen;
-	cli_note("--resume %s: %zu of %zu reps already there, skipped; %zu to run", o->resume, seen,
-		 p->cells.n * (size_t)o->reps, p->cells.n * (size_t)o->reps - seen);
+	for (size_t c = 0; c < p->cells.n; c++)
+		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;
+	cli_note("--resume %s: %zu of %zu reps already there, skipped; %zu to run", o->resume, seen, total,
+		 total > seen ? total - seen : 0);
 	cb_results_free(&res);
 	return 0;
 }
@@ -683,18 +694,32 @@ static size_t cell_todo(const struct plan *p, size_t c, long reps)
 	return n;
 }
 
+/* Evidence reps the cell still needs (none when its probes can add nothing inside the fault path). */
+static size_t cell_evidence_todo(const struct plan *p, size_t c)
+{
+	size_t n = 0;
+
+	if (!cb_run_wants_evidence(&p->spec[c]))
+		return 0;
+	for (size_t r = 0; r < CLI_EVIDENCE_REPS; r++)
+		n += !p->ev_done[c * CLI_EVIDENCE_REPS + r];
+	return n;
+}
+
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
 {
-	size_t todo = 0;
+	size_t todo = 0, ev = 0;
 
-	for (size_t i = 0; i < p->cells.n; i++)
+	for (size_t i = 0; i < p->cells.n; i++) {
 		todo += cell_todo(p, i, o->reps);
+		ev += cell_evidence_todo(p, i);
+	}
 	printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)
 		printf(", shard %u/%u", o->shard_i, o->shard_n);
 	if (o->shuffle)
 		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
-	printf("; %zu reps to run\n", todo);
+	printf("; %zu reps to run, %zu evidence reps (probes that can add work inside the fault path)\n", todo, ev);
 	for (size_t i = 0; i < p->cells.n; i++) {
 		size_t t = cell_todo(p, i, o->reps);
 
@@ -833,20 +858,50 @@ static void show_progress(const struct progress *pr, const struct plan *p, size_
 		     e, eta, label);
 }
 
-/* Warm-up, then the reps not yet done; every row is written (and synced) as it completes. */
+struct cell_sink {
+	const struct cb_cell *cell;
+	struct cb_report *rep;
+	struct progress *pr;
+	size_t resumed; /* reps the resumed file already held */
+};
+
+/* One finished rep: tagged with its cell, written and synced. */
+static int emit_cell_row(void *arg, struct cb_row *row)
+{
+	struct cell_sink *k = arg;
+
+	snprintf(row->cell, sizeof(row->cell), "%s", k->cell->key);
+	cli_progress_clear(); /* the row starts on a clean line */
+	if (cb_report_row(k->rep, row) < 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		return -1;
+	}
+	k->pr->done++;
+	interrupt_note_update(k->pr->done + k->resumed, k->pr->total + k->resumed);
+	return 0;
+}
+
+/*
+ * Warm-up, then the timed reps not yet done, with the system as the user
+ * has it, then the cell's evidence reps; every row is written (and
+ * synced) as it completes.
+ */
 static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struct cb_report *rep,
 		    struct progress *pr, size_t cell_no)
 {
 	const struct cb_cell *cell = &p->cells.cell[c];
-	int worst = 0;
+	struct cell_sink sink = { cell, rep, pr, p->resumed };
+	bool inline_on;
+	int worst = 0, ev;
 
 	if (cli_run_apply_sysctls(p->opts[c]) < 0)
 		return -1;
+	inline_on = (p->spec[c].probes & CB_PROBES_INLINE) && cli_delayacct_on(&p->spec[c]);
 	for (long i = 0; i < o->warmup; i++) {
 		struct cb_row row;
 
 		show_progress(pr, p, c, cell_no);
-		cb_run_rep(&p->spec[c], 0, &row);
+		cb_run_rep_accounted(&p->spec[c], 0, &row);
 	}
 	for (long r = 1; r <= o->reps; r++) {
 		struct cb_row row;
@@ -854,18 +909,17 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		if (p->done[c * (size_t)o->reps + (size_t)(r - 1)])
 			continue;
 		show_progress(pr, p, c, cell_no);
-		cb_run_rep(&p->spec[c], (int)r, &row);
+		cb_run_rep_accounted(&p->spec[c], (int)r, &row);
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		snprintf(row.cell, sizeof(row.cell), "%s", cell->key);
-		cli_progress_clear(); /* the row starts on a clean line */
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
+		if (emit_cell_row(&sink, &row) < 0)
 			return -1;
-		}
-		pr->done++;
-		interrupt_note_update(pr->done + p->resumed, pr->total + p->resumed);
 	}
-	return worst;
+	cli_delayacct_back(inline_on);
+	if (cell_evidence_todo(p, c))
+		show_progress(pr, p, c, cell_no);
+	ev = cli_run_evidence_reps(&p->spec[c], &p->ev_done[c * CLI_EVIDENCE_REPS], CLI_EVIDENCE_REPS,
+				   emit_cell_row, &sink);
+	return ev < 0 ? -1 : cb_exit_code_worst(worst, ev);
 }
 
 /*
@@ -935,39 +989,19 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 	return fp;
 }
 
-/* Delay accounting on (root) so rows get the kernel's COW copy counts, as cowbench run does. */
-static int prepare_evidence(const struct plan *p)
-{
-	bool parent_writer = false;
-
-	for (size_t i = 0; i < p->cells.n; i++)
-		parent_writer = parent_writer || (p->spec[i].workload->page_order && p->spec[i].writer == CB_WRITER_PARENT);
-	/* A parent writer must be a process born after accounting went on: go on in a child. */
-	if (cli_evidence_prepare() == 1 && parent_writer)
-		return cli_fork_tied();
-	return -1;
-}
-
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
-	int status = prepare_evidence(p);
+	int status = 0;
 	FILE *out;
 
-	if (status >= 0) { /* the child ran the matrix (and wrote the file: keep it) */
-		if (o->out_fd >= 0)
-			close(o->out_fd);
-		o->out_fd = -1;
-		return status;
-	}
-	status = 0;
 	out = open_results(o, &append);
 	if (!out)
 		return EXIT_USAGE;
 	for (size_t i = 0; i < p->cells.n; i++)
-		pr.total += cell_todo(p, i, o->reps);
+		pr.total += cell_todo(p, i, o->reps) + cell_evidence_todo(p, i);
 	interrupt_note_init(o, p->resumed, pr.total + p->resumed);
 	/* Rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row. */
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
@@ -976,7 +1010,7 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	for (size_t i = 0; i < p->cells.n && status >= 0 && !o->plan; i++) {
 		int rc;
 
-		if (cell_todo(p, i, o->reps) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
+		if (cell_todo(p, i, o->reps) + cell_evidence_todo(p, i) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
 			continue;
 		rc = run_cell(o, p, i, &rep, &pr, i + 1);
 		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);
