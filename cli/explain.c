@@ -192,7 +192,8 @@ static void print_pages(const struct cli_explain *ex, FILE *fp)
 	}
 	if (!isnan(copies))
 		fprintf(fp, "  kernel:  %.0f COW faults copied a page [%s; median of reps]\n", copies, src);
-	cli_explain_where(fp, ex->s[S_COPIES].n ? med(ex, S_COPIES) : NAN, ex->s[S_WPCOPY].n ? med(ex, S_WPCOPY) : NAN);
+	cli_explain_where(fp, ex->s[S_COPIES].n ? med(ex, S_COPIES) : NAN, ex->s[S_WPCOPY].n ? med(ex, S_WPCOPY) : NAN,
+			  ex->s[S_PRECOPIED].n ? med(ex, S_PRECOPIED) : NAN);
 	if (!isnan(pre) && pre > 0 && ex->s[S_COWFAULTS].n) {
 		double faults = med(ex, S_COWFAULTS), already = (double)ex->touched - faults;
 
