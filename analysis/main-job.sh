@@ -56,6 +56,15 @@ else
 		kstatus=1
 	else
 		python3 analysis/study-report.py "$cowbench" "$out/study.csv" "$out"
+		# Every study row through cowbench plot too: distributions per cell and the pre-copy
+		# trade-off of the sparse writers (faults saved against pages wasted, memory, p99).
+		if "$cowbench" plot "$out/study.csv" --out "$out/study" >>"$out/study.log" 2>&1; then
+			printf '\nThe study'"'"'s own plots and its pre-copy trade-off table (stride, hotset, burst): `study/report.md`.\n\n' \
+				>>"$out/study.md"
+		else
+			echo "cowbench: plotting the study failed (see $out/study.log)" >&2
+			kstatus=1
+		fi
 	fi
 fi
 {

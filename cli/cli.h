@@ -96,13 +96,24 @@ void cli_explain_free(struct cli_explain *ex);
 /* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off. */
 int cli_evidence_prepare(void);
 /*
- * Go on in a fresh child: a process born before delay accounting went on
- * never has its COW copies counted. -1 in the child (go on); in the
- * parent, the child's exit status to return.
+ * A cell's evidence reps (evreps.c), after its timed reps, when its probes
+ * call for them (cb_run_wants_evidence): delay accounting on for them as
+ * root when it was off, and off again after, reps 1..n less those done[] marks (NULL: none);
+ * emit() records each row (< 0: stop). The worst row's exit code, or -1.
  */
-int cli_fork_accounted(void);
-/* cli_fork_accounted, with a child that dies with its parent (PR_SET_PDEATHSIG) (guard.c). */
-int cli_fork_tied(void);
+#define CLI_EVIDENCE_REPS 1
+/*
+ * As root, kernel.task_delayacct on for reps that run taskstats while it is
+ * off (evidence reps, --probes=inline), restored at exit and on signals:
+ * true when switched. cli_delayacct_back(true) puts it back to off, so the
+ * next timed reps see the system as it was.
+ */
+bool cli_delayacct_on(const struct cb_run_spec *spec);
+void cli_delayacct_back(bool switched);
+typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
+int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
+/* cowbench info's lines on instrumentation on system-wide that taxes every fault (instrumentation.c). */
+void cli_instrumentation_info(void);
 /* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
 void cli_guard_start(const char *command);
 /* cowbench info's line on the override journal: held, stale, or none. */

@@ -250,6 +250,7 @@ int cmd_info(int argc, char **argv)
 	config_lines();
 	cli_evidence_info();
 	cli_overrides_info();
+	cli_instrumentation_info();
 	cli_guest_info();
 	cli_info_tuning();
 	return 0;

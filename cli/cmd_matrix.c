@@ -546,6 +546,7 @@ struct plan {
 	unsigned char *done;        /* per cell x rep (cap of them): the rep is already in the resumed file */
 	struct cli_reps *reps;      /* per cell: its reps so far and the rule that stops them */
 	unsigned char *stopped;     /* per cell: the resumed file holds the row that stopped it */
+	bool *ev_done;              /* per cell x evidence rep (CLI_EVIDENCE_REPS): the same */
 	struct cb_clock clocks[CLI_NCLOCKS];
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
@@ -562,6 +563,7 @@ static void free_plan(struct plan *p)
 		cli_reps_end(&p->reps[i]);
 	free(p->reps);
 	free(p->stopped);
+	free(p->ev_done);
 	cb_cells_free(&p->cells);
 }
 
@@ -628,7 +630,8 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 	p->done = calloc(p->cells.n * (size_t)o->cap + 1, 1);
 	p->reps = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->reps));
 	p->stopped = calloc(p->cells.n + 1, 1);
-	if (!p->opts || !p->spec || !p->done || !p->reps || !p->stopped) {
+	p->ev_done = calloc(p->cells.n * CLI_EVIDENCE_REPS + 1, sizeof(*p->ev_done));
+	if (!p->opts || !p->spec || !p->done || !p->reps || !p->stopped || !p->ev_done) {
 		cli_error("out of memory");
 		return -1;
 	}
@@ -658,7 +661,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 {
 	struct cb_results res;
 	char why[512];
-	size_t seen = 0, foreign = 0;
+	size_t seen = 0, foreign = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
 	int err;
 
 	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
@@ -684,23 +687,31 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	}
 	for (size_t r = 0; r < res.n; r++) {
 		long c = cb_cells_find(&p->cells, res.rows[r].cell);
+		bool ev = cb_row_is_evidence(&res.rows[r]);
 
-		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > o->cap) {
+		/* Timed and evidence reps are numbered apart: each kind from 1. */
+		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CLI_EVIDENCE_REPS : o->cap) ||
+		    (ev && !cb_run_wants_evidence(&p->spec[c]))) {
 			foreign++;
 			continue;
 		}
-		p->done[(size_t)c * (size_t)o->cap + (size_t)(res.rows[r].rep - 1)] = 1;
-		/* Reps already there count toward the cell's interval; a row that stopped it ends it. */
-		cli_reps_count(&p->reps[c], &res.rows[r]);
-		p->stopped[c] |= res.rows[r].stop[0] != '\0';
+		if (ev) {
+			p->ev_done[(size_t)c * CLI_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
+		} else {
+			p->done[(size_t)c * (size_t)o->cap + (size_t)(res.rows[r].rep - 1)] = 1;
+			/* Reps already there count toward the cell's interval; a row that stopped it ends it. */
+			cli_reps_count(&p->reps[c], &res.rows[r]);
+			p->stopped[c] |= res.rows[r].stop[0] != '\0';
+		}
 		seen++;
 	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
 	p->resumed = seen;
-	cli_note("--resume %s: %zu of %s%zu reps already there, skipped; %s%zu to run", o->resume, seen,
-		 o->adaptive.target > 0 ? "at most " : "", p->cells.n * (size_t)o->cap,
-		 o->adaptive.target > 0 ? "at most " : "", p->cells.n * (size_t)o->cap - seen);
+	for (size_t c = 0; c < p->cells.n; c++)
+		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;
+	cli_note("--resume %s: %zu of %zu reps already there, skipped; %zu to run", o->resume, seen, total,
+		 total > seen ? total - seen : 0);
 	cb_results_free(&res);
 	return 0;
 }
@@ -717,12 +728,26 @@ static size_t cell_todo(const struct plan *p, size_t c, long reps)
 	return n;
 }
 
+/* Evidence reps the cell still needs (none when its probes can add nothing inside the fault path). */
+static size_t cell_evidence_todo(const struct plan *p, size_t c)
+{
+	size_t n = 0;
+
+	if (!cb_run_wants_evidence(&p->spec[c]))
+		return 0;
+	for (size_t r = 0; r < CLI_EVIDENCE_REPS; r++)
+		n += !p->ev_done[c * CLI_EVIDENCE_REPS + r];
+	return n;
+}
+
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
 {
-	size_t todo = 0;
+	size_t todo = 0, ev = 0;
 
-	for (size_t i = 0; i < p->cells.n; i++)
+	for (size_t i = 0; i < p->cells.n; i++) {
 		todo += cell_todo(p, i, o->cap);
+		ev += cell_evidence_todo(p, i);
+	}
 	if (o->adaptive.target > 0)
 		printf("# %zu cells x %ld to %ld reps until +-%g %% (+%ld warm-up each)", p->cells.n, o->reps, o->cap,
 		       o->adaptive.target * 100, o->warmup);
@@ -732,7 +757,8 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 		printf(", shard %u/%u", o->shard_i, o->shard_n);
 	if (o->shuffle)
 		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
-	printf("; %s%zu reps to run\n", o->adaptive.target > 0 ? "at most " : "", todo);
+	printf("; %s%zu reps to run, %zu evidence reps (probes that can add work inside the fault path)\n",
+	       o->adaptive.target > 0 ? "at most " : "", todo, ev);
 	for (size_t i = 0; i < p->cells.n; i++) {
 		size_t t = cell_todo(p, i, o->cap);
 
@@ -873,23 +899,53 @@ static void show_progress(const struct progress *pr, const struct plan *p, size_
 		     e, eta, label);
 }
 
-/* Warm-up, then the reps not yet done; every row is written (and synced) as it completes. */
+struct cell_sink {
+	const struct cb_cell *cell;
+	struct cb_report *rep;
+	struct progress *pr;
+	size_t resumed; /* reps the resumed file already held */
+};
+
+/* One finished rep: tagged with its cell, written and synced. */
+static int emit_cell_row(void *arg, struct cb_row *row)
+{
+	struct cell_sink *k = arg;
+
+	snprintf(row->cell, sizeof(row->cell), "%s", k->cell->key);
+	cli_progress_clear(); /* the row starts on a clean line */
+	if (cb_report_row(k->rep, row) < 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		return -1;
+	}
+	k->pr->done++;
+	interrupt_note_update(k->pr->done + k->resumed, k->pr->total + k->resumed);
+	return 0;
+}
+
+/*
+ * Warm-up, then the timed reps not yet done, with the system as the user
+ * has it, then the cell's evidence reps; every row is written (and
+ * synced) as it completes.
+ */
 static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struct cb_report *rep,
 		    struct progress *pr, size_t cell_no)
 {
 	const struct cb_cell *cell = &p->cells.cell[c];
+	struct cell_sink sink = { cell, rep, pr, p->resumed };
 	struct cli_reps *reps = &p->reps[c];
 	enum cb_stop stop = CB_STOP_NO;
 	size_t todo = cell_todo(p, c, o->cap), ran = 0;
-	int worst = 0;
+	bool inline_on;
+	int worst = 0, ev;
 
 	if (cli_run_apply_sysctls(p->opts[c]) < 0)
 		return -1;
+	inline_on = (p->spec[c].probes & CB_PROBES_INLINE) && cli_delayacct_on(&p->spec[c]);
 	for (long i = 0; i < o->warmup; i++) {
 		struct cb_row row;
 
 		show_progress(pr, p, c, cell_no);
-		cb_run_rep(&p->spec[c], 0, &row);
+		cb_run_rep_accounted(&p->spec[c], 0, &row);
 	}
 	reps->start_ns = cb_monotonic_ns(); /* --max-time: this run's time on the cell */
 	if (o->adaptive.target > 0 && reps->reps && (stop = cli_reps_judge(reps)) != CB_STOP_NO)
@@ -901,25 +957,24 @@ static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struc
 		if (p->done[c * (size_t)o->cap + (size_t)(r - 1)])
 			continue;
 		show_progress(pr, p, c, cell_no);
-		cb_run_rep(&p->spec[c], (int)r, &row);
+		cb_run_rep_accounted(&p->spec[c], (int)r, &row);
 		cli_reps_count(reps, &row);
 		stop = cli_reps_judge(reps);
 		if (stop != CB_STOP_NO)
 			cli_reps_mark(reps, stop, &row);
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		snprintf(row.cell, sizeof(row.cell), "%s", cell->key);
-		cli_progress_clear(); /* the row starts on a clean line */
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
+		if (emit_cell_row(&sink, &row) < 0)
 			return -1;
-		}
-		pr->done++;
 		ran++;
-		interrupt_note_update(pr->done + p->resumed, pr->total + p->resumed);
 	}
 	/* A cell that stopped early frees the rest of its bound: the progress total shrinks. */
 	pr->total -= todo - ran;
-	return worst;
+	cli_delayacct_back(inline_on);
+	if (cell_evidence_todo(p, c))
+		show_progress(pr, p, c, cell_no);
+	ev = cli_run_evidence_reps(&p->spec[c], &p->ev_done[c * CLI_EVIDENCE_REPS], CLI_EVIDENCE_REPS,
+				   emit_cell_row, &sink);
+	return ev < 0 ? -1 : cb_exit_code_worst(worst, ev);
 }
 
 /*
@@ -989,39 +1044,19 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 	return fp;
 }
 
-/* Delay accounting on (root) so rows get the kernel's COW copy counts, as cowbench run does. */
-static int prepare_evidence(const struct plan *p)
-{
-	bool parent_writer = false;
-
-	for (size_t i = 0; i < p->cells.n; i++)
-		parent_writer = parent_writer || (p->spec[i].workload->page_order && p->spec[i].writer == CB_WRITER_PARENT);
-	/* A parent writer must be a process born after accounting went on: go on in a child. */
-	if (cli_evidence_prepare() == 1 && parent_writer)
-		return cli_fork_tied();
-	return -1;
-}
-
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
 	struct cb_report rep;
 	bool append;
-	int status = prepare_evidence(p);
+	int status = 0;
 	FILE *out;
 
-	if (status >= 0) { /* the child ran the matrix (and wrote the file: keep it) */
-		if (o->out_fd >= 0)
-			close(o->out_fd);
-		o->out_fd = -1;
-		return status;
-	}
-	status = 0;
 	out = open_results(o, &append);
 	if (!out)
 		return EXIT_USAGE;
 	for (size_t i = 0; i < p->cells.n; i++)
-		pr.total += cell_todo(p, i, o->cap);
+		pr.total += cell_todo(p, i, o->cap) + cell_evidence_todo(p, i);
 	interrupt_note_init(o, p->resumed, pr.total + p->resumed);
 	/* Rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row. */
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
@@ -1030,7 +1065,7 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	for (size_t i = 0; i < p->cells.n && status >= 0 && !o->plan; i++) {
 		int rc;
 
-		if (cell_todo(p, i, o->cap) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
+		if (cell_todo(p, i, o->cap) + cell_evidence_todo(p, i) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
 			continue;
 		rc = run_cell(o, p, i, &rep, &pr, i + 1);
 		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);

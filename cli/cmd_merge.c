@@ -58,6 +58,7 @@ static void merge_usage(void)
 struct entry {
 	char key[CB_ROW_KEY_LEN];
 	int64_t rep;
+	bool evidence; /* timed and evidence reps are numbered apart */
 	size_t file;
 };
 
@@ -66,6 +67,8 @@ static int cmp_entry(const void *a, const void *b)
 	const struct entry *x = a, *y = b;
 	int c = strcmp(x->key, y->key);
 
+	if (c == 0)
+		c = (int)x->evidence - (int)y->evidence;
 	return c ? c : (x->rep > y->rep) - (x->rep < y->rep);
 }
 
@@ -87,6 +90,7 @@ static int check_duplicates(struct cb_results *res, int nfiles, char **files)
 		for (size_t i = 0; i < res[f].n; i++) {
 			cb_row_key(&res[f].rows[i], e[k].key, sizeof(e[k].key));
 			e[k].rep = res[f].rows[i].rep;
+			e[k].evidence = cb_row_is_evidence(&res[f].rows[i]);
 			e[k++].file = (size_t)f;
 		}
 	qsort(e, total, sizeof(*e), cmp_entry);
@@ -95,11 +99,11 @@ static int check_duplicates(struct cb_results *res, int nfiles, char **files)
 			const char *a = files[e[i - 1].file], *b = files[e[i].file];
 
 			if (e[i - 1].file == e[i].file)
-				cli_error("duplicate cell: '%s' rep %lld appears twice in %s", e[i].key,
-					  (long long)e[i].rep, a);
+				cli_error("duplicate cell: '%s' %srep %lld appears twice in %s", e[i].key,
+					  e[i].evidence ? "evidence " : "", (long long)e[i].rep, a);
 			else
-				cli_error("duplicate cell: '%s' rep %lld is in both %s and %s", e[i].key,
-					  (long long)e[i].rep, a, b);
+				cli_error("duplicate cell: '%s' %srep %lld is in both %s and %s", e[i].key,
+					  e[i].evidence ? "evidence " : "", (long long)e[i].rep, a, b);
 			rc = -1;
 			break;
 		}

@@ -236,8 +236,9 @@ static bool opt_format(void *o, const char *v)
 
 static bool opt_precopy(void *o, const char *v)
 {
-	if (!cli_parse_long(v, 0, 2, &OPTS(o)->precopy)) {
-		cli_error("--precopy must be 0 (off), 1 (fixed depth) or 2 (adaptive), not '%s'", v);
+	if (!cli_parse_long(v, 0, 3, &OPTS(o)->precopy)) {
+		cli_error("--precopy must be 0 (off), 1 (fixed depth), 2 (adaptive) or 3 (adaptive, MADV_SEQUENTIAL "
+			  "mappings only), not '%s'", v);
 		return false;
 	}
 	return true;
@@ -269,7 +270,8 @@ static bool opt_quiet(void *o, const char *v)
 static bool opt_probes(void *o, const char *v)
 {
 	if (cb_probes_parse(v, &OPTS(o)->probes) < 0) {
-		cli_error("--probes must be all, none, default or a list of taskstats,pagemap,smaps,perf, not '%s'", v);
+		cli_error("--probes must be none or a list of taskstats,pagemap,smaps,perf,all,default,inline, not '%s'",
+			  v);
 		return false;
 	}
 	return true;
@@ -331,9 +333,10 @@ static const struct cli_option generic_options[] = {
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
 	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
 	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
-	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all or none; "
-	  "default all but perf (it adds a little to each fault)", opt_probes },
-	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
+	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all, default (all but "
+	  "perf) or none; those that add work inside the fault path run in an evidence rep after the timed "
+	  "ones; inline: all in the timed reps (they then pay for it)", opt_probes },
+	{ "precopy", "0|1|2|3", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  opt_precopy_depth },
 };
@@ -624,7 +627,7 @@ static int open_samples(const struct run_opts *o, FILE *out, struct samples_file
 		}
 		return -1;
 	}
-	/* Flushed now: a parent writer's run forks (cli_fork_accounted), and a buffer would be written twice. */
+	/* Flushed now: a rep may run in a fresh child (cb_run_rep_accounted), and a buffer would be written twice. */
 	if (fputs("rep,index,page,latency_ns\r\n", sf->fp) == EOF || fflush(sf->fp) == EOF)
 		sf->failed = true;
 	return 0;
@@ -669,12 +672,38 @@ static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spe
 			     spec->workload->name, cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
 }
 
-/* Warm-ups, then reps until the plan (--reps) or the rule (--target-ci) says stop. */
+struct run_sink {
+	struct cb_report *rep;
+	struct cli_explain *ex;
+	struct cli_closing *cl;
+};
+
+/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
+static int emit_row(void *arg, struct cb_row *row)
+{
+	struct run_sink *sink = arg;
+
+	cli_explain_add(sink->ex, row);
+	if (!cb_row_is_evidence(row))
+		cli_closing_add(sink->cl, row);
+	if (cb_report_row(sink->rep, row) < 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Warm-up and the timed reps, with the system as the user has it (with
+ * --probes=inline, delay accounting on for them), then the evidence reps.
+ */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex, struct cli_closing *cl)
 {
+	struct run_sink sink = { rep, ex, cl };
 	uint64_t start = cb_monotonic_ns();
-	int worst = CB_EXIT_OK;
+	bool inline_on = (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
+	int worst = CB_EXIT_OK, ev;
 	enum cb_stop stop = CB_STOP_NO;
 	struct cli_reps reps;
 
@@ -682,7 +711,7 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 		struct cb_row row;
 
 		rep_progress(o, spec, i, 0, start);
-		cb_run_rep(spec, 0, &row); /* warm-up: measured, not recorded */
+		cb_run_rep_accounted(spec, 0, &row); /* warm-up: measured, not recorded */
 		cli_progress_clear();
 	}
 	if (cli_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0) {
@@ -694,23 +723,24 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 
 		rep_progress(o, spec, i, reps.cap, start);
 		spec->inject_child_signal = injected_signal(i);
-		cb_run_rep(spec, (int)i, &row);
+		cb_run_rep_accounted(spec, (int)i, &row);
 		cli_progress_clear();
 		cli_reps_count(&reps, &row);
 		stop = cli_reps_judge(&reps);
 		if (stop != CB_STOP_NO)
 			cli_reps_mark(&reps, stop, &row);
 		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		cli_explain_add(ex, &row);
-		cli_closing_add(cl, &row);
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
-			worst = EXIT_RUN_FAILED;
-			break;
+		if (emit_row(&sink, &row) < 0) {
+			cli_reps_end(&reps);
+			return EXIT_RUN_FAILED;
 		}
 	}
 	cli_reps_end(&reps);
-	return worst; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
+	cli_delayacct_back(inline_on);
+	ev = cli_run_evidence_reps(spec, NULL, CLI_EVIDENCE_REPS, emit_row, &sink);
+	if (ev < 0)
+		return EXIT_RUN_FAILED;
+	return cb_exit_code_worst(worst, ev); /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
 static const struct run_opts run_defaults = {
@@ -794,11 +824,6 @@ static int make_spec(const struct run_opts *o, struct cb_clock *clocks, struct c
 	return 0;
 }
 
-static bool probe_on(unsigned probes, enum cb_probe p)
-{
-	return ((probes ? probes : CB_PROBES_DEFAULT) & (1u << p)) != 0;
-}
-
 static int apply_sysctls(const struct run_opts *o)
 {
 	if (o->params.hugetlb)
@@ -841,13 +866,9 @@ int cmd_run(int argc, char **argv)
 	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;
 	spec.samples = o.samples ? &sink : NULL;
-	/*
-	 * Delay accounting on for the run (the fork-and-touch workloads read it; it costs the
-	 * others' faults a little for nothing); a parent writer must be a process born after that.
-	 */
-	if (spec.workload->page_order && probe_on(o.probes, CB_PROBE_TASKSTATS) && cli_evidence_prepare() == 1 &&
-	    o.writer == CB_WRITER_PARENT && (status = cli_fork_tied()) >= 0)
-		return status;
+	if (o.probes & CB_PROBES_INLINE)
+		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
+			 "include that work (README: \"Explaining COW on a stock kernel\")");
 	if (o.explain && !(ex = cli_explain_new())) {
 		cli_error("out of memory");
 		return EXIT_INTERNAL;

@@ -114,8 +114,9 @@ static void sum_usage(void)
 	       "Per cell (the CSV's cell column; for rows of cowbench run, their configuration)\n"
 	       "and metric: n, median, mean, standard deviation, 95 %% bootstrap confidence\n"
 	       "interval of the mean, coefficient of variation and Tukey outliers. Rows whose\n"
-	       "status is not ok are counted as failed and left out. A cell whose CV exceeds\n"
-	       "10 %% is reported as noisy on stderr.\n\n");
+	       "status is not ok are counted as failed and left out, and so are the times of\n"
+	       "evidence reps (rep_kind=evidence: an instrumented machine's; their evidence\n"
+	       "columns count). A cell whose CV exceeds 10 %% is reported as noisy on stderr.\n\n");
 	cli_print_options(sum_options, N_SUM_OPTIONS);
 }
 

@@ -18,6 +18,7 @@
 #include <cowbench/evidence.h>
 #include <cowbench/summary.h>
 #include <cowbench/units.h>
+#include <cowbench/results.h>
 
 #include "cli.h"
 #include "explain_where.h"
@@ -40,7 +41,9 @@ enum { S_COPIES, S_REUSES, S_SHARED, S_WPCOPY, S_COWFAULTS, S_PRECOPIED, S_P50, 
 struct cli_explain {
 	char workload[32], writer[8], notes[96];
 	int64_t size, pages, touched, fork;
-	size_t rows, failed, noted; /* noted: reps with evidence notes */
+	size_t rows, failed, noted; /* rows: timed reps; noted: reps with evidence notes */
+	size_t evidence_rows;       /* evidence reps: their counts are used, their times are not */
+	struct series evidence_p50; /* the evidence reps' own p50: what their probes cost */
 	struct series s[S_N];
 	struct total write;      /* first-write latency: sum of (mean x writes), writes */
 	struct total taskstats;  /* wpcopy_ns, wpcopy_count */
@@ -59,6 +62,7 @@ void cli_explain_free(struct cli_explain *ex)
 		return;
 	for (int i = 0; i < S_N; i++)
 		free(ex->s[i].v);
+	free(ex->evidence_p50.v);
 	free(ex);
 }
 
@@ -83,6 +87,14 @@ static double int_or_nan(int64_t v)
 	return v == CB_NA ? NAN : (double)v;
 }
 
+/* A time of the loop: NaN for an evidence rep (cb_row_number leaves its times out). */
+static double timed(const struct cb_row *row, const char *column)
+{
+	double v;
+
+	return cb_row_number(row, column, &v) ? v : NAN;
+}
+
 static double delta(int64_t before, int64_t after)
 {
 	return before == CB_NA || after == CB_NA ? NAN : (double)(after - before);
@@ -103,7 +115,8 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 		[S_COPIES] = int_or_nan(row->cow_copies), [S_REUSES] = int_or_nan(row->cow_reuses),
 		[S_SHARED] = int_or_nan(row->cow_shared), [S_WPCOPY] = int_or_nan(row->wpcopy_count),
 		[S_COWFAULTS] = int_or_nan(row->cow_faults), [S_PRECOPIED] = int_or_nan(row->precopy_success),
-		[S_P50] = row->lat_p50_ns, [S_P99] = row->lat_p99_ns, [S_MEMCPY] = row->memcpy_ns,
+		[S_P50] = timed(row, "lat_p50_ns"), [S_P99] = timed(row, "lat_p99_ns"),
+		[S_MEMCPY] = timed(row, "memcpy_ns"),
 		[S_FAULTS] = int_or_nan(row->faults),
 		[S_PD] = delta(row->private_dirty_kb_before, row->private_dirty_kb),
 		[S_SD] = delta(row->snap_shared_dirty_kb_before, row->snap_shared_dirty_kb),
@@ -123,10 +136,15 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 	ex->pages = row->pages;
 	ex->touched = row->touched;
 	ex->fork = row->fork;
-	ex->rows++;
+	if (cb_row_is_evidence(row)) {
+		ex->evidence_rows++;
+		push(&ex->evidence_p50, row->lat_p50_ns);
+	} else {
+		ex->rows++;
+	}
 	for (int i = 0; i < S_N; i++)
 		push(&ex->s[i], v[i]);
-	add_total(&ex->write, row->lat_mean_ns * int_or_nan(row->touched), int_or_nan(row->touched));
+	add_total(&ex->write, timed(row, "lat_mean_ns") * int_or_nan(row->touched), int_or_nan(row->touched));
 	add_total(&ex->taskstats, int_or_nan(row->wpcopy_ns), int_or_nan(row->wpcopy_count));
 	add_total(&ex->path, int_or_nan(row->cow_path_ns), int_or_nan(row->cow_faults));
 	add_total(&ex->copy, int_or_nan(row->cow_copy_ns), int_or_nan(row->cow_faults));
@@ -174,7 +192,8 @@ static void print_pages(const struct cli_explain *ex, FILE *fp)
 	}
 	if (!isnan(copies))
 		fprintf(fp, "  kernel:  %.0f COW faults copied a page [%s; median of reps]\n", copies, src);
-	cli_explain_where(fp, ex->s[S_COPIES].n ? med(ex, S_COPIES) : NAN, ex->s[S_WPCOPY].n ? med(ex, S_WPCOPY) : NAN);
+	cli_explain_where(fp, ex->s[S_COPIES].n ? med(ex, S_COPIES) : NAN, ex->s[S_WPCOPY].n ? med(ex, S_WPCOPY) : NAN,
+			  ex->s[S_PRECOPIED].n ? med(ex, S_PRECOPIED) : NAN);
 	if (!isnan(pre) && pre > 0 && ex->s[S_COWFAULTS].n) {
 		double faults = med(ex, S_COWFAULTS), already = (double)ex->touched - faults;
 
@@ -272,6 +291,22 @@ static void print_memory(const struct cli_explain *ex, FILE *fp)
 		fprintf(fp, "  faults:  %.0f minor [getrusage; median of reps]\n", med(ex, S_FAULTS));
 }
 
+/* The evidence reps' times are left out above; what their probes cost a write is worth saying. */
+static void print_evidence_cost(const struct cli_explain *ex, FILE *fp, enum cb_units_style st)
+{
+	struct cb_summary sum;
+	char a[24], b[24];
+	double e, t;
+
+	if (!ex->evidence_p50.n || !ex->s[S_P50].n || cb_summarize(ex->evidence_p50.v, ex->evidence_p50.n, 1, &sum) < 0)
+		return;
+	e = sum.median;
+	t = med(ex, S_P50);
+	fprintf(fp, "  probes:  p50 %s in the evidence reps against %s in the timed reps (%+.0f %%) [median of reps; "
+		"delay accounting and perf counters on there]\n", cb_fmt_ns(a, sizeof(a), e, st),
+		cb_fmt_ns(b, sizeof(b), t, st), 100.0 * (e / t - 1));
+}
+
 void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 {
 	enum cb_units_style st = cb_units_style_for(fp);
@@ -281,14 +316,18 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 
 	if (!ex)
 		return;
-	if (ex->rows == 0) {
+	if (ex->rows + ex->evidence_rows == 0) {
 		fprintf(fp, "cowbench: explain: no successful repetition to explain (%zu failed)\n", ex->failed);
 		return;
 	}
 	copies = kernel_copies(ex, &src);
-	fprintf(fp, "cowbench: explain: %s %s (%lld pages), %s writes%s, %zu reps\n", ex->workload,
+	fprintf(fp, "cowbench: explain: %s %s (%lld pages), %s writes%s, %zu reps", ex->workload,
 		cb_fmt_bytes(size, sizeof(size), (double)ex->size), (long long)ex->pages, ex->writer,
 		ex->fork ? " after fork" : " without fork (baseline)", ex->rows);
+	if (ex->evidence_rows)
+		fprintf(fp, " + %zu evidence rep%s (kernel counts; times from the timed reps)", ex->evidence_rows,
+			ex->evidence_rows == 1 ? "" : "s");
+	fputc('\n', fp);
 	print_pages(ex, fp);
 	if (ex->s[S_P50].n)
 		fprintf(fp, "  writes:  p50 %s, p99 %s per first write [user-space timing; median of reps]\n",
@@ -299,11 +338,12 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 	else
 		print_no_split(ex, fp, copies);
 	print_memory(ex, fp);
+	print_evidence_cost(ex, fp, st);
 	if (ex->failed)
 		fprintf(fp, "  %zu failed reps left out (their rows say how)\n", ex->failed);
-	if (ex->notes[0] && ex->noted < ex->rows)
+	if (ex->notes[0] && ex->noted < ex->rows + ex->evidence_rows)
 		fprintf(fp, "cowbench: note: not measured in %zu of %zu reps: %s (see README, \"Explaining COW on a stock kernel\")\n",
-			ex->noted, ex->rows, ex->notes);
+			ex->noted, ex->rows + ex->evidence_rows, ex->notes);
 	else if (ex->notes[0])
 		fprintf(fp, "cowbench: note: not measured: %s (see README, \"Explaining COW on a stock kernel\")\n",
 			ex->notes);
@@ -317,20 +357,6 @@ int cli_evidence_prepare(void)
 		return 0; /* already on, absent, or not ours to change: the probe says why */
 	cli_restore_sysctls_at_exit();
 	return cb_delayacct_enable() == 0 ? 1 : 0;
-}
-
-int cli_fork_accounted(void)
-{
-	pid_t pid;
-	int ws;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid <= 0)
-		return -1; /* the child goes on; if fork failed, this process goes on uncounted */
-	if (cb_wait_status(pid, &ws) < 0)
-		return EXIT_INTERNAL;
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
 void cli_evidence_info(void)

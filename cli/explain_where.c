@@ -3,13 +3,21 @@
 
 #include "explain_where.h"
 
-void cli_explain_where(FILE *fp, double region_copies, double writer_copies)
+void cli_explain_where(FILE *fp, double region_copies, double writer_copies, double precopied)
 {
+	double ahead = isnan(precopied) ? 0 : precopied;
+
 	if (isnan(region_copies) || isnan(writer_copies)) {
 		fprintf(fp, "  where: not measured here (needs pagemap frames and taskstats: root, and a fork)\n");
 		return;
 	}
-	if (writer_copies < region_copies || writer_copies <= 0) {
+	if (ahead > 0 && region_copies <= writer_copies + ahead) {
+		fprintf(fp, "  where: %.0f pages of the region have their own copy: the writer's %.0f COW faults copied "
+			    "some, pre-copy the rest (%.0f pages copied ahead) [pagemap / taskstats / /proc/cow_stats]\n",
+			region_copies, writer_copies, ahead);
+		return;
+	}
+	if (writer_copies + ahead < region_copies || writer_copies <= 0) {
 		fprintf(fp, "  where: pagemap found %.0f copies in the region but taskstats %.0f for the whole writer: "
 			    "inconsistent (was kernel.task_delayacct switched off during the run?)\n",
 			region_copies, writer_copies);

@@ -1,33 +1,11 @@
 #define _GNU_SOURCE
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cowbench/sysctl.h>
 
 #include "cli.h"
-
-/*
- * The measuring child of cli_fork_accounted must not outlive the process
- * the user started: killed or not, a run that is gone writes no row
- * (else a --resume right after the kill measures the same reps twice).
- */
-int cli_fork_tied(void)
-{
-	pid_t parent = getpid();
-	int status = cli_fork_accounted();
-
-	if (status >= 0)
-		return status; /* the parent: the child's exit status */
-	if (getpid() == parent)
-		return -1; /* fork failed: this process goes on itself */
-	/* SIGKILL when the parent dies; it may have died already, before prctl. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(128 + SIGKILL);
-	return -1;
-}
 
 /* A sysctl path as people write it: /proc/sys/kernel/task_delayacct -> kernel.task_delayacct. */
 static void sysctl_name(const char *path, char *out, size_t len)

@@ -96,7 +96,13 @@ static const char *group_workload(const struct cb_row_group *g)
 	return g->n ? g->rows[0]->workload : "";
 }
 
-/* Every write of the group's ok reps in one histogram; how many reps had one. */
+/* A row's lat_hist, where statistics may use it: an evidence rep's latencies are left out (cb_row_counts). */
+static bool has_hist(const struct cb_row *row)
+{
+	return row->lat_hist[0] && cb_row_counts(row, cb_column_find("lat_hist"));
+}
+
+/* Every write of the group's ok timed reps in one histogram; how many reps had one. */
 static size_t group_hist(const struct cb_row_group *g, struct cb_hist *h)
 {
 	struct cb_hist *one = malloc(sizeof(*one));
@@ -104,7 +110,7 @@ static size_t group_hist(const struct cb_row_group *g, struct cb_hist *h)
 
 	cb_hist_reset(h);
 	for (size_t i = 0; one && i < g->n; i++)
-		if (g->rows[i]->lat_hist[0] && cb_hist_parse(g->rows[i]->lat_hist, one) == 0) {
+		if (has_hist(g->rows[i]) && cb_hist_parse(g->rows[i]->lat_hist, one) == 0) {
 			cb_hist_merge(h, one);
 			used++;
 		}
@@ -116,7 +122,7 @@ bool plot_dist_covers(const struct cb_row_group *g, size_t ng, const char *workl
 {
 	for (size_t i = 0; i < ng; i++)
 		for (size_t r = 0; r < g[i].n; r++)
-			if (strcmp(g[i].rows[r]->workload, workload) == 0 && g[i].rows[r]->lat_hist[0])
+			if (strcmp(g[i].rows[r]->workload, workload) == 0 && has_hist(g[i].rows[r]))
 				return true;
 	return false;
 }

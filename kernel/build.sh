@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Build the cowbench guest kernel (Debian's linux-source-6.12 + kernel/patches).
 #
-#   kernel/build.sh [--stock] [--jobs N] [--keep-tree] [--print-key]
+#   kernel/build.sh [--stock] [--debug] [--jobs N] [--keep-tree] [--print-key]
 #
 #   --stock      build without kernel/patches (the baseline kernel)
+#   --debug      also merge config/cowbench-debug.config (MEMCG, KSM, MMU
+#                notifiers, NUMA balancing, soft-dirty, memory failure,
+#                lockdep, KASAN, tracing): the maintainer's test kernel
 #   --jobs N     parallel make jobs (default: nproc)
 #   --keep-tree  keep the extracted, configured source tree after the build
 #   --print-key  print the cache key and exit
@@ -17,15 +20,17 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STOCK=0
+DEBUG=0
 JOBS=$(nproc 2>/dev/null || echo 2)
 KEEP_TREE=0
 PRINT_KEY=0
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--stock) STOCK=1 ;;
+	--debug) DEBUG=1 ;;
 	--jobs) JOBS=$2; shift ;;
 	--jobs=*) JOBS=${1#*=} ;;
 	--keep-tree) KEEP_TREE=1 ;;
@@ -49,6 +54,8 @@ SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 ensure_packages "$SRC_PKG" build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
 
 FRAGMENT="$HERE/config/cowbench-guest.config"
+FRAGMENTS=("$FRAGMENT")
+[[ $DEBUG -eq 1 ]] && FRAGMENTS+=("$HERE/config/cowbench-debug.config")
 PATCHES=()
 if [[ $STOCK -eq 0 ]]; then
 	for p in "$HERE"/patches/*.patch; do
@@ -65,9 +72,11 @@ key=$( {
 	echo "flavour $([[ $STOCK -eq 1 ]] && echo stock || echo patched)"
 	gcc --version | head -1
 	echo "fragment"; cat "$FRAGMENT"
+	[[ $DEBUG -eq 1 ]] && { echo "debug fragment"; cat "${FRAGMENTS[1]}"; }
 	for p in "${PATCHES[@]}"; do echo "patch $(basename "$p")"; cat "$p"; done
 } | sha256sum | cut -c1-16)
 flavour=$([[ $STOCK -eq 1 ]] && echo stock || echo patched)
+[[ $DEBUG -eq 1 ]] && flavour+=-debug
 key="6.12-$flavour-$key"
 if [[ $PRINT_KEY -eq 1 ]]; then
 	echo "$key"
@@ -113,9 +122,9 @@ for p in "${PATCHES[@]}"; do
 	patch -p1 --forward --quiet < "$p"
 done
 
-log "configuring: tinyconfig + $(basename "$FRAGMENT")"
+log "configuring: tinyconfig + ${FRAGMENTS[*]##*/}"
 make -s O="$WORK/obj" tinyconfig >/dev/null
-./scripts/kconfig/merge_config.sh -m -O "$WORK/obj" "$WORK/obj/.config" "$FRAGMENT" >/dev/null
+./scripts/kconfig/merge_config.sh -m -O "$WORK/obj" "$WORK/obj/.config" "${FRAGMENTS[@]}" >/dev/null
 make -s O="$WORK/obj" olddefconfig >/dev/null
 
 # Every option the fragment asks for must survive (a dependency may drop it).
@@ -131,7 +140,7 @@ while IFS= read -r line; do
 		log "config: $opt=$val did not survive olddefconfig"
 		bad=1
 	fi
-done < "$FRAGMENT"
+done < <(cat "${FRAGMENTS[@]}")
 [[ $bad -eq 0 ]] || exit 1
 
 log "building bzImage ($flavour, -j$JOBS); this takes a few minutes"

@@ -108,11 +108,13 @@ fi
 # ---- guest programs -----------------------------------------------------------
 GUEST_BIN="$CACHE/guest-bin"
 mkdir -p "$GUEST_BIN"
+# Rebuilt when the source differs (by content: several checkouts share this cache).
 for src in "$HERE"/tests/*.c; do
 	[[ -e $src ]] || continue
 	bin="$GUEST_BIN/$(basename "$src" .c)"
-	if [[ ! -x $bin || $src -nt $bin || $HERE/tests/cowtest.h -nt $bin ]]; then
-		gcc -static -O2 -pthread -Wall -o "$bin.tmp" "$src" && mv "$bin.tmp" "$bin"
+	sum=$(cat "$src" "$HERE/tests/cowtest.h" | sha256sum | cut -c1-16)
+	if [[ ! -x $bin || ! -f $bin.src || $(cat "$bin.src") != "$sum" ]]; then
+		gcc -static -O2 -pthread -Wall -o "$bin.tmp" "$src" && mv "$bin.tmp" "$bin" && echo "$sum" > "$bin.src"
 	fi
 done
 

@@ -570,7 +570,6 @@ END_TEST
 
 /* ---- root: kills, the measuring child, real sysctls, real cgroups ---- */
 
-/* A run is killed with SIGKILL while delay accounting is on for it: no row after, setting restored later. */
 /* Dead, or a zombie nobody reaped yet (it can write nothing): waited for up to 5 s on a loaded machine. */
 static bool process_gone(pid_t pid)
 {
@@ -595,11 +594,16 @@ static bool process_gone(pid_t pid)
 	return false;
 }
 
+/*
+ * A run is killed with SIGKILL while delay accounting is on for it (--probes=inline, so for its
+ * timed reps): no row after, no measuring child left, the setting restored later.
+ */
 START_TEST(killed_run_leaves_nothing_running)
 {
 	char dir[] = "/tmp/cbtest-killXXXXXX", path[600], env[600], children[64] = "", cpath[64];
+	/* inline: delay accounting on for the timed reps, each measured in a fresh child tied to the run */
 	const char *argv[] = { "cowbench", "matrix", "--workload=seq", "--size=8M", "--writer=parent", "--reps=1000",
-			       "--output", path, NULL };
+			       "--probes=inline", "--output", path, NULL };
 	const char *info[] = { "cowbench", "info", NULL };
 	const char *again[] = { "cowbench", "run", "--size=256K", "--reps=1", "--probes=none", NULL };
 	posix_spawn_file_actions_t fa;
@@ -712,6 +716,15 @@ START_TEST(cgroup_limit_and_oom_row)
 
 	if (tu_skip_unless_root("a cgroup memory limit"))
 		return;
+#ifdef __SANITIZE_ADDRESS__
+	/*
+	 * ASan's shadow memory and quarantine make cowbench itself tens of MiB larger, so the
+	 * populated 40 MiB region no longer fits the 48 MiB cgroup before the fork: the premise of
+	 * this test (only the child's COW copies exceed the limit) holds in the plain build only.
+	 */
+	printf("SKIP: cgroup OOM test under AddressSanitizer (its own memory breaks the 48 MiB budget)\n");
+	return;
+#endif
 	if (!make_cgroup(cg, sizeof(cg), 48l << 20)) {
 		printf("SKIP: no writable cgroup v1 memory controller here\n");
 		return;

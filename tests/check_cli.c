@@ -1,6 +1,8 @@
 /* Integration: the cowbench program end to end, asserting what always holds. */
 #include <cowbench/report.h>
 #include <cowbench/stats.h>
+#include <cowbench/sysctl.h>
+#include <cowbench/taskstats.h>
 #include <cowbench/workload.h>
 
 #include "testutil.h"
@@ -63,14 +65,37 @@ static double num(const struct table *t, int row, const char *col)
 	return strtod(c, NULL);
 }
 
+static bool is_evidence(const struct table *t, int row)
+{
+	return strcmp(cell(t, row, "rep_kind"), "evidence") == 0;
+}
+
+/* Rows of each kind; timed reps are numbered 1..N in order, evidence reps 1..M after them. */
+static int count_kind(const struct table *t, bool evidence)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nrows; i++) {
+		if (is_evidence(t, i) != evidence)
+			continue;
+		ck_assert_str_eq(cell(t, i, "rep_kind"), evidence ? "evidence" : "timed");
+		ck_assert_int_eq((int)num(t, i, "rep"), ++n);
+		ck_assert_msg(evidence || i + 1 == n, "timed rep %d after an evidence rep", n);
+	}
+	return n;
+}
+
+/* The median over timed reps: an evidence rep's times are of an instrumented machine. */
 static double median_of(const struct table *t, const char *col)
 {
 	double v[64];
+	int n = 0;
 
 	for (int i = 0; i < t->nrows; i++)
-		v[i] = num(t, i, col);
-	qsort(v, (size_t)t->nrows, sizeof(v[0]), cb_cmp_double);
-	return v[t->nrows / 2];
+		if (!is_evidence(t, i))
+			v[n++] = num(t, i, col);
+	qsort(v, (size_t)n, sizeof(v[0]), cb_cmp_double);
+	return v[n / 2];
 }
 
 /* Loop test over the table: every workload, small size, one valid row per repetition. */
@@ -86,11 +111,12 @@ START_TEST(test_every_workload_one_row_per_rep)
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "%s: exit %d: %s", w->name, r.status, r.err);
 	parse_csv(r.out, &t);
-	ck_assert_int_eq(t.nrows, 3);
-	for (int i = 0; i < 3; i++) {
+	ck_assert_int_eq(count_kind(&t, false), 3);
+	/* Default probes (taskstats): one evidence rep for a fork-and-touch workload, none for the others. */
+	ck_assert_int_eq(count_kind(&t, true), w->page_order ? 1 : 0);
+	for (int i = 0; i < t.nrows; i++) {
 		ck_assert_str_eq(cell(&t, i, "workload"), w->name);
 		ck_assert_str_eq(cell(&t, i, "status"), "ok");
-		ck_assert_int_eq((int)num(&t, i, "rep"), i + 1);
 		ck_assert_int_eq((int)num(&t, i, "schema"), CB_SCHEMA_VERSION);
 		ck_assert_str_eq(cell(&t, i, "size_bytes"), "2097152");
 	}
@@ -154,7 +180,7 @@ START_TEST(test_failed_child_is_recorded)
 
 	ck_assert_int_eq(r.status, 1);
 	parse_csv(r.out, &t);
-	ck_assert_int_eq(t.nrows, 3);
+	ck_assert_int_eq(count_kind(&t, false), 3);
 	ck_assert_str_eq(cell(&t, 0, "status"), "ok");
 	ck_assert_str_eq(cell(&t, 1, "status"), "child-killed:SIGKILL");
 	ck_assert_str_eq(cell(&t, 1, "elapsed_ns"), ""); /* not measured: empty, not zero */
@@ -233,7 +259,7 @@ START_TEST(test_output_file)
 	text = tu_slurp(path + 9, NULL);
 	ck_assert_ptr_nonnull(text);
 	parse_csv(text, &t);
-	ck_assert_int_eq(t.nrows, 2);
+	ck_assert_int_eq(count_kind(&t, false), 2);
 	free_table(&t);
 	free(text);
 	tu_free(&r);
@@ -269,8 +295,11 @@ END_TEST
 
 START_TEST(test_formats)
 {
-	const char *json[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=json", NULL };
-	const char *table[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=table", NULL };
+	/* Probes that read only around the loop: no evidence rep, so two rows. */
+	const char *json[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=json", "--probes=pagemap,smaps",
+			       NULL };
+	const char *table[] = { "cowbench", "run", "--size=1M", "--reps=2", "--format=table", "--probes=pagemap,smaps",
+				NULL };
 	struct cli_result r = tu_run_cli(json);
 	int lines = 0;
 
@@ -330,7 +359,7 @@ START_TEST(test_stride_writes_every_kth_page)
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	parse_csv(r.out, &t);
-	ck_assert_int_eq(t.nrows, 2);
+	ck_assert_int_eq(count_kind(&t, false), 2);
 	for (int i = 0; i < t.nrows; i++) {
 		ck_assert_int_eq((int)num(&t, i, "pages"), 16);
 		ck_assert_int_eq((int)num(&t, i, "touched"), 4);
@@ -511,6 +540,94 @@ START_TEST(test_completion_follows_workload)
 }
 END_TEST
 
+/* perf adds work to every fault: timed reps go without it, one evidence rep after them carries it. */
+START_TEST(test_perf_runs_in_an_evidence_rep)
+{
+	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=2", "--warmup=0", "--probes=perf", NULL };
+	const char *quiet[] = { "cowbench", "run", "--size=1M", "--reps=2", "--warmup=0", "--probes=pagemap,smaps", NULL };
+	struct cli_result r = tu_run_cli(argv), q = tu_run_cli(quiet);
+	struct table t, tq;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(t.nrows, 3);
+	ck_assert_int_eq(count_kind(&t, false), 2);
+	ck_assert_int_eq(count_kind(&t, true), 1);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_str_eq(cell(&t, i, "perf_minflt"), "");
+		ck_assert_str_eq(cell(&t, i, "evidence_notes"), "");
+	}
+	ck_assert_msg(num(&t, 2, "perf_minflt") >= 256 || strstr(cell(&t, 2, "evidence_notes"), "perf:not-permitted"),
+		      "%s", cell(&t, 2, "evidence_notes"));
+	/* Probes that only read around the loop need no evidence rep. */
+	ck_assert_msg(q.status == 0, "%s", q.err);
+	parse_csv(q.out, &tq);
+	ck_assert_int_eq(tq.nrows, 2);
+	ck_assert_int_eq(count_kind(&tq, false), 2);
+	free_table(&t);
+	free_table(&tq);
+	tu_free(&r);
+	tu_free(&q);
+}
+END_TEST
+
+/* --probes=inline: today's behaviour, every probe in the timed reps, and a note that says what it costs. */
+START_TEST(test_probes_inline_keeps_one_kind)
+{
+	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=2", "--warmup=0", "--probes=perf,inline", NULL };
+	const char *bad[] = { "cowbench", "run", "--probes=none,inline", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	struct table t;
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "--probes=inline"));
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(t.nrows, 2);
+	ck_assert_int_eq(count_kind(&t, false), 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert(num(&t, i, "perf_minflt") >= 256 || strstr(cell(&t, i, "evidence_notes"), "perf:not-permitted"));
+	free_table(&t);
+	tu_free(&r);
+	tu_assert_usage_error(bad, "--probes");
+}
+END_TEST
+
+/*
+ * As root with delay accounting off (the default): the timed reps run with
+ * it off and read no taskstats; the evidence rep switches it on, counts the
+ * writer's copies (a parent writer too: this cowbench was born before it
+ * went on) and puts it back off.
+ */
+START_TEST(test_timed_reps_leave_delayacct_off)
+{
+	const char *writer = _i ? "--writer=parent" : "--writer=child";
+	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=2", "--warmup=0", writer, NULL };
+	struct cli_result r;
+	struct table t;
+	long after = -1;
+
+	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+		return;
+	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &after), 0);
+	ck_assert_int_eq(after, 0);
+	parse_csv(r.out, &t);
+	ck_assert_int_eq(count_kind(&t, false), 2);
+	ck_assert_int_eq(count_kind(&t, true), 1);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_str_eq(cell(&t, i, "wpcopy_count"), "");
+		ck_assert_ptr_null(strstr(cell(&t, i, "evidence_notes"), "taskstats"));
+		ck_assert_str_ne(cell(&t, i, "cow_copies"), ""); /* pagemap stays: it reads only around the loop */
+	}
+	ck_assert_msg(num(&t, 2, "wpcopy_count") >= 256, "%s", cell(&t, 2, "evidence_notes"));
+	ck_assert_str_eq(cell(&t, 2, "kernel_copy_source"), "taskstats");
+	free_table(&t);
+	tu_free(&r);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -534,6 +651,11 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_small_sizes_for_fork_and_multi);
 	tcase_add_test(tc, test_identity_from_columns);
 	tcase_add_test(tc, test_completion_follows_workload);
+	tcase_add_test(tc, test_perf_runs_in_an_evidence_rep);
+	tcase_add_test(tc, test_probes_inline_keeps_one_kind);
+	tcase_add_loop_test(tc, test_timed_reps_leave_delayacct_off, 0, 2);
+	/* Runs switch delay accounting for their evidence reps: not while another test relies on it. */
+	tcase_add_unchecked_fixture(tc, tu_save_delayacct, tu_restore_delayacct);
 	suite_add_tcase(s, tc);
 	return s;
 }

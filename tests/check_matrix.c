@@ -263,6 +263,7 @@ START_TEST(cli_dry_run_counts)
 	ck_assert_int_eq(cell_lines(r.out), 8);
 	ck_assert_ptr_nonnull(strstr(r.out, "\tworkload=seq size=1M fork=1\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "# 8 cells x 5 reps"));
+	ck_assert_ptr_nonnull(strstr(r.out, "40 reps to run, 8 evidence reps")); /* one per cell: default probes */
 	tu_free(&r);
 }
 END_TEST
@@ -408,19 +409,27 @@ static void assert_complete(const char *path)
 	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
 	ck_assert(!res.torn);
 	ck_assert(res.same_columns);
-	ck_assert_uint_eq(res.n, 24);
+	/* 24 timed reps, and one evidence rep per cell (the default probes include taskstats). */
+	ck_assert_uint_eq(res.n, 24 + 8);
 	for (int w = 0; w < 2; w++)
 		for (int s = 0; s < 2; s++)
 			for (int f = 0; f < 2; f++)
 				for (int rep = 1; rep <= 3; rep++) {
 					char key[128];
-					int found = 0;
+					int found = 0, evidence = 0;
 
 					snprintf(key, sizeof(key), "workload=%s size=%s fork=%s", workloads[w], sizes[s],
 						 forks[f]);
-					for (size_t i = 0; i < res.n; i++)
-						found += strcmp(res.rows[i].cell, key) == 0 && res.rows[i].rep == rep;
+					for (size_t i = 0; i < res.n; i++) {
+						bool here = strcmp(res.rows[i].cell, key) == 0 && res.rows[i].rep == rep;
+
+						if (cb_row_is_evidence(&res.rows[i]))
+							evidence += here;
+						else
+							found += here;
+					}
 					ck_assert_msg(found == 1, "%s rep %d: %d rows", key, rep, found);
+					ck_assert_msg(evidence == (rep == 1), "%s evidence rep %d: %d rows", key, rep, evidence);
 				}
 	for (size_t i = 0; i < res.n; i++) {
 		ck_assert_str_eq(res.rows[i].status, "ok");
@@ -511,6 +520,59 @@ START_TEST(resume_drops_a_torn_row)
 }
 END_TEST
 
+/* perf always makes an evidence rep: --resume counts it apart from the timed reps and runs only what is missing. */
+START_TEST(resume_counts_evidence_reps)
+{
+	char path[] = "/tmp/cbtest-matrixXXXXXX";
+	int fd = mkstemp(path);
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq", "--sizes=256K", "--reps=2", "--warmup=0",
+			       "--probes=perf", "--resume", path, NULL };
+	struct cb_results res;
+	struct cli_result r;
+	struct stat st;
+	char why[512];
+	size_t len = 0, cut;
+	char *text;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 3);
+	ck_assert(!cb_row_is_evidence(&res.rows[0]) && res.rows[0].rep == 1);
+	ck_assert(!cb_row_is_evidence(&res.rows[1]) && res.rows[1].rep == 2);
+	ck_assert(cb_row_is_evidence(&res.rows[2]) && res.rows[2].rep == 1);
+	cb_results_free(&res);
+	/* Complete: nothing runs. */
+	ck_assert_int_eq(stat(path, &st), 0);
+	r = tu_run_cli(argv);
+	ck_assert_int_eq(r.status, 0);
+	tu_free(&r);
+	text = tu_slurp(path, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, (size_t)st.st_size);
+	/* Without its evidence row, a resume adds that row and no timed rep. */
+	cut = len - 1; /* the last line end; cut after the one before it */
+	while (cut > 0 && text[cut - 1] != '\n')
+		cut--;
+	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	free(text);
+	text = tu_slurp(path, &len);
+	ck_assert_int_eq(tu_count_lines(text), 3);
+	free(text);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 3);
+	ck_assert(cb_row_is_evidence(&res.rows[2]));
+	cb_results_free(&res);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(existing_output_is_not_clobbered)
 {
 	char path[] = "/tmp/cbtest-matrixXXXXXX";
@@ -578,18 +640,25 @@ static void assert_stops(const char *path, size_t cells, long n, const char *wan
 {
 	struct cb_results res;
 	char why[512];
+	size_t timed = 0;
 
 	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
-	ck_assert_uint_eq(res.n, cells * (size_t)n);
 	for (size_t i = 0; i < res.n; i++) {
 		int same = 0;
 
+		if (cb_row_is_evidence(&res.rows[i])) {
+			ck_assert_str_eq(res.rows[i].stop, ""); /* evidence reps are not the cell's reps */
+			continue;
+		}
+		timed++;
 		for (size_t j = 0; j < res.n; j++)
-			same += strcmp(res.rows[j].cell, res.rows[i].cell) == 0 && res.rows[j].rep == res.rows[i].rep;
+			same += !cb_row_is_evidence(&res.rows[j]) && strcmp(res.rows[j].cell, res.rows[i].cell) == 0 &&
+				res.rows[j].rep == res.rows[i].rep;
 		ck_assert_int_eq(same, 1);
 		ck_assert_int_le(res.rows[i].rep, n);
 		ck_assert_str_eq(res.rows[i].stop, res.rows[i].rep == n ? want : "");
 	}
+	ck_assert_uint_eq(timed, cells * (size_t)n);
 	cb_results_free(&res);
 }
 
@@ -665,8 +734,11 @@ static Suite *matrix_suite(void)
 	tcase_add_test(out, resume_after_sigkill);
 	tcase_add_test(out, resume_drops_a_torn_row);
 	tcase_add_test(out, existing_output_is_not_clobbered);
+	tcase_add_test(out, resume_counts_evidence_reps);
 	tcase_add_test(out, adaptive_bounds_and_resume);
 	tcase_set_timeout(out, 300);
+	/* Real matrices switch delay accounting for their evidence reps: not while another test relies on it. */
+	tcase_add_unchecked_fixture(out, tu_save_delayacct, tu_restore_delayacct);
 	suite_add_tcase(s, lib);
 	suite_add_tcase(s, cli);
 	suite_add_tcase(s, out);

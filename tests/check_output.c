@@ -143,7 +143,8 @@ START_TEST(test_matrix_interrupt_and_resume)
 	ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGINT);
 	err = tu_slurp(errp, &len);
 	ck_assert_ptr_nonnull(err);
-	ck_assert_msg(strstr(err, " of 8 reps done; continue with:"), "%s", err);
+	/* 2 cells x 4 timed reps, and one evidence rep per cell (default probes) */
+	ck_assert_msg(strstr(err, " of 10 reps done; continue with:"), "%s", err);
 	ck_assert_msg(strstr(err, "cowbench matrix --workloads=seq --sizes=4M,8M --reps=4 --warmup=0 --resume "), "%s",
 		      err);
 	ck_assert_msg(strstr(err, path), "%s", err);
@@ -155,9 +156,9 @@ START_TEST(test_matrix_interrupt_and_resume)
 		char want[64];
 
 		ck_assert_msg(r.status == 0, "%s", r.err);
-		snprintf(want, sizeof(want), "of 8 reps already there, skipped");
+		snprintf(want, sizeof(want), "of 10 reps already there, skipped");
 		ck_assert_msg(strstr(r.err, want), "%s", r.err);
-		ck_assert_int_eq((int)file_lines(path), 9);
+		ck_assert_int_eq((int)file_lines(path), 11);
 		tu_free(&r);
 	}
 	unlink(path);

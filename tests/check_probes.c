@@ -7,10 +7,13 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <cowbench/cowbench.h>
 #include <cowbench/evidence.h>
+#include <cowbench/instrumentation.h>
 
 #define NPAGES 1024
 #define SLACK 32 /* stack and libc pages the writer dirties besides the region */
@@ -452,6 +455,131 @@ START_TEST(test_probe_check)
 }
 END_TEST
 
+/* --probes words, and which probes each kind of rep runs. */
+START_TEST(test_probe_sets_per_rep_kind)
+{
+	const unsigned perf = 1u << CB_PROBE_PERF, ts = 1u << CB_PROBE_TASKSTATS;
+	unsigned p;
+
+	ck_assert_int_eq(cb_probes_parse("inline", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_DEFAULT | CB_PROBES_INLINE);
+	ck_assert_int_eq(cb_probes_parse("all,inline", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_ALL | CB_PROBES_INLINE);
+	ck_assert_int_eq(cb_probes_parse("pagemap,default", &p), 0);
+	ck_assert_uint_eq(p, CB_PROBES_DEFAULT);
+	ck_assert_int_eq(cb_probes_parse("none,inline", &p), -EINVAL);
+	ck_assert_int_eq(cb_probes_parse("perf,", &p), 0);
+	ck_assert_int_eq(cb_probes_parse(",", &p), -EINVAL);
+	/* perf counts every fault: never in a timed rep, unless inline; always in an evidence rep. */
+	ck_assert_uint_eq(cb_probes_intrusive(perf) & perf, perf);
+	ck_assert_uint_eq(cb_probes_for_rep(perf, CB_REP_TIMED), CB_PROBES_NONE);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_TIMED) & perf, 0);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_TIMED) & (1u << CB_PROBE_PAGEMAP),
+			  1u << CB_PROBE_PAGEMAP);
+	ck_assert_uint_eq(cb_probes_for_rep(perf | CB_PROBES_INLINE, CB_REP_TIMED) & perf, perf);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_ALL, CB_REP_EVIDENCE), CB_PROBES_ALL);
+	ck_assert_uint_eq(cb_probes_intrusive(CB_PROBES_NONE), 0);
+	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_NONE, CB_REP_EVIDENCE), CB_PROBES_NONE);
+	/* taskstats: in timed reps exactly when delay accounting is already on. */
+	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+		return;
+	/* Written directly, as the fixture (tu_save_delayacct) puts it back: no override journal to share. */
+	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
+	ck_assert_uint_eq(cb_probes_intrusive(0) & ts, ts);
+	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED) & ts, 0);
+	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0);
+	ck_assert_uint_eq(cb_probes_intrusive(0), 0);
+	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED), CB_PROBES_DEFAULT);
+}
+END_TEST
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void mkdirs(const char *root, const char *const *dirs, size_t n)
+{
+	char path[512];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+	}
+}
+
+/* cowbench info's instrumentation lines, from a /proc and a tracefs laid out in a temporary directory. */
+START_TEST(test_instrumentation_scan)
+{
+	static const char *const dirs[] = { "proc", "proc/sys", "proc/sys/kernel", "proc/4242", "proc/4242/fd",
+					    "proc/77", "proc/77/fd", "tracing", "tracing/instances",
+					    "tracing/instances/mine", "quiet" };
+	char root[] = "/tmp/cbtest-instrXXXXXX", proc[64], tracing[64], quiet[64], path[128];
+	struct cb_instrumentation in;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	mkdirs(root, dirs, sizeof(dirs) / sizeof(dirs[0]));
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(tracing, sizeof(tracing), "%s/tracing", root);
+	snprintf(quiet, sizeof(quiet), "%s/quiet", root);
+	put(proc, "sys/kernel/task_delayacct", "1\n");
+	put(proc, "4242/comm", "perf\n");
+	snprintf(path, sizeof(path), "%s/4242/fd/3", proc);
+	ck_assert_int_eq(symlink("anon_inode:[perf_event]", path), 0);
+	snprintf(path, sizeof(path), "%s/4242/fd/4", proc);
+	ck_assert_int_eq(symlink("anon_inode:[perf_event]", path), 0);
+	snprintf(path, sizeof(path), "%s/77/fd/0", proc);
+	ck_assert_int_eq(symlink("/dev/null", path), 0);
+	put(tracing, "current_tracer", "nop\n");
+	put(tracing, "tracing_on", "1\n");
+	put(tracing, "set_event", "exceptions:page_fault_user\n");
+	put(tracing, "instances/mine/set_event", "kmem:mm_page_alloc\n");
+	put(tracing, "kprobe_events", "");
+	put(quiet, "current_tracer", "nop\n");
+	put(quiet, "tracing_on", "1\n");
+	put(quiet, "set_event", "");
+
+	cb_instrumentation_scan(&in, proc, tracing);
+	ck_assert_int_eq(in.delayacct, 1);
+	ck_assert_int_eq(in.perf_fds, 2);
+	ck_assert_int_eq(in.perf_procs, 1);
+	ck_assert_int_eq(in.perf_pid[0], 4242);
+	ck_assert_str_eq(in.perf_comm[0], "perf");
+	ck_assert_str_eq(in.tracer, "nop");
+	ck_assert_int_eq(in.trace_events, 2);
+	ck_assert_str_eq(in.first_event, "exceptions:page_fault_user");
+	ck_assert_int_eq(in.kprobes, 0);
+	ck_assert(cb_instrumentation_tracing(&in));
+	ck_assert(cb_instrumentation_any(&in));
+	/* Tracing mounted but idle, accounting off, no perf holder: nothing taxes a fault. */
+	put(proc, "sys/kernel/task_delayacct", "0\n");
+	snprintf(path, sizeof(path), "%s/4242/fd/3", proc);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242/fd/4", proc);
+	unlink(path);
+	cb_instrumentation_scan(&in, proc, quiet);
+	ck_assert_int_eq(in.delayacct, 0);
+	ck_assert_int_eq(in.perf_fds, 0);
+	ck_assert_str_eq(in.tracefs, quiet);
+	ck_assert(!cb_instrumentation_tracing(&in));
+	ck_assert(!cb_instrumentation_any(&in));
+	ck_assert_int_eq(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+END_TEST
+
 /* kernel_copy_ns_mean: taskstats first, the cowbench kernel's counters otherwise, empty with neither. */
 START_TEST(test_copy_mean_sources)
 {
@@ -495,6 +623,8 @@ static Suite *probes_suite(void)
 	tcase_add_test(tc, test_no_fork_no_copies);
 	tcase_add_test(tc, test_reuse_after_child_exit);
 	tcase_add_test(tc, test_delayacct_off_is_empty);
+	tcase_add_test(tc, test_probe_sets_per_rep_kind);
+	tcase_add_test(tc, test_instrumentation_scan);
 	tcase_add_test(tc, test_unprivileged_probes);
 	tcase_add_test(tc, test_probe_check);
 	tcase_add_test(tc, test_killed_writer_is_empty);

@@ -181,6 +181,46 @@ START_TEST(summarize_known_csv)
 }
 END_TEST
 
+/*
+ * An evidence rep's times are of an instrumented machine: left out of every
+ * latency statistic through cb_row_number, while its evidence columns count.
+ */
+START_TEST(evidence_rows_feed_only_evidence)
+{
+	const char *argv[] = { "cowbench", "summarize", "--format=csv", "--metric=elapsed_ns,lat_p50_ns,wpcopy_count",
+			       FX("results_evidence.csv"), NULL };
+	const char *merge[] = { "cowbench", "merge", FX("results_evidence.csv"), NULL };
+	const char *a = "workload=seq size=1M fork=1 writer=child";
+	struct cli_result r = tu_run_cli(argv), m;
+	struct cb_results res;
+	char why[512];
+	double v;
+
+	ck_assert_msg(cb_results_read(FX("results_evidence.csv"), &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert(!cb_row_is_evidence(&res.rows[0]));
+	ck_assert(cb_row_is_evidence(&res.rows[3]));
+	ck_assert(cb_row_number(&res.rows[0], "lat_p50_ns", &v) && v == 1000.0);
+	ck_assert(!cb_row_number(&res.rows[3], "lat_p50_ns", &v));
+	ck_assert(!cb_row_number(&res.rows[3], "memcpy_ns", &v));
+	ck_assert(cb_row_number(&res.rows[3], "wpcopy_count", &v) && v == 256.0);
+	ck_assert(cb_row_number(&res.rows[3], "kernel_copy_ns_mean", &v) && v == 2000.0);
+	cb_results_free(&res);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "n"), 3);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "median"), 200000);
+	ck_assert_double_eq(summary_field(r.out, a, "lat_p50_ns", "n"), 3);
+	ck_assert_double_eq(summary_field(r.out, a, "lat_p50_ns", "median"), 2000);
+	ck_assert_double_eq(summary_field(r.out, a, "wpcopy_count", "n"), 1);
+	ck_assert_double_eq(summary_field(r.out, a, "wpcopy_count", "median"), 256);
+	tu_free(&r);
+	/* Timed rep 1 and evidence rep 1 of one cell are two reps, not a duplicate. */
+	m = tu_run_cli(merge);
+	ck_assert_msg(m.status == 0, "%s", m.err);
+	ck_assert_int_eq(tu_count_lines(m.out), 5);
+	tu_free(&m);
+}
+END_TEST
+
 START_TEST(summarize_table_and_json)
 {
 	const char *table[] = { "cowbench", "summarize", "--quiet", FX("results_known.csv"), NULL };
@@ -360,6 +400,7 @@ static Suite *results_suite(void)
 	tcase_add_test(cli, summarize_bad_options);
 	tcase_add_test(cli, merge_shards);
 	tcase_add_test(cli, merge_rejections);
+	tcase_add_test(cli, evidence_rows_feed_only_evidence);
 	tcase_add_test(cli, plot_renders_every_plot);
 	tcase_add_test(cli, plot_skips_absent_workloads);
 	tcase_add_test(cli, plot_bad_input);

@@ -30,7 +30,9 @@ run_until() { # MARKER COMMAND
 run_until DONE1 "$bin run --size=8M --reps=3 --format=table"
 screen=$(tm capture-pane -p -t "$session" -S -200)
 grep -q '^DONE1-0$' <<<"$screen" || fail "run did not exit 0"
-[ "$(grep -c '^seq  *8 MiB  *child  *1  *[123]  *ok ' <<<"$screen")" -eq 3 ] || fail "not 3 clean table rows"
+[ "$(grep -c '^seq  *8 MiB  *child  *1  *[123]  *timed  *ok ' <<<"$screen")" -eq 3 ] || fail "not 3 clean table rows"
+# the default probes (taskstats) run in one evidence rep after the timed ones
+[ "$(grep -c '^seq  *8 MiB  *child  *1  *1  *evidence  *ok ' <<<"$screen")" -eq 1 ] || fail "not 1 evidence row"
 grep -q '\[rep [0-9]\|\[warm-up [0-9]\|  elapsed [0-9]' <<<"$screen" && fail "a progress line was left on screen"
 grep -q 'lat_p50_ns' <<<"$screen" || fail "no table header"
 grep -q '^seq 8 MiB, child writes after fork: COW write p50 [0-9.]* [µm]*s (p99 ' <<<"$screen" || fail "no closing summary"
@@ -61,8 +63,10 @@ grep -q 'COW write p50' <<<"$screen" && fail "a pipe got the summary"
 run_until DONE5 "$bin matrix --workloads=seq --sizes=1M,2M --thp=never,madvise --reps=1 --warmup=0 --format=table"
 screen=$(tm capture-pane -p -t "$session" -S -200)
 grep -q '^DONE5-0$' <<<"$screen" || fail "matrix did not exit 0"
-[ "$(grep -c '^seq  .* ok .*  workload=seq size=[12]M thp=\(never\|madvise\)$' <<<"$screen")" -eq 4 ] ||
+[ "$(grep -c '^seq  .* timed  *ok .*  workload=seq size=[12]M thp=\(never\|madvise\)$' <<<"$screen")" -eq 4 ] ||
 	fail "not 4 clean matrix rows ending with their cell"
+[ "$(grep -c '^seq  .* evidence  *ok .*  workload=seq size=[12]M thp=\(never\|madvise\)$' <<<"$screen")" -eq 4 ] ||
+	fail "not 4 evidence rows, one per cell"
 grep -q '\[cell [0-9]' <<<"$screen" && fail "a matrix progress line was left on screen"
 
 # 2. completion, cowbench invoked by its path

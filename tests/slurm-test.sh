@@ -174,15 +174,18 @@ cowbench merge "$outdir"/part-*.csv >merged.csv || fail "cowbench merge rejected
 cowbench matrix "${matrix_args[@]}" --dry-run >plan.txt
 grep -v '^#' plan.txt | cut -f2 | sort >want-cells.txt
 reps=$(sed -n 's/^# [0-9]* cells x \([0-9]*\) reps.*/\1/p' plan.txt)
-[ -n "$reps" ] || fail "cannot read the reps from: $(head -n1 plan.txt)"
+evidence=$(sed -n 's/^#.* \([0-9]*\) evidence reps.*/\1/p' plan.txt)
+[ -n "$reps" ] && [ -n "$evidence" ] || fail "cannot read the reps from: $(head -n1 plan.txt)"
 col() { head -n1 merged.csv | tr -d '\r' | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
-cell_col=$(col cell) rep_col=$(col rep)
-tail -n +2 merged.csv | tr -d '\r' | awk -F, -v c="$cell_col" -v r="$rep_col" '{ print $c "\t" $r }' >pairs.txt
+cell_col=$(col cell) rep_col=$(col rep) kind_col=$(col rep_kind)
+# timed and evidence reps are numbered apart: a rep is (cell, rep_kind, rep)
+tail -n +2 merged.csv | tr -d '\r' |
+	awk -F, -v c="$cell_col" -v k="$kind_col" -v r="$rep_col" '{ print $c "\t" $k "\t" $r }' >pairs.txt
 cut -f1 pairs.txt | sort -u >got-cells.txt
 diff -u want-cells.txt got-cells.txt >&2 || fail "merged cells differ from the unsharded --dry-run"
 dups=$(sort pairs.txt | uniq -d)
 [ -z "$dups" ] || fail "(cell, rep) pairs present twice: $dups"
-want_rows=$(($(wc -l <want-cells.txt) * reps))
+want_rows=$(($(wc -l <want-cells.txt) * reps + evidence))
 [ "$(wc -l <pairs.txt)" -eq "$want_rows" ] || fail "merged $(wc -l <pairs.txt) rows, want $want_rows"
 
 # --- a requeued task (here: resubmitted) finishes its part and adds nothing ---

@@ -13,7 +13,8 @@ Our stdout is the command's stdout and nothing else; every console line
 (boot, kernel messages, the command's stderr) goes to our stderr.
 
 Exit status: the command's, or 1 when a kernel BUG/WARNING/Oops/panic shows
-on the console, 124 on timeout, 125 when the guest died without a status.
+on the console (KASAN reports start with "BUG: KASAN", lockdep's with
+"WARNING: possible ..." or "WARNING: inconsistent ..."), 124 on timeout, 125 when the guest died without a status.
 """
 import argparse
 import base64
@@ -28,7 +29,7 @@ import time
 STDOUT = "\0stdout"  # key of the command's stdout among the transferred files
 
 SPLAT = re.compile(
-    r"(^|\]\s)(BUG: |WARNING: CPU|WARNING: at |Oops: |Kernel panic|kernel BUG at|"
+    r"(^|\]\s)(BUG: |WARNING: |Oops: |Kernel panic|kernel BUG at|"
     r"general protection fault|------------\[ cut here \]|Bad page state|"
     r"Unable to handle kernel|page_table_check)")
 

@@ -27,6 +27,7 @@ static int failures;
 
 struct delta {
 	unsigned long long faults, hist, copy_ns, path_ns, success, attempts, skips;
+	unsigned long long judged, written, batches;
 	int ok;
 };
 
@@ -54,17 +55,22 @@ static unsigned long long skip_sum(const struct cow_stats *s)
  * Map @n pages, fill them, fork; the child writes one byte in each page in
  * order and reports the /proc/cow_stats deltas over its write loop.
  */
+static int advice = MADV_NORMAL;
+
 static struct delta child_writes(long n, int stride)
 {
 	char *mem = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct delta d = { 0 };
 	int go[2], res[2], status;
+	long step = stride > 0 ? stride : 1;
 	char c = 'g';
 	pid_t pid;
 
 	if (mem == MAP_FAILED || pipe(go) || pipe(res))
 		return d;
 	madvise(mem, n * 4096, MADV_NOHUGEPAGE);
+	if (advice != MADV_NORMAL && madvise(mem, n * 4096, advice))
+		perror("madvise");
 	for (long i = 0; i < n; i++)
 		memset(mem + i * 4096, 0x5a, 4096);
 	pid = fork();
@@ -76,8 +82,16 @@ static struct delta child_writes(long n, int stride)
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
 		cow_stats_read(&a);
-		for (long i = 0; i < n; i += stride)
-			mem[i * 4096 + 7] = 1;
+		if (stride > 0) {
+			for (long i = 0; i < n; i += step)
+				mem[i * 4096 + 7] = 1;
+		} else {
+			/* Pairs of adjacent pages, 8 pages apart: adjacency without a stream. */
+			for (long i = 0; i + 1 < n; i += 8) {
+				mem[i * 4096 + 7] = 1;
+				mem[(i + 1) * 4096 + 7] = 1;
+			}
+		}
 		cow_stats_read(&b);
 		d.faults = cow_stat(&b, "faults") - cow_stat(&a, "faults");
 		d.hist = hist_sum(&b) - hist_sum(&a);
@@ -87,6 +101,9 @@ static struct delta child_writes(long n, int stride)
 			d.success = cow_stat(&b, "precopy_success") - cow_stat(&a, "precopy_success");
 			d.attempts = cow_stat(&b, "precopy_attempts") - cow_stat(&a, "precopy_attempts");
 			d.skips = skip_sum(&b) - skip_sum(&a);
+			d.judged = cow_stat(&b, "precopy_judged_pages") - cow_stat(&a, "precopy_judged_pages");
+			d.written = cow_stat(&b, "precopy_judged_written") - cow_stat(&a, "precopy_judged_written");
+			d.batches = cow_stat(&b, "precopy_batches") - cow_stat(&a, "precopy_batches");
 		}
 		d.ok = 1;
 		if (write(res[1], &d, sizeof(d)) != sizeof(d))
@@ -110,6 +127,9 @@ static void check_format(void)
 		"copy_hist_256", "copy_hist_inf", "precopy_attempts", "precopy_success",
 		"precopy_skip_exclusive", "precopy_skip_pinned", "precopy_skip_ksm",
 		"precopy_skip_zero", "precopy_skip_large", "precopy_skip_raced",
+		"precopy_skip_hwpoison", "precopy_skip_watermark", "precopy_skip_memcg_high",
+		"precopy_skip_budget", "precopy_batches", "precopy_judged_pages",
+		"precopy_judged_written", "precopy_seq_hits", "precopy_seq_misses",
 	};
 	char raw[8192];
 	int bad = 0, lines = 0;
@@ -211,12 +231,13 @@ static void check_sysctls(void)
 {
 	char b[64];
 
-	CHECK(set_sysctl_int("cow_precopy", 3) && errno == EINVAL, "precopy-rejects-3", "accepted");
+	CHECK(set_sysctl_int("cow_precopy", 4) && errno == EINVAL, "precopy-rejects-4", "accepted");
+	CHECK(set_sysctl_int("cow_stats_timing", 2) && errno == EINVAL, "timing-rejects-2", "accepted");
 	CHECK(set_sysctl_int("cow_precopy", -1) && errno == EINVAL, "precopy-rejects-neg", "accepted");
 	CHECK(set_sysctl_int("cow_precopy_depth", 0) && errno == EINVAL, "depth-rejects-0", "accepted");
 	CHECK(set_sysctl_int("cow_precopy_depth", 65) && errno == EINVAL, "depth-rejects-65", "accepted");
 	CHECK(!set_sysctl_int("cow_precopy_depth", 64), "depth-accepts-64", "%s", strerror(errno));
-	for (int m = 0; m <= 2; m++) {
+	for (int m = 0; m <= 3; m++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "precopy-accepts-%d", m);
@@ -260,11 +281,55 @@ static void check_precopy(long n)
 	d = child_writes(n, 1);
 	CHECK(d.ok && d.faults + d.success == (unsigned long long)n && d.faults * 5 <= (unsigned long long)n,
 	      "precopy2-adaptive", "faults %llu success %llu for %ld pages", d.faults, d.success, n);
+	CHECK(d.ok && d.batches > 0 && d.batches * 16 >= d.success && d.batches <= d.success,
+	      "precopy2-batched", "batches %llu for %llu pages", d.batches, d.success);
+	CHECK(d.ok && d.judged > 0 && d.written * 8 >= d.judged * 7, "precopy2-judged-written",
+	      "judged %llu written %llu", d.judged, d.written);
 	/* Strided writers: the adaptive window must stay closed. */
 	d = child_writes(n, 2);
 	CHECK(d.ok && d.success <= 8 && d.faults == (unsigned long long)(n + 1) / 2, "precopy2-stride2-no-waste",
 	      "faults %llu success %llu", d.faults, d.success);
+	/* Adjacent pairs far apart: the first window is judged unused and closes. */
+	d = child_writes(n, 0);
+	CHECK(d.ok && d.success <= 16 && d.faults + d.success >= (unsigned long long)(n / 8) * 2,
+	      "precopy2-pairs-close", "faults %llu success %llu judged %llu written %llu",
+	      d.faults, d.success, d.judged, d.written);
+	/* MADV_RANDOM: never; mode 3: only MADV_SEQUENTIAL mappings. */
+	advice = MADV_RANDOM;
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.success == 0 && d.faults == (unsigned long long)n, "precopy2-madv-random",
+	      "faults %llu success %llu", d.faults, d.success);
+	set_precopy(3, 1);
+	advice = MADV_NORMAL;
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.success == 0, "precopy3-needs-madvise", "success %llu", d.success);
+	advice = MADV_SEQUENTIAL;
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.faults + d.success == (unsigned long long)n && d.faults * 10 <= (unsigned long long)n,
+	      "precopy3-madv-sequential", "faults %llu success %llu", d.faults, d.success);
+	advice = MADV_NORMAL;
 	set_precopy(0, 1);
+}
+
+/* vm.cow_stats_timing = 0: faults still counted exactly, no time, no histogram. */
+static void check_timing_off(long n)
+{
+	struct delta d;
+
+	if (access("/proc/sys/vm/cow_stats_timing", F_OK)) {
+		CHECK(0, "timing-sysctl", "no /proc/sys/vm/cow_stats_timing");
+		return;
+	}
+	set_precopy(0, 1);
+	CHECK(!set_sysctl_int("cow_stats_timing", 0), "timing-off", "%s", strerror(errno));
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.faults == (unsigned long long)n && d.copy_ns == 0 && d.path_ns == 0 && d.hist == 0,
+	      "timing-off-counts-only", "faults +%llu copy_ns +%llu path_ns +%llu hist +%llu",
+	      d.faults, d.copy_ns, d.path_ns, d.hist);
+	CHECK(!set_sysctl_int("cow_stats_timing", 1), "timing-on", "%s", strerror(errno));
+	d = child_writes(n, 1);
+	CHECK(d.ok && d.faults == (unsigned long long)n && d.copy_ns > 0 && d.hist == (unsigned long long)n,
+	      "timing-on-again", "faults +%llu copy_ns +%llu hist +%llu", d.faults, d.copy_ns, d.hist);
 }
 
 int main(int argc, char **argv)
@@ -279,6 +344,7 @@ int main(int argc, char **argv)
 	check_format();
 	check_exact(n);
 	check_reset();
+	check_timing_off(n);
 	if (!access("/proc/sys/vm/cow_precopy", F_OK)) {
 		check_sysctls();
 		check_precopy(n);

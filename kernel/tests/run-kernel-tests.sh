@@ -10,24 +10,38 @@
 #                and mprotect in between, pre-copy 1, 2 and depth 16
 #   faults       pre-copy depth 1 cuts sequential COW faults by 40-55 %,
 #                adaptive pre-copy by >= 80 %
-#   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0, 1, 2
+#   edges-*      cow_precopy_edges: KSM, swap cache, mlock, gup_test pins,
+#                vmsplice, io_uring fixed buffers, uffd-wp next to the
+#                written pages; munmap/mremap/MADV_DONTNEED/MADV_PAGEOUT/
+#                fork/exit racing with a writer; RSS and AnonPages after each
+#   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-3
 #                with the same totals as on the stock kernel
+#   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
+#                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
+#                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
+#                memory.max / OOM / charge-leak checks and the cow:
+#                tracepoints; any lockdep or KASAN report fails the run
 #
 # Any kernel BUG/WARNING/Oops/panic fails the run that saw it (vm-run.sh).
 # Exit status 0 when everything passed; the last line is "N passed, N failed".
 #
-#   kernel/tests/run-kernel-tests.sh [--keep DIR] [--only NAME-PREFIX]
+#   kernel/tests/run-kernel-tests.sh [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug]
+#
+# The debug-* tests run with --debug, or when COWBENCH_KERNEL_DEBUG=1.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KDIR=$(cd "$HERE/.." && pwd)
 KEEP=""
 ONLY=""
+DEBUG=${COWBENCH_KERNEL_DEBUG:-0}
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--keep) KEEP=$2; shift ;;
 	--only) ONLY=$2; shift ;;
-	*) echo "usage: $0 [--keep DIR] [--only NAME-PREFIX]" >&2; exit 2 ;;
+	--debug) DEBUG=1 ;;
+	--no-debug) DEBUG=0 ;;
+	*) echo "usage: $0 [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -49,11 +63,23 @@ if ! PATCHED=$("$KDIR/build.sh" | tail -1) || [[ ! -s $PATCHED ]]; then
 	exit 1
 fi
 pass build-patched
-if ! STOCK=$("$KDIR/build.sh" --stock | tail -1) || [[ ! -s $STOCK ]]; then
+STOCK=""
+if ! want selftest; then
+	:	# only the selftest comparison needs the stock kernel
+elif ! STOCK=$("$KDIR/build.sh" --stock | tail -1) || [[ ! -s $STOCK ]]; then
 	fail build-stock
 	STOCK=""
 else
 	pass build-stock
+fi
+DEBUGK=""
+if [[ $DEBUG -eq 1 ]] && want debug; then
+	if ! DEBUGK=$("$KDIR/build.sh" --debug | tail -1) || [[ ! -s $DEBUGK ]]; then
+		fail build-debug
+		DEBUGK=""
+	else
+		pass build-debug
+	fi
 fi
 if ! SELFTEST=$("$HERE/build-cow-selftest.sh" | tail -1) || [[ ! -x $SELFTEST ]]; then
 	fail build-cow-selftest
@@ -141,10 +167,30 @@ if want faults; then
 	fi
 fi
 
-# ---- kernel COW selftest ------------------------------------------------------------------
-totals() { grep -o '# Totals: .*' "$1" | tail -1; }
 # Swap on a RAM disk and some hugetlb pages, so that cow.c skips (almost) nothing.
 SETUP='mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; echo 32 > /proc/sys/vm/nr_hugepages'
+
+# ---- neighbours and races ------------------------------------------------------------------
+edges() {
+	local name=$1 kernel=$2 mode=$3 depth=$4
+	want "$name" || return 0
+	if vm "$name" "$kernel" --mem 1G -- sh -c "$SETUP
+		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
+		echo 1 > /proc/cow_stats
+		cow_precopy_edges || exit 1
+		grep -E '^(faults|precopy_(success|batches|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
+		grep -q '^precopy_success: [1-9]' /proc/cow_stats || { echo 'no page was pre-copied'; exit 1; }
+	"; then
+		pass "$name"
+	else
+		fail "$name" "see $LOGS/$name.out"
+	fi
+}
+edges edges-precopy2 "$PATCHED" 2 1
+edges edges-precopy1-depth64 "$PATCHED" 1 64
+
+# ---- kernel COW selftest ------------------------------------------------------------------
+totals() { grep -o '# Totals: .*' "$1" | tail -1; }
 
 if [[ -n $SELFTEST ]] && want selftest; then
 	ADDST=(--add "$SELFTEST")
@@ -160,12 +206,14 @@ if [[ -n $SELFTEST ]] && want selftest; then
 			fail selftest-stock "no totals; see $LOGS/selftest-stock.out"
 		fi
 	fi
-	for mode in 0 1 2; do
-		name=selftest-precopy$mode
-		vm "$name" "$PATCHED" "${ADDST[@]}" -- sh -c "$SETUP; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
+	# selftest NAME KERNEL MODE: cow.c under cow_precopy=MODE, same totals as stock.
+	selftest() {
+		local name=$1 kernel=$2 mode=$3 t rc
+		want "$name" || return 0
+		vm "$name" "$kernel" "${ADDST[@]}" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
 		rc=$?
 		t=$(totals "$LOGS/$name.out")
-		echo "    patched, cow_precopy=$mode: ${t:-no totals} (exit $rc)"
+		echo "    $name: ${t:-no totals} (exit $rc)"
 		if [[ -z $t ]]; then
 			fail "$name" "no totals"
 		elif [[ -n $st_ref && $t != "$st_ref" ]]; then
@@ -177,7 +225,57 @@ if [[ -n $SELFTEST ]] && want selftest; then
 		else
 			pass "$name"
 		fi
+	}
+	for mode in 0 1 2 3; do
+		selftest selftest-precopy$mode "$PATCHED" $mode
 	done
+	if [[ -n $DEBUGK ]]; then
+		for mode in 0 2; do
+			selftest debug-selftest-precopy$mode "$DEBUGK" $mode
+		done
+	fi
+fi
+
+# ---- the debug kernel: lockdep, KASAN, memcg, tracepoints -------------------------------------
+if [[ -n $DEBUGK ]]; then
+	if want debug-stats; then
+		if vm debug-stats "$DEBUGK" -- cow_stats_check 1000; then
+			pass debug-stats
+		else
+			fail debug-stats "see $LOGS/debug-stats.out"
+		fi
+	fi
+	if want debug-isolation; then
+		if vm debug-isolation "$DEBUGK" --smp 2 -- sh -c '
+			echo 2 > /proc/sys/vm/cow_precopy || exit 3
+			for thp in 0 1; do
+				cow_isolation --threads 3 --rounds 2 --pages 1024 --thp $thp || exit 1
+				cow_isolation --threads 2 --rounds 1 --pages 700 --thp $thp --phases 6 || exit 1
+			done
+			grep -q "^precopy_success: [1-9]" /proc/cow_stats || { echo "no page was pre-copied"; exit 1; }'; then
+			pass debug-isolation
+		else
+			fail debug-isolation "see $LOGS/debug-isolation.out"
+		fi
+	fi
+	edges debug-edges-precopy2 "$DEBUGK" 2 1
+	if want debug-tracepoints; then
+		if vm debug-tracepoints "$DEBUGK" -- sh -c '
+			T=/sys/kernel/tracing
+			mount -t tracefs nodev $T 2>/dev/null
+			echo 1 > $T/events/cow/cow_precopy_window/enable || exit 3
+			echo 1 > $T/events/cow/cow_precopy_range/enable || exit 3
+			cowfaults --pattern seq --pages 1024 --reps 1 --precopy 2 || exit 1
+			echo 0 > $T/events/cow/enable
+			grep -c "cow_precopy_window:" $T/trace
+			grep "cow_precopy_range:" $T/trace | tail -3
+			grep -q "cow_precopy_window: addr=0x[0-9a-f]* run=[0-9]* judged=[0-9]* written=[0-9]* window=[1-9]" $T/trace &&
+			grep -q "cow_precopy_range: addr=0x[0-9a-f]* asked=[1-9][0-9]* done=[1-9][0-9]* stop=" $T/trace'; then
+			pass debug-tracepoints
+		else
+			fail debug-tracepoints "see $LOGS/debug-tracepoints.out"
+		fi
+	fi
 fi
 
 echo "logs: $LOGS"

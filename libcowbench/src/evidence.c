@@ -195,6 +195,27 @@ void cb_evidence_select(struct cb_evidence *ev, unsigned probes)
 		ev->disabled[i] = !(probes & (1u << i));
 }
 
+/* One word of a --probes list: a probe, a set, or the inline modifier. */
+static int probe_word(const char *tok, unsigned *bits)
+{
+	if (strcmp(tok, "all") == 0)
+		*bits |= CB_PROBES_ALL;
+	else if (strcmp(tok, "default") == 0)
+		*bits |= CB_PROBES_DEFAULT;
+	else if (strcmp(tok, "inline") == 0)
+		*bits |= CB_PROBES_INLINE;
+	else {
+		int i = 0;
+
+		while (i < CB_NPROBES && strcmp(tok, probe_names[i]) != 0)
+			i++;
+		if (i == CB_NPROBES)
+			return -EINVAL;
+		*bits |= 1u << i;
+	}
+	return 0;
+}
+
 int cb_probes_parse(const char *text, unsigned *out)
 {
 	char buf[128], *save, *tok;
@@ -203,23 +224,38 @@ int cb_probes_parse(const char *text, unsigned *out)
 		*out = CB_PROBES_NONE;
 		return 0;
 	}
-	if (strcmp(text, "all") == 0 || strcmp(text, "default") == 0) {
-		*out = strcmp(text, "all") == 0 ? (1u << CB_NPROBES) - 1 : CB_PROBES_DEFAULT;
-		return 0;
-	}
 	if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf) || !*text)
 		return -EINVAL;
 	*out = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int i = 0;
-
-		while (i < CB_NPROBES && strcmp(tok, probe_names[i]) != 0)
-			i++;
-		if (i == CB_NPROBES)
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (probe_word(tok, out) < 0)
 			return -EINVAL;
-		*out |= 1u << i;
-	}
+	if (*out == CB_PROBES_INLINE)
+		*out |= CB_PROBES_DEFAULT; /* "inline" alone: today's default set, in the timed reps */
 	return *out ? 0 : -EINVAL;
+}
+
+unsigned cb_probes_intrusive(unsigned probes)
+{
+	unsigned p = probes ? probes : CB_PROBES_DEFAULT, in = 0;
+
+	if (p & CB_PROBES_NONE)
+		return 0;
+	if (p & (1u << CB_PROBE_PERF))
+		in |= 1u << CB_PROBE_PERF;
+	if ((p & (1u << CB_PROBE_TASKSTATS)) && cb_delayacct_enabled() != 1)
+		in |= 1u << CB_PROBE_TASKSTATS;
+	return in;
+}
+
+unsigned cb_probes_for_rep(unsigned probes, enum cb_rep_kind kind)
+{
+	unsigned p = probes ? probes : CB_PROBES_DEFAULT;
+
+	if ((p & CB_PROBES_NONE) || kind == CB_REP_EVIDENCE || (p & CB_PROBES_INLINE))
+		return p;
+	p &= ~cb_probes_intrusive(p);
+	return p & CB_PROBES_ALL ? p : CB_PROBES_NONE;
 }
 
 void cb_evidence_hooks(struct cb_evidence *ev, struct cb_touch_hooks *hooks)
@@ -362,7 +398,7 @@ static int check_taskstats(char *detail, size_t len)
 		return err;
 	}
 	snprintf(detail, len, "yes (wpcopy counts, version %u; kernel.task_delayacct=%d%s)", t.version, on,
-		 on == 1 ? "" : ": cowbench run/stat switch it on as root for the run");
+		 on == 1 ? "" : ": as root, cowbench run switches it on for its evidence reps, stat for its run");
 	return 0;
 }
 

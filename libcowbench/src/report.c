@@ -13,10 +13,11 @@
 #include <cowbench/units.h>
 
 #define INT(name, help, ...) { #name, CB_COL_INT, offsetof(struct cb_row, name), 0, help, __VA_ARGS__ + 0 }
-#define FLT(name, dec, help) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help, 0 }
+#define FLT(name, dec, help, ...) { #name, CB_COL_FLOAT, offsetof(struct cb_row, name), dec, help, __VA_ARGS__ + 0 }
 #define STR(name, help, ...) { #name, CB_COL_STR, offsetof(struct cb_row, name), 0, help, __VA_ARGS__ + 0 }
 #define ID CB_COL_IDENTITY
 #define LEGACY_ID CB_COL_IDENTITY_LEGACY
+#define TIMED CB_COL_TIMED
 
 static const struct cb_column columns[] = {
 	INT(schema, "CSV schema version of this row"),
@@ -28,17 +29,17 @@ static const struct cb_column columns[] = {
 	INT(fork, "1: pages shared by fork (COW); 0: the --no-fork baseline on private pages", ID),
 	INT(rep, "repetition number, 1-based (warm-up repetitions are not written)"),
 	STR(status, "ok, unsupported:WHY, no-resource:WHY, child-killed:SIGNAME, child-exit:N or error:WHAT"),
-	INT(elapsed_ns, "wall time of the whole touch loop (ns)"),
-	FLT(ns_per_page, 1, "elapsed_ns / touched"),
+	INT(elapsed_ns, "wall time of the whole touch loop (ns)", TIMED),
+	FLT(ns_per_page, 1, "elapsed_ns / touched", TIMED),
 	INT(faults, "writer's minor faults during the touch loop (getrusage delta)"),
-	FLT(lat_min_ns, 1, "fastest single first write (ns)"),
-	FLT(lat_mean_ns, 1, "mean first-write latency (ns)"),
-	FLT(lat_p50_ns, 1, "median first-write latency (ns, nearest rank)"),
-	FLT(lat_p90_ns, 1, "90th percentile first-write latency (ns)"),
-	FLT(lat_p99_ns, 1, "99th percentile first-write latency (ns)"),
-	FLT(lat_p999_ns, 1, "99.9th percentile first-write latency (ns)"),
-	FLT(lat_max_ns, 1, "slowest single first write (ns)"),
-	FLT(memcpy_ns, 1, "median user-space memcpy of one page, same run (ns)"),
+	FLT(lat_min_ns, 1, "fastest single first write (ns)", TIMED),
+	FLT(lat_mean_ns, 1, "mean first-write latency (ns)", TIMED),
+	FLT(lat_p50_ns, 1, "median first-write latency (ns, nearest rank)", TIMED),
+	FLT(lat_p90_ns, 1, "90th percentile first-write latency (ns)", TIMED),
+	FLT(lat_p99_ns, 1, "99th percentile first-write latency (ns)", TIMED),
+	FLT(lat_p999_ns, 1, "99.9th percentile first-write latency (ns)", TIMED),
+	FLT(lat_max_ns, 1, "slowest single first write (ns)", TIMED),
+	FLT(memcpy_ns, 1, "median user-space memcpy of one page, same run (ns)", TIMED),
 	INT(cow_faults, "COW faults counted by /proc/cow_stats during the rep (patched kernel only)"),
 	INT(cow_copy_ns, "kernel page-copy time from /proc/cow_stats during the rep (ns, patched kernel only)"),
 	INT(precopy, "value of /proc/sys/vm/cow_precopy during the rep (patched kernel only)", ID),
@@ -67,23 +68,23 @@ static const struct cb_column columns[] = {
 	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)", LEGACY_ID),
 	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
 	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", ID),
-	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)"),
-	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)"),
-	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns"),
-	INT(copy_ns, "snapshot: time to complete the checkpoint copy (ns; fork: the child's copy loop)"),
-	INT(reunite_ns, "snapshot: writers' start to the parent reaping the child (ns, fork only)"),
-	INT(user_ns, "snapshot: parent's user CPU time during the snapshot run, all threads (ns)"),
-	INT(sys_ns, "snapshot: parent's system CPU time during the snapshot run, all threads (ns)"),
+	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)", TIMED),
+	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)", TIMED),
+	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns", TIMED),
+	INT(copy_ns, "snapshot: time to complete the checkpoint copy (ns; fork: the child's copy loop)", TIMED),
+	INT(reunite_ns, "snapshot: writers' start to the parent reaping the child (ns, fork only)", TIMED),
+	INT(user_ns, "snapshot: parent's user CPU time during the snapshot run, all threads (ns)", TIMED),
+	INT(sys_ns, "snapshot: parent's system CPU time during the snapshot run, all threads (ns)", TIMED),
 	INT(cow_copies, "pages whose page frame changed after the writes: copied (pagemap PFNs, root; snapshot: the parent's side)"),
 	INT(cow_reuses, "pages written in place, same frame as before (pagemap PFNs, root)"),
 	INT(wp_faults, "snapshot uffd-wp: write-protect faults the copiers handled"),
 	INT(saved_pages, "snapshot: pages saved into the checkpoint (uffd-wp: each exactly once)"),
 	INT(verified, "1: checkpoint equals the data at snapshot time and every write landed (multi: every child saw the original data); 0: not"),
-	INT(fork_ns, "fork: call to return in the parent (ns)"),
-	INT(child_start_ns, "fork: call to the child's first instruction (ns; empty for posix_spawn)"),
-	INT(child_exit_ns, "fork: child's _exit call to the parent's waitpid return (ns; empty for posix_spawn)"),
-	INT(wait_ns, "fork: time the parent spent in waitpid (ns)"),
-	FLT(ms_per_gib, 3, "fork: fork_ns in ms per GiB of populated memory"),
+	INT(fork_ns, "fork: call to return in the parent (ns)", TIMED),
+	INT(child_start_ns, "fork: call to the child's first instruction (ns; empty for posix_spawn)", TIMED),
+	INT(child_exit_ns, "fork: child's _exit call to the parent's waitpid return (ns; empty for posix_spawn)", TIMED),
+	INT(wait_ns, "fork: time the parent spent in waitpid (ns)", TIMED),
+	FLT(ms_per_gib, 3, "fork: fork_ns in ms per GiB of populated memory", TIMED),
 	INT(vm_pte_kb, "VmPTE of the parent with the region populated (KiB of page tables)"),
 	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)"),
 	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes"),
@@ -113,8 +114,9 @@ static const struct cb_column columns[] = {
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
 	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
-	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)"),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", TIMED),
 	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
+	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)"),
 	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
 	INT(steal_ns, "CPU time stolen by the hypervisor from all CPUs during the rep (/proc/stat steal delta, ns; tick resolution)"),
 	INT(runq, "runnable tasks on the machine around the rep (/proc/stat procs_running, larger of the reads before and after)"),
@@ -130,6 +132,21 @@ const struct cb_column *cb_column_find(const char *name)
 		if (strcmp(columns[i].name, name) == 0)
 			return &columns[i];
 	return NULL;
+}
+
+const char *cb_rep_kind_name(enum cb_rep_kind k)
+{
+	return k == CB_REP_EVIDENCE ? "evidence" : "timed";
+}
+
+bool cb_row_is_evidence(const struct cb_row *row)
+{
+	return strcmp(row->rep_kind, cb_rep_kind_name(CB_REP_EVIDENCE)) == 0;
+}
+
+bool cb_row_counts(const struct cb_row *row, const struct cb_column *c)
+{
+	return !(c->flags & CB_COL_TIMED) || !cb_row_is_evidence(row);
 }
 
 const struct cb_column *cb_columns(size_t *count)
@@ -271,7 +288,7 @@ static const struct table_col {
 	{ "workload", U_PLAIN, true }, { "size_bytes", U_BYTES, true }, { "writer", U_PLAIN, true },
 	{ "fork", U_PLAIN, true }, { "method", U_PLAIN, true }, { "threads", U_PLAIN, true },
 	{ "checkpointers", U_PLAIN, true }, { "children", U_PLAIN, true }, { "rep", U_PLAIN, true },
-	{ "status", U_PLAIN, true },
+	{ "rep_kind", U_PLAIN, true }, { "status", U_PLAIN, true },
 	/* page-order and multi rows */
 	{ "elapsed_ns", U_NS, false }, { "faults", U_PLAIN, false }, { "lat_p50_ns", U_NS, false },
 	{ "lat_p99_ns", U_NS, false }, { "lat_max_ns", U_NS, false }, { "memcpy_ns", U_NS, false },

@@ -74,8 +74,8 @@ bool cb_row_number(const struct cb_row *row, const char *name, double *out)
 	const struct cb_column *c = cb_column_find(name);
 	const char *base;
 
-	if (!c)
-		return false;
+	if (!c || !cb_row_counts(row, c))
+		return false; /* an evidence rep's times measure the instrumented machine */
 	base = (const char *)row + c->offset;
 	if (c->type == CB_COL_INT) {
 		int64_t v;

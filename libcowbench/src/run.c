@@ -125,6 +125,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->precopy_depth = CB_NA;
 	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = CB_NA;
 	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
+	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
 	cb_row_init_workload(row, spec);
 	cb_evidence_row_init(row);
 	cb_costs_row_init(row);
@@ -217,7 +218,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	};
 	/* Stock-kernel probes read around the loop, never inside it (cowbench/evidence.h). */
 	cb_evidence_init(&ev, spec->page_size, order, (size_t)count);
-	cb_evidence_select(&ev, spec->probes);
+	cb_evidence_select(&ev, cb_probes_for_rep(spec->probes, spec->rep_kind));
 	cb_evidence_hooks(&ev, &hooks);
 	have_stats = cb_cowstats_read(NULL, &before) == 0;
 	err = cb_touch_run(&tp, &res);

@@ -59,9 +59,29 @@ void cb_evidence_init(struct cb_evidence *ev, size_t page_size, const size_t *to
  */
 #define CB_PROBES_DEFAULT ((1u << CB_PROBE_TASKSTATS) | (1u << CB_PROBE_PAGEMAP) | (1u << CB_PROBE_SMAPS))
 #define CB_PROBES_NONE (1u << 31)
+#define CB_PROBES_ALL ((1u << CB_NPROBES) - 1)
+/*
+ * --probes=inline: every selected probe inside the timed reps, no evidence
+ * reps (latencies then include delay accounting's and perf's work per fault).
+ */
+#define CB_PROBES_INLINE (1u << 30)
+/* Probes that can add work inside the fault path: a cell selecting one has an evidence rep. */
+#define CB_PROBES_FAULT_PATH ((1u << CB_PROBE_TASKSTATS) | (1u << CB_PROBE_PERF))
+/**
+ * The selected probes (0: the default set) that add work inside the fault
+ * path as the system is now: perf (a counter on every fault) and taskstats
+ * while kernel.task_delayacct is off (it must go on, and then reads the
+ * clock in every COW copy). Pagemap and smaps read only around the loop.
+ */
+unsigned cb_probes_intrusive(unsigned probes);
+/** The probes a rep of this kind runs: timed reps leave the intrusive ones out, unless inline. */
+unsigned cb_probes_for_rep(unsigned probes, enum cb_rep_kind kind);
 /** Run only these probes (0: CB_PROBES_DEFAULT). */
 void cb_evidence_select(struct cb_evidence *ev, unsigned probes);
-/** "none", "all", "default" or a comma list of taskstats,pagemap,smaps,perf. -EINVAL otherwise. */
+/**
+ * "none", or a comma list of taskstats, pagemap, smaps, perf, all, default
+ * and inline (inline alone: the default set, inline). -EINVAL otherwise.
+ */
 int cb_probes_parse(const char *text, unsigned *out);
 /** The hooks to put in cb_touch_params.hooks (arg = ev). */
 void cb_evidence_hooks(struct cb_evidence *ev, struct cb_touch_hooks *hooks);

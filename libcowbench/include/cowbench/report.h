@@ -107,11 +107,21 @@ struct cb_row {
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
 	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
 	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
+	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
 	int64_t nivcsw, steal_ns, runq, migrations, writer_cpu;
 	char stop[12];
 	/* New columns go above this line, in the column table's order. */
 };
+
+/*
+ * What a repetition is for. Timed reps run with the system as the user has
+ * it; an evidence rep of the same cell, after them, runs the probes that add
+ * work inside the fault path (delay accounting, perf counters): its times
+ * are those of an instrumented machine and never enter statistics.
+ */
+enum cb_rep_kind { CB_REP_TIMED = 0, CB_REP_EVIDENCE };
+const char *cb_rep_kind_name(enum cb_rep_kind k);
 
 enum cb_col_type { CB_COL_INT, CB_COL_FLOAT, CB_COL_STR };
 
@@ -132,6 +142,17 @@ struct cb_column {
  * before it existed): these columns mirror workload options.
  */
 #define CB_COL_IDENTITY_LEGACY 0x2u
+/* A time (or rate) of the measured loop: what an evidence rep's instrumentation perturbs. */
+#define CB_COL_TIMED 0x4u
+
+/** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
+bool cb_row_is_evidence(const struct cb_row *row);
+/**
+ * Whether the row's cell in column c is a measurement statistics may use:
+ * false for a timed column (CB_COL_TIMED) of an evidence rep. Every reader
+ * that summarises, compares or plots goes through this (cb_row_number).
+ */
+bool cb_row_counts(const struct cb_row *row, const struct cb_column *c);
 
 /** The column table (CSV order). */
 const struct cb_column *cb_columns(size_t *count);

@@ -36,7 +36,10 @@ void cb_results_free(struct cb_results *res);
 
 /** Parse text into the row's column (empty = not measured); CB_EFORMAT when it does not parse. */
 int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text);
-/** A numeric column by name; false when unknown, a string column, or not measured. */
+/**
+ * A numeric column by name; false when unknown, a string column, not
+ * measured, or a timed column of an evidence rep (cb_row_counts).
+ */
 bool cb_row_number(const struct cb_row *row, const char *name, double *out);
 
 /**

@@ -43,6 +43,7 @@ struct cb_run_spec {
 	struct cb_wl_params params; /* the region: page type, NUMA placement */
 	struct cb_wl_opts opts;     /* the workload's own options (its table, cowbench/option.h) */
 	const struct cb_sample_sink *samples; /* NULL: per-write samples only as lat_hist */
+	enum cb_rep_kind rep_kind;  /* timed: probes that add work in the fault path stay out (cb_probes_for_rep) */
 };
 
 /** Set spec->workload to w and its options to w's defaults. */
@@ -78,5 +79,22 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec);
  * was measured (row->status says that too).
  */
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
+
+/**
+ * Whether the cell has evidence reps: a fork-and-touch workload whose
+ * probes (not --probes=inline) include one that can add work inside the
+ * fault path (CB_PROBES_FAULT_PATH). It depends on the options alone, never
+ * on the system's state, so a plan, a resume and a rerun agree.
+ */
+bool cb_run_wants_evidence(const struct cb_run_spec *spec);
+/**
+ * cb_run_rep, but where taskstats is to count a parent writer's copies and
+ * this process was born before delay accounting went on (the kernel never
+ * counts such a process), in a fresh child that dies with this process
+ * (PR_SET_PDEATHSIG) and sends its row back.
+ */
+int cb_run_rep_accounted(const struct cb_run_spec *spec, int rep, struct cb_row *row);
+/** cb_run_rep_accounted as an evidence rep: every selected probe, rep_kind "evidence". */
+int cb_run_evidence_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row);
 
 #endif

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# The pre-copy targets matrix: one boot of the patched kernel runs every
+# workload under every pre-copy mode, interleaved and rotated inside each
+# repetition, and prints for each cell the change against cow_precopy=0 with
+# a 95 % confidence interval from the paired per-repetition ratios, then the
+# targets of the pre-copy v2 work (faults, runtime, p99 per write, pages
+# wasted, anonymous growth) as met / not met.  With --fork it also boots the
+# stock and the patched kernel alternately and compares fork() of a
+# populated mapping (fork neutrality).
+#
+#   kernel/targets.sh [--reps N] [--smp N] [--modes "0:1 2:1 1:16"]
+#                     [--fork-boots N] [--fork-mb N] [--kernel BZIMAGE] [--native]
+#
+#   --reps N        repetitions of every cell (default 9, at least 5; 0 skips
+#                   the matrix, for a fork comparison alone)
+#   --smp N         guest CPUs (default 1: the least emulation noise)
+#   --modes M       pre-copy modes as MODE:DEPTH (default "0:1 2:1 1:16");
+#                   0:1 is the baseline and must be there
+#   --fork-boots N  boot stock and patched N times each, alternately, for the
+#                   fork comparison (default 0: skip)
+#   --fork-mb N     size of the forked mapping (default 1024)
+#   --kernel F      patched bzImage to use instead of kernel/build.sh
+#   --native        run the matrix on the running kernel (bare metal or a
+#                   KVM guest booted with the patched kernel; needs root)
+#                   instead of a QEMU guest
+#
+# Workloads (kernel/tests/cowfaults.c, every write timed with --lat): seq
+# 16 and 64 MiB, stride-2, hotset 10 %, random and single page at 16 MiB.
+# Under TCG all times are emulated: only ratios inside one boot mean
+# anything.  Fault counts, wasted pages and growth are exact.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPS=9
+SMP=1
+MODES="0:1 2:1 1:16"
+FORK_BOOTS=0
+FORK_MB=1024
+KERNEL=""
+NATIVE=0
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--reps) REPS=$2; shift ;;
+	--smp) SMP=$2; shift ;;
+	--modes) MODES=$2; shift ;;
+	--fork-boots) FORK_BOOTS=$2; shift ;;
+	--fork-mb) FORK_MB=$2; shift ;;
+	--kernel) KERNEL=$2; shift ;;
+	--native) NATIVE=1 ;;
+	-h|--help) usage 0 ;;
+	*) echo "targets.sh: unknown argument: $1" >&2; usage 2 ;;
+	esac
+	shift
+done
+[[ $REPS =~ ^[0-9]+$ && ( $REPS -ge 5 || $REPS -eq 0 ) ]] || { echo "targets.sh: --reps must be 0 or a number >= 5" >&2; exit 2; }
+[[ $REPS -gt 0 || $FORK_BOOTS -gt 0 ]] || { echo "targets.sh: nothing to do with --reps 0 and no --fork-boots" >&2; exit 2; }
+[[ $SMP =~ ^[0-9]+$ && $SMP -ge 1 ]] || { echo "targets.sh: --smp must be a number >= 1" >&2; exit 2; }
+[[ $FORK_BOOTS =~ ^[0-9]+$ && $FORK_MB =~ ^[0-9]+$ ]] || { echo "targets.sh: --fork-boots/--fork-mb must be numbers" >&2; exit 2; }
+for m in $MODES; do
+	[[ $m =~ ^[0-3]:[0-9]+$ ]] || { echo "targets.sh: bad mode '$m' (want MODE:DEPTH)" >&2; exit 2; }
+done
+[[ " $MODES " == *" 0:1 "* ]] || { echo "targets.sh: --modes must include 0:1" >&2; exit 2; }
+
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/cowbench-targets.XXXXXX")
+if [[ $NATIVE -eq 1 ]]; then
+	[[ -w /proc/sys/vm/cow_precopy ]] || { echo "targets.sh: --native needs root and a kernel with /proc/sys/vm/cow_precopy" >&2; exit 2; }
+	[[ $FORK_BOOTS -eq 0 ]] || { echo "targets.sh: --fork-boots needs guests; leave it out with --native" >&2; exit 2; }
+	mkdir -p "$OUT/bin"
+	gcc -O2 -pthread -Wall -o "$OUT/bin/cowfaults" "$HERE/tests/cowfaults.c" || exit 1
+	KERNEL="native $(uname -r)"
+else
+	[[ -n $KERNEL ]] || KERNEL=$("$HERE/build.sh" | tail -1) || exit 1
+fi
+
+WORKLOADS=("seq 16" "seq 64" "stride 16" "hotset 16" "random 16" "single 16")
+{
+	echo "set -e"
+	read -r -a modes <<< "$MODES"
+	for rep in $(seq 0 $(( REPS - 1 ))); do
+		for w in "${WORKLOADS[@]}"; do
+			read -r pat mb <<< "$w"
+			n=1
+			[[ $pat == single ]] && n=7
+			for i in "${!modes[@]}"; do
+				m=${modes[$(( (i + rep) % ${#modes[@]} ))]}
+				echo "cowfaults --pattern $pat --size-mb $mb --reps $n --lat --precopy ${m%:*} --depth ${m#*:} | sed 's/^cowfaults /cowfaults rep_outer=$rep /' | grep '^cowfaults '"
+			done
+		done
+	done
+} > "$OUT/matrix.sh"
+
+echo "== matrix: $REPS repetitions, modes $MODES, kernel $KERNEL"
+if [[ $REPS -eq 0 ]]; then
+	: > "$OUT/matrix.out"
+	rc=0
+elif [[ $NATIVE -eq 1 ]]; then
+	old_mode=$(cat /proc/sys/vm/cow_precopy) old_depth=$(cat /proc/sys/vm/cow_precopy_depth)
+	# Put the sysctls back however the run ends.
+	trap 'echo "$old_depth" > /proc/sys/vm/cow_precopy_depth; echo "$old_mode" > /proc/sys/vm/cow_precopy' EXIT
+	trap 'exit 130' INT TERM
+	PATH="$OUT/bin:$PATH" sh "$OUT/matrix.sh" > "$OUT/matrix.out" 2>&1
+	rc=$?
+else
+	"$HERE/vm-run.sh" --kernel "$KERNEL" --cowbench none --quiet-boot --smp "$SMP" --mem 1G \
+		--add "$OUT/matrix.sh" --timeout 5400 -- sh /bin/matrix.sh > "$OUT/matrix.out" 2>&1
+	rc=$?
+fi
+grep -v '^cowfaults ' "$OUT/matrix.out" | tail -5
+[[ $rc -eq 0 ]] || { echo "targets.sh: guest run failed ($rc); raw output in $OUT/matrix.out" >&2; exit 1; }
+
+if [[ $FORK_BOOTS -gt 0 ]]; then
+	STOCK=$("$HERE/build.sh" --stock | tail -1) || exit 1
+	for b in $(seq 1 "$FORK_BOOTS"); do
+		for k in stock patched; do
+			img=$KERNEL
+			[[ $k == stock ]] && img=$STOCK
+			echo "== fork boot $b: $k"
+			"$HERE/vm-run.sh" --kernel "$img" --cowbench none --quiet-boot --smp "$SMP" --mem 2G \
+				--timeout 1800 -- sh -c "cowfaults --pattern fork --size-mb $FORK_MB --reps 15 --precopy 0" \
+				2>/dev/null | grep '^cowfaults ' | sed "s/^cowfaults /cowfaults kernel=$k boot=$b /" >> "$OUT/fork.out"
+		done
+	done
+fi
+
+python3 - "$OUT/matrix.out" "$OUT/fork.out" <<'EOF'
+import math
+import re
+import statistics
+import sys
+
+T975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201,
+        12: 2.179, 14: 2.145, 19: 2.093, 24: 2.064, 29: 2.045}
+
+
+def t975(df):
+    keys = [k for k in sorted(T975) if k <= df]
+    return T975[keys[-1]] if keys else 12.706
+
+
+def ci(ratios):
+    """Geometric mean of paired ratios and its 95 % t-interval (on the logs)."""
+    logs = [math.log(r) for r in ratios if r > 0]
+    if len(logs) < 2:
+        return float("nan"), float("nan"), float("nan")
+    m = statistics.mean(logs)
+    h = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
+
+
+rows = {}
+for line in open(sys.argv[1], errors="replace"):
+    if not line.startswith("cowfaults "):
+        continue
+    kv = dict(re.findall(r"(\w+)=([^\s]+)", line))
+    if kv["pattern"] == "single":
+        kv["pattern"] = "single"
+    size = int(kv["pages"]) * 4 // 1024
+    name = {"stride": "stride-2", "hotset": "hotset 10%"}.get(kv["pattern"], kv["pattern"])
+    w = f"{name} {size}M"
+    mode = kv["precopy"] + ":" + kv["depth"]
+    rows.setdefault((w, mode), {}).setdefault(int(kv["rep_outer"]), []).append(kv)
+
+
+def agg(runs, key, f=statistics.median):
+    return f([float(r[key]) for r in runs])
+
+
+def label(mode):
+    m, d = mode.split(":")
+    return {"0": "off", "1": f"depth {d}", "2": "adaptive", "3": "madvised"}[m]
+
+
+def verdict(ok):
+    return "met" if ok else "NOT met"
+
+
+if rows:
+    workloads = []
+    for (w, _m) in rows:
+        if w not in workloads:
+            workloads.append(w)
+    modes = sorted({m for (_w, m) in rows}, key=lambda m: (m != "0:1", m))
+    print()
+    print("Per cell: mean over repetitions of faults / pre-copied pages / wasted pages / new pages;")
+    print("d.runtime and d.p99: geometric mean of the per-repetition ratio to cow_precopy=0 in the same")
+    print("repetition, with its 95 % CI (t on log ratios); p99 = 99th percentile of the per-write times.")
+    print()
+    hdr = (f"{'workload':<16}{'mode':<11}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
+           f"{'growth':>8}{'runtime ms':>11}{'d.runtime [95% CI]':>27}{'p99 us':>9}{'d.p99 [95% CI]':>27}")
+    print(hdr)
+    print("-" * len(hdr))
+    summary = {}
+    for w in workloads:
+        base = rows.get((w, "0:1"))
+        if not base:
+            continue
+        for mode in modes:
+            cell = rows.get((w, mode))
+            if not cell:
+                continue
+            reps = sorted(set(cell) & set(base))
+            runs = [r for k in reps for r in cell[k]]
+            bruns = [r for k in reps for r in base[k]]
+            faults = agg(runs, "faults", statistics.mean)
+            bfaults = agg(bruns, "faults", statistics.mean)
+            pre = agg(runs, "precopy_success", statistics.mean)
+            wasted = agg(runs, "wasted", statistics.mean)
+            newp = agg(runs, "new_pages", statistics.mean)
+            bnew = agg(bruns, "new_pages", statistics.mean)
+            growth = newp / bnew if bnew else float("nan")
+            rt = [agg(cell[k], "ns") / agg(base[k], "ns") for k in reps]
+            p99 = [agg(cell[k], "lat_p99") / agg(base[k], "lat_p99") for k in reps]
+            g_rt, lo_rt, hi_rt = ci(rt)
+            g_p99, lo_p99, hi_p99 = ci(p99)
+            df = 100 * (faults - bfaults) / bfaults if bfaults else 0.0
+            fmt = lambda g, lo, hi: f"{100 * (g - 1):+6.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
+            print(f"{w:<16}{label(mode):<11}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
+                  f"{growth:>8.3f}{agg(runs, 'ns') / 1e6:>11.2f}{fmt(g_rt, lo_rt, hi_rt):>27}"
+                  f"{agg(runs, 'lat_p99') / 1e3:>9.1f}{fmt(g_p99, lo_p99, hi_p99):>27}")
+            summary[(w, mode)] = dict(df=df, rt=(g_rt, lo_rt, hi_rt), p99=(g_p99, lo_p99, hi_p99),
+                                      wasted=wasted, written=agg(runs, "distinct", statistics.mean),
+                                      growth=growth, reps=len(reps))
+        print()
+
+    print("Targets (adaptive mode, cow_precopy=2, against cow_precopy=0 in the same boot):")
+    target_mode = "2:1"
+
+
+
+    for w in ("seq 16M", "seq 64M"):
+        s = summary.get((w, target_mode))
+        if not s:
+            continue
+        print(f"  {w}: faults {s['df']:+.1f}% (target <= -95%: {verdict(s['df'] <= -95)}); "
+              f"runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, {100 * (s['rt'][2] - 1):+.1f}] "
+              f"(target <= -30%: {verdict(s['rt'][2] <= 0.70)}); "
+              f"p99 x{s['p99'][0]:.2f} [{s['p99'][1]:.2f}, {s['p99'][2]:.2f}] (target <= 1.5x: {verdict(s['p99'][2] <= 1.5)})")
+    for w in ("stride-2 16M", "hotset 10% 16M", "random 16M"):
+        s = summary.get((w, target_mode))
+        if not s:
+            continue
+        share = 100 * s["wasted"] / s["written"] if s["written"] else 0.0
+        print(f"  {w}: wasted {s['wasted']:.0f} pages = {share:.2f}% of {s['written']:.0f} written (target <= 5%: "
+              f"{verdict(share <= 5)}); runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+              f"{100 * (s['rt'][2] - 1):+.1f}] and p99 {100 * (s['p99'][0] - 1):+.1f}% [{100 * (s['p99'][1] - 1):+.1f}, "
+              f"{100 * (s['p99'][2] - 1):+.1f}] (target within +2%: "
+              f"{verdict(s['rt'][2] <= 1.02 and s['p99'][2] <= 1.02)})")
+    s = summary.get(("single 16M", target_mode))
+    if s:
+        print(f"  single 16M: runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+              f"{100 * (s['rt'][2] - 1):+.1f}] (target within +2%: {verdict(s['rt'][2] <= 1.02)})")
+    worst = max((s["growth"] for (w, m), s in summary.items() if m == target_mode), default=float("nan"))
+    print(f"  anonymous growth (new pages over pre-copy off), worst workload: x{worst:.3f} "
+          f"(target <= 1.05: {verdict(worst <= 1.05)})")
+    print("  'met' needs the whole 95 % interval inside the target.")
+
+try:
+    fork = [dict(re.findall(r"(\w+)=([^\s]+)", l)) for l in open(sys.argv[2]) if l.startswith("cowfaults ")]
+except OSError:
+    fork = []
+if fork:
+    boots = {}
+    for kv in fork:
+        boots.setdefault((kv["kernel"], kv["boot"]), []).append(float(kv["ns"]))
+    med = {k: statistics.median(v[1:] if len(v) > 2 else v) for k, v in boots.items()}
+    pairs = [med[("patched", b)] / med[("stock", b)] for (k, b) in med if k == "stock" and ("patched", b) in med]
+    g, lo, hi = ci(pairs)
+    mb = int(fork[0]["pages"]) * 4 // 1024
+    print()
+    print(f"fork() of {mb} MiB populated, patched (cow_precopy=0) over stock, {len(pairs)} alternating boot pairs "
+          f"(median of 14 forks per boot, first dropped):")
+    print(f"  x{g:.4f} [{lo:.4f}, {hi:.4f}] -> {100 * (g - 1):+.2f}% (target within +-1%: "
+          f"{verdict(lo >= 0.99 and hi <= 1.01)})")
+    for (k, b), v in sorted(med.items(), key=lambda x: (int(x[0][1]), x[0][0])):
+        print(f"    boot {b} {k:<8} {v / 1e6:8.2f} ms")
+EOF
+echo "raw output: $OUT"

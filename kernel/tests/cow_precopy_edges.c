@@ -1,0 +1,962 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cow_precopy_edges: the neighbours of a COW-faulting page that speculative
+ * pre-copy must leave alone or handle exactly like a write fault, and the
+ * operations that may race with it.  A child writes every page of memory it
+ * shares with its parent, in order, so that the pre-copy window sweeps over
+ * pages that are KSM-merged, swapped out or in the swap cache, mlocked,
+ * GUP-pinned (gup_test), vmspliced into a pipe, registered as io_uring fixed
+ * buffers, uffd-wp protected or hardware-poisoned (MADV_HWPOISON); then
+ * threads run munmap / mremap / MADV_DONTNEED / MADV_PAGEOUT / fork / exit
+ * while another thread writes.  After every phase: both processes see
+ * exactly their own data, pinned pages did not move and still show what the
+ * pinning process sees, the child's RssAnon did not grow by the pages it
+ * copied (anon replaces anon), and AnonPages went back to where it was once
+ * the child exited.  The kernel itself reports bad RSS counters at exit
+ * ("BUG: Bad rss-counter", caught by vm-run.sh).
+ *
+ *   cow_precopy_edges [PHASE...]     (default: all; run as root)
+ *
+ * Prints "PASS phase", "SKIP phase: why" or "FAIL phase: why"; exits 1 if
+ * anything failed.
+ */
+#define _GNU_SOURCE
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include "cowtest.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+
+#define PS 4096L
+#define NPAGES 256L
+
+/* gup_test interface (mm/gup_test.h) */
+struct pin_longterm_test {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t flags;
+};
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE 1
+
+static int failures;
+
+#define FAILF(phase, ...) do {				\
+	printf("FAIL %s: ", phase);			\
+	printf(__VA_ARGS__);				\
+	printf("\n");					\
+	fflush(stdout);					\
+	failures++;					\
+} while (0)
+
+static uint64_t base_word(long p, int w)
+{
+	return 0xB5ull << 56 | (uint64_t)p << 16 | (uint64_t)w;
+}
+
+static uint64_t mark_word(long p, int who)
+{
+	return 0xC0ull << 56 | (uint64_t)who << 32 | (uint64_t)p;
+}
+
+static char *region(long n)
+{
+	char *m = mmap(NULL, n * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, n * PS, MADV_NOHUGEPAGE);
+	for (long p = 0; p < n; p++)
+		for (int w = 0; w < 512; w++)
+			((uint64_t *)(m + p * PS))[w] = base_word(p, w);
+	return m;
+}
+
+/* Same content in pages [a, b) (for KSM). */
+static void same_content(char *m, long a, long b)
+{
+	for (long p = a; p < b; p++)
+		memset(m + p * PS, 0x33, PS);
+}
+
+/* Word 0 of page p is the writer's mark, or base; every other word is base
+ * (or 0x33 bytes for KSM pages).  Returns the number of bad pages. */
+static long check(const char *m, long n, int who, const char *written, long ksm_a, long ksm_b)
+{
+	long bad = 0;
+
+	for (long p = 0; p < n; p++) {
+		const uint64_t *q = (const uint64_t *)(m + p * PS);
+		int ksm = p >= ksm_a && p < ksm_b;
+
+		for (int w = 0; w < 512; w++) {
+			uint64_t want = ksm ? 0x3333333333333333ull : base_word(p, w);
+
+			if (w == 0 && written && written[p])
+				want = mark_word(p, who);
+			if (q[w] != want) {
+				if (bad < 3)
+					printf("  page %ld word %d: want %016llx got %016llx\n", p, w,
+					       (unsigned long long)want, (unsigned long long)q[w]);
+				bad++;
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+/* The "KEY: N kB" value of @key in the file at @path, or -1. */
+static long file_kb(const char *path, const char *key)
+{
+	static char buf[8192];
+	char *p;
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key)) : -1;
+}
+
+static long status_kb(const char *key)
+{
+	return file_kb("/proc/self/status", key);
+}
+
+static long meminfo_kb(const char *key)
+{
+	return file_kb("/proc/meminfo", key);
+}
+
+static uint64_t pfn_of(const void *addr)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t e = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, 8, ((uintptr_t)addr / PS) * 8) != 8)
+		e = 0;
+	close(fd);
+	return (e & (1ull << 63)) ? e & ((1ull << 55) - 1) : 0;
+}
+
+static unsigned long long stat_delta(const struct cow_stats *a, const char *key)
+{
+	static struct cow_stats b;
+
+	cow_stats_read(&b);
+	return cow_stat(&b, key) - cow_stat(a, key);
+}
+
+/*
+ * The child's side of every neighbour phase: write word 0 of every page in
+ * order (the pre-copy window runs over the special pages), check its view
+ * and that its RssAnon did not grow by the copies.  Exit status: bad pages.
+ */
+static int child_sweep(char *m, long n, long ksm_a, long ksm_b, const char *skip)
+{
+	char written[NPAGES] = { 0 };
+	long rss0 = status_kb("RssAnon:"), rss1, bad;
+
+	for (long p = 0; p < n; p++) {
+		if (skip && skip[p])
+			continue;
+		((uint64_t *)(m + p * PS))[0] = mark_word(p, 2);
+		written[p] = 1;
+	}
+	bad = check(m, n, 2, written, ksm_a, ksm_b);
+	rss1 = status_kb("RssAnon:");
+	/* COW replaces an anon page by an anon page: RSS stays (per-CPU batching aside). */
+	if (rss1 > rss0 + 512) {
+		printf("  child RssAnon grew from %ld to %ld kB\n", rss0, rss1);
+		bad++;
+	}
+	return bad > 100 ? 100 : (int)bad;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status = 0;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* AnonPages must come back once the child is gone (per-CPU drift allowed). */
+static void check_anon_back(const char *phase, long anon0)
+{
+	long anon1 = meminfo_kb("AnonPages:");
+
+	if (anon1 > anon0 + 1024)
+		FAILF(phase, "AnonPages %ld kB before the child, %ld kB after it exited", anon0, anon1);
+}
+
+/* Generic neighbour phase: fork, child sweeps, parent checks its own view. */
+static void sweep_phase(const char *phase, char *m, long n, long ksm_a, long ksm_b, const char *skip,
+			const char *stat_key)
+{
+	long anon0 = meminfo_kb("AnonPages:");
+	struct cow_stats s0;
+	pid_t pid;
+	int rc;
+
+	cow_stats_read(&s0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(child_sweep(m, n, ksm_a, ksm_b, skip));
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(phase, "child saw %d bad pages (or died: %d)", rc, rc);
+	if (check(m, n, 1, NULL, ksm_a, ksm_b))
+		FAILF(phase, "the parent's view changed");
+	check_anon_back(phase, anon0);
+	if (stat_key)
+		printf("  %s: %s +%llu, precopy_success +%llu\n", phase, stat_key, stat_delta(&s0, stat_key),
+		       stat_delta(&s0, "precopy_success"));
+}
+
+static void phase_ksm(void)
+{
+	const char *ph = "ksm";
+	char *m = region(NPAGES);
+	char b[64];
+	long shared = 0;
+
+	if (access("/sys/kernel/mm/ksm/run", W_OK)) {
+		printf("SKIP %s: no KSM\n", ph);
+		return;
+	}
+	same_content(m, 64, 128);
+	if (madvise(m, NPAGES * PS, MADV_MERGEABLE)) {
+		printf("SKIP %s: MADV_MERGEABLE: %s\n", ph, strerror(errno));
+		return;
+	}
+	write_file("/sys/kernel/mm/ksm/pages_to_scan", "1000");
+	write_file("/sys/kernel/mm/ksm/sleep_millisecs", "1");
+	write_file("/sys/kernel/mm/ksm/run", "1");
+	for (int i = 0; i < 600 && shared < 32; i++) {
+		usleep(50000);
+		if (!read_file("/sys/kernel/mm/ksm/pages_sharing", b, sizeof(b)))
+			shared = atol(b);
+	}
+	if (shared < 32) {
+		FAILF(ph, "ksmd merged only %ld pages", shared);
+	} else {
+		sweep_phase(ph, m, NPAGES, 64, 128, NULL, "precopy_skip_ksm");
+		printf("PASS %s (%ld pages sharing)\n", ph, shared);
+	}
+	write_file("/sys/kernel/mm/ksm/run", "2");	/* unmerge everything */
+	munmap(m, NPAGES * PS);
+}
+
+static void phase_swap(void)
+{
+	const char *ph = "swapcache";
+	char *m = region(NPAGES);
+	long anon0 = meminfo_kb("AnonPages:");
+	long swap = meminfo_kb("SwapTotal:");
+	pid_t pid;
+	int rc;
+
+	if (swap <= 0) {
+		printf("SKIP %s: no swap\n", ph);
+		return;
+	}
+	/* Parent's pages 64..127 go to swap before the fork. */
+	if (madvise(m + 64 * PS, 64 * PS, MADV_PAGEOUT)) {
+		printf("SKIP %s: MADV_PAGEOUT: %s\n", ph, strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		volatile uint64_t sink = 0;
+
+		/* Read half of them back: in the swap cache, mapped read-only. */
+		for (long p = 64; p < 96; p++)
+			sink += ((uint64_t *)(m + p * PS))[5];
+		(void)sink;
+		_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+	}
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(ph, "child saw %d bad pages (or died)", rc);
+	if (check(m, NPAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	check_anon_back(ph, anon0 + 64 * 4);
+	if (!rc)
+		printf("PASS %s\n", ph);
+	munmap(m, NPAGES * PS);
+}
+
+static void phase_mlock(void)
+{
+	const char *ph = "mlock";
+	char *m = region(NPAGES);
+	long lck;
+	pid_t pid;
+	int rc;
+
+	if (mlock(m, NPAGES * PS)) {
+		printf("SKIP %s: mlock: %s\n", ph, strerror(errno));
+		return;
+	}
+	lck = status_kb("VmLck:");
+	sweep_phase(ph, m, NPAGES, 0, 0, NULL, NULL);
+	if (status_kb("VmLck:") != lck)
+		FAILF(ph, "parent VmLck %ld kB -> %ld kB", lck, status_kb("VmLck:"));
+	/* mlock() in the child breaks COW through GUP write faults: pre-copy runs under GUP. */
+	pid = fork();
+	if (pid == 0) {
+		if (mlock(m, NPAGES * PS))
+			_exit(90);
+		if (status_kb("VmLck:") < NPAGES * 4)
+			_exit(91);
+		_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+	}
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(ph, "mlock in the child: status %d", rc);
+	if (check(m, NPAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else if (!rc)
+		printf("PASS %s\n", ph);
+	munlock(m, NPAGES * PS);
+	munmap(m, NPAGES * PS);
+}
+
+/* Pin pages [a, a + n) of the parent with gup_test; the parent writes them
+ * after the child's sweep and must read its own data through the pin. */
+static void phase_gup(int before_fork, int write)
+{
+	char ph[48];
+	char *m = region(NPAGES);
+	struct pin_longterm_test t = { 0 };
+	uint64_t pfn[16], buf_addr;
+	char *buf = malloc(16 * PS);
+	int fd = open("/sys/kernel/debug/gup_test", O_RDWR);
+	long anon0 = meminfo_kb("AnonPages:");
+	pid_t pid = -1;
+	int rc = 0, bad = 0;
+
+	snprintf(ph, sizeof(ph), "gup-pin-%s-%s", before_fork ? "before-fork" : "after-fork", write ? "rw" : "ro");
+	if (fd < 0) {
+		printf("SKIP %s: no /sys/kernel/debug/gup_test\n", ph);
+		return;
+	}
+	t.addr = (uintptr_t)(m + 100 * PS);
+	t.size = 16 * PS;
+	t.flags = write ? PIN_LONGTERM_TEST_FLAG_USE_WRITE : 0;
+	if (!before_fork) {
+		pid = fork();
+		if (pid == 0) {
+			usleep(200000);	/* let the parent pin first */
+			_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+		}
+	}
+	if (ioctl(fd, PIN_LONGTERM_TEST_START, &t)) {
+		printf("SKIP %s: PIN_LONGTERM_TEST_START: %s\n", ph, strerror(errno));
+		if (pid > 0)
+			wait_child(pid);
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < 16; i++)
+		pfn[i] = pfn_of(m + (100 + i) * PS);
+	if (before_fork) {
+		pid = fork();
+		if (pid == 0)
+			_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+	}
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(ph, "child saw %d bad pages (or died)", rc);
+	for (int i = 0; i < 16; i++) {
+		uint64_t *q = (uint64_t *)(m + (100 + i) * PS);
+
+		if (pfn_of(q) != pfn[i])
+			bad++;
+		q[1] = 0xdeadbeef00000000ull | i;
+	}
+	if (bad)
+		FAILF(ph, "%d pinned pages moved", bad);
+	buf_addr = (uintptr_t)buf;
+	if (ioctl(fd, PIN_LONGTERM_TEST_READ, &buf_addr)) {
+		FAILF(ph, "PIN_LONGTERM_TEST_READ: %s", strerror(errno));
+	} else if (memcmp(buf, m + 100 * PS, 16 * PS)) {
+		FAILF(ph, "the pin does not show what the parent wrote");
+	} else if (!rc && !bad) {
+		printf("PASS %s\n", ph);
+	}
+	ioctl(fd, PIN_LONGTERM_TEST_STOP);
+	close(fd);
+	for (int i = 0; i < 16; i++)
+		((uint64_t *)(m + (100 + i) * PS))[1] = base_word(100 + i, 1);
+	if (check(m, NPAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	check_anon_back(ph, anon0);
+	free(buf);
+	munmap(m, NPAGES * PS);
+}
+
+/* The child vmsplices pages, sweeps, exits; the parent then writes them:
+ * the pipe must still hold the data of the vmsplice() time. */
+static void phase_vmsplice(void)
+{
+	const char *ph = "vmsplice";
+	char *m = region(NPAGES);
+	static char got[16 * PS];
+	int fds[2];
+	pid_t pid;
+	int rc;
+
+	if (pipe(fds) || fcntl(fds[0], F_SETPIPE_SZ, 64 * PS) < 0) {
+		printf("SKIP %s: pipe\n", ph);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct iovec iov = { .iov_base = m + 100 * PS, .iov_len = 16 * PS };
+
+		if (vmsplice(fds[1], &iov, 1, 0) != 16 * PS)
+			_exit(95);
+		_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+	}
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(ph, "child status %d", rc);
+	for (long p = 100; p < 116; p++)
+		((uint64_t *)(m + p * PS))[2] = 0xfeedull << 32 | p;
+	close(fds[1]);
+	if (read(fds[0], got, sizeof(got)) != (ssize_t)sizeof(got)) {
+		FAILF(ph, "short read from the pipe");
+	} else {
+		long bad = 0;
+
+		for (long p = 100; p < 116; p++)
+			for (int w = 0; w < 512; w++)
+				if (((uint64_t *)(got + (p - 100) * PS))[w] != base_word(p, w))
+					bad++;
+		if (bad)
+			FAILF(ph, "%ld words in the pipe changed after vmsplice()", bad);
+		else if (!rc)
+			printf("PASS %s\n", ph);
+	}
+	close(fds[0]);
+	munmap(m, NPAGES * PS);
+}
+
+/* io_uring fixed buffers (a FOLL_LONGTERM write pin) registered by the parent
+ * after the fork: its pages must not move while the child sweeps. */
+static void phase_io_uring(void)
+{
+	const char *ph = "io_uring-fixed-buffer";
+	char *m = region(NPAGES);
+	struct { uint32_t sq_entries, cq_entries, flags, sq_thread_cpu, sq_thread_idle, features,
+		 wq_fd, resv[3]; uint64_t sq_off[5], cq_off[5]; } params;
+	struct iovec iov = { .iov_base = m + 100 * PS, .iov_len = 16 * PS };
+	uint64_t pfn[16];
+	int fd, rc, bad = 0;
+	pid_t pid;
+
+	memset(&params, 0, sizeof(params));
+	fd = syscall(__NR_io_uring_setup, 4, &params);
+	if (fd < 0) {
+		printf("SKIP %s: io_uring_setup: %s\n", ph, strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		usleep(200000);
+		_exit(child_sweep(m, NPAGES, 0, 0, NULL));
+	}
+	if (syscall(__NR_io_uring_register, fd, 0 /* IORING_REGISTER_BUFFERS */, &iov, 1)) {
+		printf("SKIP %s: IORING_REGISTER_BUFFERS: %s\n", ph, strerror(errno));
+		wait_child(pid);
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < 16; i++)
+		pfn[i] = pfn_of(m + (100 + i) * PS);
+	rc = wait_child(pid);
+	for (int i = 0; i < 16; i++)
+		bad += pfn_of(m + (100 + i) * PS) != pfn[i];
+	if (rc)
+		FAILF(ph, "child status %d", rc);
+	if (bad)
+		FAILF(ph, "%d registered pages moved", bad);
+	if (check(m, NPAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else if (!rc && !bad)
+		printf("PASS %s\n", ph);
+	syscall(__NR_io_uring_register, fd, 1 /* IORING_UNREGISTER_BUFFERS */, NULL, 0);
+	close(fd);
+	munmap(m, NPAGES * PS);
+}
+
+/* uffd-wp: every written page must still be reported to the handler. */
+static int uffd_fd;
+static volatile long uffd_events;
+
+static void *uffd_handler(void *arg)
+{
+	struct uffd_msg msg;
+
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd = { .fd = uffd_fd, .events = POLLIN };
+		struct uffdio_writeprotect wp;
+
+		if (poll(&pfd, 1, 2000) <= 0)
+			return NULL;
+		if (read(uffd_fd, &msg, sizeof(msg)) != sizeof(msg))
+			continue;
+		if (msg.event != UFFD_EVENT_PAGEFAULT || !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP))
+			continue;
+		uffd_events++;
+		wp.range.start = msg.arg.pagefault.address & ~(PS - 1);
+		wp.range.len = PS;
+		wp.mode = 0;
+		ioctl(uffd_fd, UFFDIO_WRITEPROTECT, &wp);
+	}
+}
+
+static void phase_uffd_wp(void)
+{
+	const char *ph = "uffd-wp";
+	char *m = region(NPAGES);
+	pid_t pid;
+	int rc;
+
+	pid = fork();
+	if (pid == 0) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg = { 0 };
+		struct uffdio_writeprotect wp = { 0 };
+		pthread_t th;
+		int bad;
+
+		uffd_fd = syscall(__NR_userfaultfd, O_CLOEXEC);
+		if (uffd_fd < 0 || ioctl(uffd_fd, UFFDIO_API, &api))
+			_exit(97);
+		reg.range.start = (uintptr_t)m;
+		reg.range.len = NPAGES * PS;
+		reg.mode = UFFDIO_REGISTER_MODE_WP;
+		if (ioctl(uffd_fd, UFFDIO_REGISTER, &reg))
+			_exit(97);
+		wp.range = reg.range;
+		wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+		if (ioctl(uffd_fd, UFFDIO_WRITEPROTECT, &wp))
+			_exit(98);
+		pthread_create(&th, NULL, uffd_handler, NULL);
+		bad = child_sweep(m, NPAGES, 0, 0, NULL);
+		if (uffd_events != NPAGES) {
+			printf("  uffd-wp events %ld for %ld written pages\n", uffd_events, NPAGES);
+			bad++;
+		}
+		_exit(bad);
+	}
+	rc = wait_child(pid);
+	if (rc == 97 || rc == 98) {
+		printf("SKIP %s: userfaultfd wp not available\n", ph);
+	} else if (rc) {
+		FAILF(ph, "child status %d", rc);
+	} else if (check(m, NPAGES, 1, NULL, 0, 0)) {
+		FAILF(ph, "the parent's view changed");
+	} else {
+		printf("PASS %s\n", ph);
+	}
+	munmap(m, NPAGES * PS);
+}
+
+static void sigbus_note(int sig)
+{
+	(void)sig;	/* MADV_HWPOISON signals the caller; the test goes on */
+}
+
+static void phase_hwpoison(void)
+{
+	const char *ph = "hwpoison";
+	char *m = region(NPAGES);
+	char skip[NPAGES] = { 0 };
+	pid_t pid;
+	int rc;
+
+	pid = fork();
+	if (pid == 0) {
+		/* Poison page 130 (shared with the parent), then sweep around it. */
+		signal(SIGBUS, sigbus_note);
+		if (madvise(m + 130 * PS, PS, MADV_HWPOISON))
+			_exit(errno == EINVAL || errno == EPERM || errno == ENOSYS ? 99 : 98);
+		skip[130] = 1;
+		for (long p = 0; p < NPAGES; p++) {
+			if (p == 130)
+				continue;
+			((uint64_t *)(m + p * PS))[0] = mark_word(p, 2);
+		}
+		for (long p = 0; p < NPAGES; p++) {
+			if (p != 130 && ((uint64_t *)(m + p * PS))[0] != mark_word(p, 2))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	rc = wait_child(pid);
+	if (rc == 99) {
+		printf("SKIP %s: MADV_HWPOISON not available\n", ph);
+	} else if (rc) {
+		FAILF(ph, "child status %d", rc);
+	} else {
+		/* The parent's mapping of the poisoned page is gone too: do not touch it. */
+		long bad = 0;
+
+		for (long p = 0; p < NPAGES; p++)
+			if (p != 130 && ((uint64_t *)(m + p * PS))[3] != base_word(p, 3))
+				bad++;
+		if (bad)
+			FAILF(ph, "%ld parent pages changed", bad);
+		else
+			printf("PASS %s\n", ph);
+	}
+	(void)skip;
+	munmap(m, NPAGES * PS);
+}
+
+/*
+ * Races: in a child, one thread writes the shared memory in order again and
+ * again (pre-copying) while another unmaps, moves, drops and pages out parts
+ * of it and forks short-lived grandchildren.  Writes to a range that is gone
+ * fault with SIGSEGV, which the writer skips.  Nothing may crash the kernel;
+ * the values found must be one of: the base pattern, the writer's mark, or
+ * zero (dropped pages).
+ */
+#define RACE_PAGES 2048L
+static char *race_mem;
+static volatile int race_stop;
+static __thread sigjmp_buf race_jmp;
+static __thread volatile int race_armed;
+
+static void race_segv(int sig)
+{
+	(void)sig;
+	if (race_armed)
+		siglongjmp(race_jmp, 1);
+	_exit(70);
+}
+
+static void *race_writer(void *arg)
+{
+	volatile long skipped = 0;
+
+	(void)arg;
+	while (!race_stop) {
+		for (volatile long p = 0; p < RACE_PAGES && !race_stop; p++) {
+			race_armed = 1;
+			if (sigsetjmp(race_jmp, 1)) {
+				skipped++;
+				continue;
+			}
+			((volatile uint64_t *)(race_mem + p * PS))[0] = mark_word(p, 3);
+			race_armed = 0;
+		}
+	}
+	race_armed = 0;
+	return (void *)(long)skipped;
+}
+
+static int race_child(void)
+{
+	struct sigaction sa = { .sa_handler = race_segv, .sa_flags = SA_NODEFER };
+	pthread_t th;
+	void *skipped;
+	long bad = 0;
+
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	pthread_create(&th, NULL, race_writer, NULL);
+	for (int i = 0; i < 60; i++) {
+		long a = (i * 37) % (RACE_PAGES - 64);
+		char *p = race_mem + a * PS;
+		pid_t gc;
+
+		switch (i % 5) {
+		case 0:
+			madvise(p, 32 * PS, MADV_DONTNEED);
+			break;
+		case 1:
+			madvise(p, 32 * PS, MADV_PAGEOUT);
+			break;
+		case 2: {
+			/* Move 16 pages away and back. */
+			char *q = mremap(p, 16 * PS, 16 * PS, MREMAP_MAYMOVE | MREMAP_FIXED,
+					 race_mem + RACE_PAGES * PS + 64 * PS);
+
+			if (q != MAP_FAILED)
+				mremap(q, 16 * PS, 16 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, p);
+			break;
+		}
+		case 3:
+			/* Unmap 8 pages and map fresh ones back. */
+			munmap(p, 8 * PS);
+			mmap(p, 8 * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			break;
+		case 4:
+			gc = fork();
+			if (gc == 0) {
+				for (long q = 0; q < RACE_PAGES; q += 3)
+					((volatile uint64_t *)(race_mem + q * PS))[1] ^= 1;
+				_exit(0);
+			}
+			if (gc > 0)
+				waitpid(gc, NULL, 0);
+			break;
+		}
+		usleep(2000);
+	}
+	race_stop = 1;
+	pthread_join(th, &skipped);
+	for (long p = 0; p < RACE_PAGES; p++) {
+		uint64_t v = ((uint64_t *)(race_mem + p * PS))[0];
+
+		if (v != base_word(p, 0) && v != mark_word(p, 3) && v != 0)
+			bad++;
+	}
+	if (bad)
+		printf("  race: %ld pages hold a foreign value\n", bad);
+	return bad ? 1 : 0;
+}
+
+static void phase_races(void)
+{
+	const char *ph = "races";
+	long anon0 = meminfo_kb("AnonPages:");
+	int rc, bad = 0;
+
+	/* Room after the region for mremap() to move into. */
+	race_mem = mmap(NULL, (RACE_PAGES + 128) * PS, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (race_mem == MAP_FAILED) {
+		FAILF(ph, "mmap");
+		return;
+	}
+	munmap(race_mem + RACE_PAGES * PS, 128 * PS);
+	madvise(race_mem, RACE_PAGES * PS, MADV_NOHUGEPAGE);
+	for (long p = 0; p < RACE_PAGES; p++)
+		for (int w = 0; w < 512; w++)
+			((uint64_t *)(race_mem + p * PS))[w] = base_word(p, w);
+	for (int round = 0; round < 2; round++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(race_child());
+		rc = wait_child(pid);
+		if (rc) {
+			FAILF(ph, "round %d: child status %d", round, rc);
+			bad++;
+		}
+	}
+	if (check(race_mem, RACE_PAGES, 1, NULL, 0, 0)) {
+		FAILF(ph, "the parent's view changed");
+		bad++;
+	}
+	munmap(race_mem, RACE_PAGES * PS);
+	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
+		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
+		bad++;
+	}
+	if (!bad)
+		printf("PASS %s\n", ph);
+}
+
+static void phase_exit(void)
+{
+	const char *ph = "exit-while-precopying";
+	char *m = region(4 * NPAGES);
+	long anon0 = meminfo_kb("AnonPages:");
+
+	/* Children killed in the middle of their sweep, over and over. */
+	for (int i = 0; i < 20; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			for (long p = 0; ; p = (p + 1) % (4 * NPAGES))
+				((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 4);
+		}
+		usleep(1000 + i * 1500);
+		kill(pid, SIGKILL);
+		wait_child(pid);
+	}
+	if (check(m, 4 * NPAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else if (meminfo_kb("AnonPages:") > anon0 + 1024)
+		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
+	else
+		printf("PASS %s\n", ph);
+	munmap(m, 4 * NPAGES * PS);
+}
+
+/*
+ * Memory cgroups: the child moves into a fresh cgroup and writes 16 MiB it
+ * shares with its parent.  Above memory.high, pre-copy must stand back
+ * (precopy_skip_memcg_high); at memory.max without swap the child is
+ * OOM-killed, possibly while pre-copying.  Either way the cgroup's charge
+ * must drop to nothing once the child is gone.
+ */
+#define CG "/sys/fs/cgroup/cowbench-edges"
+
+/* Anonymous memory charged to the cgroup (memory.stat "anon"), bytes. */
+static long cg_anon(void)
+{
+	static char b[8192];
+	char *p;
+
+	if (read_file(CG "/memory.stat", b, sizeof(b)))
+		return -1;
+	p = strstr(b, "anon ");
+	return p == b || (p && p[-1] == '\n') ? atol(p + 5) : -1;
+}
+
+static int memcg_child(char *m, long n)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (write_file(CG "/cgroup.procs", pid))
+		return 96;
+	for (long p = 0; p < n; p++)
+		((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 5);
+	for (long p = 0; p < n; p++)
+		if (((uint64_t *)(m + p * PS))[0] != mark_word(p, 5))
+			return 1;
+	return 0;
+}
+
+static void memcg_case(const char *ph, const char *high, const char *max, const char *swap_max, int want_kill)
+{
+	long n = 4096;
+	char *m = region(n);
+	struct cow_stats s0;
+	long cur;
+	pid_t pid;
+	int rc;
+
+	rmdir(CG);
+	if (mkdir(CG, 0755) || write_file(CG "/memory.high", high) || write_file(CG "/memory.max", max)) {
+		FAILF(ph, "cannot set up " CG ": %s", strerror(errno));
+		return;
+	}
+	write_file(CG "/memory.swap.max", swap_max);
+	cow_stats_read(&s0);
+	pid = fork();
+	if (pid == 0)
+		_exit(memcg_child(m, n));
+	rc = wait_child(pid);
+	for (int i = 0; i < 50 && (cur = cg_anon()) != 0; i++)
+		usleep(100000);	/* uncharging after exit may lag a little */
+	if (want_kill && rc != 128 + SIGKILL)
+		FAILF(ph, "child status %d, expected an OOM kill", rc);
+	else if (!want_kill && rc)
+		FAILF(ph, "child status %d", rc);
+	else if (cur != 0)
+		FAILF(ph, "anon %ld bytes charged after the child exited (charge leak)", cur);
+	else if (check(m, n, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else
+		printf("PASS %s (status %d, precopy_skip_memcg_high +%llu, precopy_skip_nomem +%llu, "
+		       "precopy_success +%llu)\n", ph, rc, stat_delta(&s0, "precopy_skip_memcg_high"),
+		       stat_delta(&s0, "precopy_skip_nomem"), stat_delta(&s0, "precopy_success"));
+	if (!want_kill && !strcmp(max, "max") && stat_delta(&s0, "precopy_skip_memcg_high") == 0 &&
+	    stat_delta(&s0, "precopy_success") > 0)
+		FAILF(ph, "pre-copied above memory.high without ever standing back");
+	rmdir(CG);
+	munmap(m, n * PS);
+}
+
+static void phase_memcg(void)
+{
+	char b[256] = "";
+
+	mkdir("/sys/fs/cgroup", 0755);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	if (read_file("/sys/fs/cgroup/cgroup.controllers", b, sizeof(b)) || !strstr(b, "memory")) {
+		printf("SKIP memcg: no memory controller\n");
+		return;
+	}
+	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	memcg_case("memcg-high", "2M", "max", "max", 0);
+	memcg_case("memcg-max-oom", "max", "4M", "0", 1);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} phases[] = {
+	{ "ksm", phase_ksm },
+	{ "swapcache", phase_swap },
+	{ "mlock", phase_mlock },
+	{ "gup", NULL },
+	{ "vmsplice", phase_vmsplice },
+	{ "io_uring", phase_io_uring },
+	{ "uffd-wp", phase_uffd_wp },
+	{ "hwpoison", phase_hwpoison },
+	{ "races", phase_races },
+	{ "exit", phase_exit },
+	{ "memcg", phase_memcg },
+};
+
+static void run_phase(int i)
+{
+	if (!phases[i].fn) {
+		phase_gup(1, 1);
+		phase_gup(0, 0);
+		phase_gup(0, 1);
+	} else {
+		phases[i].fn();
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int n = sizeof(phases) / sizeof(phases[0]);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 1) {
+		for (int i = 0; i < n; i++)
+			run_phase(i);
+	}
+	for (int a = 1; a < argc; a++) {
+		int found = 0;
+
+		for (int i = 0; i < n; i++)
+			if (!strcmp(argv[a], phases[i].name)) {
+				run_phase(i);
+				found = 1;
+			}
+		if (!found) {
+			fprintf(stderr, "cow_precopy_edges: unknown phase %s\n", argv[a]);
+			return 2;
+		}
+	}
+	printf("cow_precopy_edges: %d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}
