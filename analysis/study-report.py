@@ -42,7 +42,23 @@ def summarize(cowbench, path):
     """cowbench summarize's CSV, keyed by (cell, metric)."""
     out = subprocess.run([cowbench, "summarize", "--quiet", "--format=csv", "--metric=" + METRICS,
                           "--baseline=precopy=0", path], check=True, capture_output=True, text=True).stdout
-    return {(r["cell"], r["metric"]): r for r in csv.DictReader(out.splitlines())}
+    return PrefixDict({(r["cell"], r["metric"]): r for r in csv.DictReader(out.splitlines())})
+
+
+class PrefixDict(dict):
+    """summarize names a cell by its key plus the identity pairs that differ between cells
+    (e.g. precopy_depth, empty on the stock kernel): look a row's cell up by that prefix."""
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        cell, metric = key
+        if cell is None:
+            return default
+        for (c, m), v in self.items():
+            if m == metric and c.startswith(cell + " "):
+                return v
+        return default
 
 
 def pairs(key):
@@ -123,7 +139,7 @@ def main():
     cowbench, path, outdir = sys.argv[1:4]
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f)]
-    ok = [r for r in rows if r["status"] == "ok"]
+    ok = [r for r in rows if r["status"] == "ok" and r.get("rep_kind", "timed") != "evidence"]
     failed = len(rows) - len(ok)
     summ = summarize(cowbench, path)
     by_cell = {}

@@ -27,7 +27,7 @@ path, reps, max_boots = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with open(path, newline="") as f:
     lines = f.read().split("\n")
 assert lines[-1] == "", "the file does not end with a line end"
-rows = list(csv.DictReader(lines[:-1]))
+rows = [r for r in csv.DictReader(lines[:-1]) if r.get("rep_kind", "timed") != "evidence"]
 header = next(csv.reader(lines[:1]))
 for i, line in enumerate(lines[1:-1], 2):
     assert len(next(csv.reader([line]))) == len(header), f"line {i} has another field count"
