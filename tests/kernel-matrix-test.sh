@@ -3,8 +3,8 @@
 #   1. --kernel=stock,patched --precopy=0,1 --workloads=seq --sizes=4M --reps=2 gives one CSV whose
 #      every line parses, with exactly the cells {stock; patched precopy=0; patched precopy=1} x reps
 #      1-2, guest releases in `kernel`, one boot id per kernel (per run), and exact COW fault counts of the
-#      writer (taskstats wpcopy_count): 1024 on stock and on patched without pre-copy, 512 with
-#      depth 1 (every other page copied ahead); /proc/cow_stats (system-wide, so the writer's
+#      writer (taskstats wpcopy_count, + at most 8 of the writer's own pages): 1024 on stock and on
+#      patched without pre-copy, 512 with depth 1 (every other page copied ahead); /proc/cow_stats (system-wide, so the writer's
 #      faults plus cowbench's own few) agrees within 64.
 #   2. The same matrix with 3 reps, SIGKILLed once rows of the first guest have come back, leaves
 #      no QEMU behind; --resume then adds exactly the missing (cell, rep) pairs and keeps the rest.
@@ -44,7 +44,9 @@ for r in rows:
     assert r["boot"], "no boot id"
     boots.setdefault(r["cell"].split()[0], set()).add(r["boot"])
     want = 512 if r["cell"].endswith("precopy=1") else 1024
-    assert int(r["wpcopy_count"]) == want, f"{r['cell']}: the writer made {r['wpcopy_count']} COW copies, not {want}"
+    # The writer's own COW copies: the region's pages plus, now and then, one of its own stack or libc pages.
+    assert want <= int(r["wpcopy_count"]) <= want + 8, \
+        f"{r['cell']}: the writer made {r['wpcopy_count']} COW copies, not {want} (+ at most 8 of its own)"
     if r["cell"].endswith("precopy=0"):
         assert 1024 <= int(r["cow_faults"]) < 1024 + 64, f"precopy=0: cow_stats counted {r['cow_faults']}"
         assert r["precopy"] == "0"
@@ -66,7 +68,7 @@ check "one CSV, every line parses, expected cells and fault counts" verify "$WOR
 "$COWBENCH" summarize --quiet --format=csv --metric=wpcopy_count "$WORK/a.csv" --baseline precopy=0 >"$WORK/a.sum"
 # summarize names the identity pairs that differ between cells (precopy_depth: empty on stock).
 check "summarize: precopy=1 has half the writer's COW copies of precopy=0, same boot" \
-	grep -q '^"\{0,1\}kernel=patched workload=seq size=4M precopy=1[^,"]*"\{0,1\},wpcopy_count,.*,precopy=0,0\.5000,' "$WORK/a.sum"
+	grep -q '^"\{0,1\}kernel=patched workload=seq size=4M precopy=1[^,"]*"\{0,1\},wpcopy_count,.*,precopy=0,0\.\(49[0-9][0-9]\|50[0-9][0-9]\),' "$WORK/a.sum"
 
 # 2. SIGKILL mid-boot (once the first guest's rows have begun to come back), then --resume.
 "$COWBENCH" matrix "${AXES[@]}" --reps=3 --output "$WORK/b.csv" 2>"$WORK/b.err" &
