@@ -11,6 +11,7 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/matrix.h>
+#include <cowbench/order.h>
 #include <cowbench/results.h>
 
 #include "cli.h"
@@ -41,16 +42,17 @@ struct matrix_opts {
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
 	bool out_created; /* this run created it: removed again if nothing gets measured */
 	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (matrix_kernel.h) */
-	char **plan_keys;
-	long *plan_reps;
-	size_t plan_n;
+	struct mk_plan plan_lines;
 	struct mk_collapsed collapsed;
 	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
 	long cap;                      /* the most reps a cell can run: --reps, or --max-reps when adaptive */
+	enum cb_order_mode order;      /* --order (cowbench/order.h) */
+	bool order_given, order_seeded;
+	uint64_t order_seed;
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_TARGET_CI, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
+enum { M_REPS, M_TARGET_CI, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
        M_FORMAT, M_DRY_RUN, M_QUIET, M_PLAN, M_HELP, M_N };
 
 static const struct {
@@ -64,6 +66,10 @@ static const struct {
 	[M_MAX_TIME] = { "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
 			 false },
 	[M_WARMUP] = { "warmup", "N", "unrecorded repetitions before each cell's first; default 1", false },
+	[M_ORDER] = { "order", "interleaved|sequential|shuffle[:SEED]",
+		      "reps of cells that differ only in the compared axes (" CB_ORDER_AXES ") run round by round "
+		      "in rotating order (interleaved, the default), in a seeded random order each round (shuffle), "
+		      "or each cell's back to back (sequential)", false },
 	[M_SHUFFLE] = { "shuffle", "SEED", "run the cells in a seeded random order (no SEED: from the clock, printed)",
 			true },
 	[M_SHARD] = { "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", false },
@@ -159,7 +165,7 @@ static void matrix_usage(void)
 	}
 	printf("\naliases: --workloads, --sizes, --writers, --clocks; -w and -s are --workload and --size.\n"
 	       "Options may also follow the matrix file. A matrix file is INI:\n"
-	       "[matrix] holds reps, warmup, shuffle; every other [section] is a group whose\n"
+	       "[matrix] holds reps, warmup, shuffle, order; every other [section] is a group whose\n"
 	       "lines are axes (size = 16M, 64M); the cells are the union of the groups'\n"
 	       "cross products. Axes given as options apply to every group of the file.\n");
 }
@@ -186,6 +192,13 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 		return cli_parse_max_time(v, &o->adaptive.max_ns);
 	case M_WARMUP:
 		return parse_count("warmup", v, 0, &o->warmup);
+	case M_ORDER:
+		if (cb_order_parse(v, &o->order, &o->order_seed, &o->order_seeded) < 0) {
+			cli_error("--order must be interleaved, sequential, shuffle or shuffle:SEED, not '%s'", v);
+			return false;
+		}
+		o->order_given = true;
+		return true;
 	case M_SHUFFLE:
 		o->shuffle = true;
 		if (v && !cli_parse_u64(v, &o->shuffle_seed)) {
@@ -528,6 +541,11 @@ static int load_file(struct matrix_opts *o)
 		o->reps = file.reps;
 	if (o->warmup < 0)
 		o->warmup = file.warmup;
+	if (!o->order_given && file.order >= 0) {
+		o->order = (enum cb_order_mode)file.order;
+		o->order_seeded = file.order_seeded;
+		o->order_seed = file.order_seed;
+	}
 	if (!o->shuffle && file.shuffle) {
 		o->shuffle = o->seed_given = true;
 		o->shuffle_seed = file.shuffle_seed;
@@ -550,6 +568,7 @@ struct plan {
 	struct cb_clock clocks[CLI_NCLOCKS];
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
+	int64_t last_round;         /* the highest round id the resumed file holds (0: none) */
 };
 
 static void free_plan(struct plan *p)
@@ -604,6 +623,26 @@ static int cell_options(const struct cb_cell *c, struct run_opts *ro)
 	return 0;
 }
 
+/* A shard takes whole comparison sets when they interleave (their rounds pair reps), else cells. */
+static int shard_cells(const struct matrix_opts *o, struct cb_cells *cells)
+{
+	size_t *set_of;
+
+	if (o->order == CB_ORDER_SEQUENTIAL) {
+		cb_cells_shard(cells, o->shard_i, o->shard_n);
+		return 0;
+	}
+	set_of = calloc(cells->n + 1, sizeof(*set_of));
+	if (!set_of || cb_order_sets(cells, NULL, set_of) < 0) {
+		free(set_of);
+		cli_error("out of memory");
+		return -1;
+	}
+	cb_cells_shard_by(cells, set_of, o->shard_i, o->shard_n);
+	free(set_of);
+	return 0;
+}
+
 static int build_plan(struct matrix_opts *o, struct plan *p)
 {
 	char why[256];
@@ -621,8 +660,8 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 		if (mk_check_values(&p->cells) < 0)
 			return -1;
 	}
-	if (o->shard_n)
-		cb_cells_shard(&p->cells, o->shard_i, o->shard_n);
+	if (o->shard_n && shard_cells(o, &p->cells) < 0)
+		return -1;
 	if (o->shuffle)
 		cb_cells_shuffle(&p->cells, o->shuffle_seed);
 	p->opts = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->opts));
@@ -702,6 +741,8 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 			/* Reps already there count toward the cell's interval; a row that stopped it ends it. */
 			cli_reps_count(&p->reps[c], &res.rows[r]);
 			p->stopped[c] |= res.rows[r].stop[0] != '\0';
+			if (res.rows[r].round != CB_NA && res.rows[r].round > p->last_round && !mk_cell_in_guest(&p->cells.cell[c]))
+				p->last_round = res.rows[r].round; /* the next rounds number on from here */
 		}
 		seen++;
 	}
@@ -740,6 +781,23 @@ static size_t cell_evidence_todo(const struct plan *p, size_t c)
 	return n;
 }
 
+/* The host's comparison sets that --order interleaves. */
+static void print_host_sets(const struct matrix_opts *o, const struct plan *p)
+{
+	size_t *set_of = calloc(p->cells.n + 1, sizeof(*set_of));
+	bool *host = calloc(p->cells.n + 1, sizeof(*host));
+	long sets = -1;
+
+	for (size_t c = 0; set_of && host && c < p->cells.n; c++)
+		host[c] = !mk_cell_in_guest(&p->cells.cell[c]);
+	if (set_of && host)
+		sets = cb_order_sets(&p->cells, host, set_of);
+	if (sets > 0)
+		mk_print_sets(&p->cells, set_of, (size_t)sets, o->order, o->order_seed, stdout);
+	free(set_of);
+	free(host);
+}
+
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
 {
 	size_t todo = 0, ev = 0;
@@ -757,6 +815,11 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 		printf(", shard %u/%u", o->shard_i, o->shard_n);
 	if (o->shuffle)
 		printf(", shuffled (seed %" PRIu64 ")", o->shuffle_seed);
+	printf(", order %s", cb_order_name(o->order));
+	if (o->order == CB_ORDER_SHUFFLE)
+		printf(":%" PRIu64, o->order_seed);
+	if (o->order != CB_ORDER_SEQUENTIAL)
+		printf(" (compared axes: %s)", CB_ORDER_AXES);
 	printf("; %s%zu reps to run, %zu evidence reps (probes that can add work inside the fault path)\n",
 	       o->adaptive.target > 0 ? "at most " : "", todo, ev);
 	for (size_t i = 0; i < p->cells.n; i++) {
@@ -770,8 +833,9 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 		putchar('\n');
 	}
 	fflush(stdout);
+	print_host_sets(o, p);
 	mk_print_boots(&(struct mk_run){ .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
-					 .warmup = o->warmup },
+					 .warmup = o->warmup, .order = o->order, .seed = o->order_seed },
 		       &o->collapsed, stdout);
 }
 
@@ -923,58 +987,254 @@ static int emit_cell_row(void *arg, struct cb_row *row)
 }
 
 /*
- * Warm-up, then the timed reps not yet done, with the system as the user
- * has it, then the cell's evidence reps; every row is written (and
- * synced) as it completes.
+ * The host's cells, in the order --order gives (cowbench/order.h). A cell's
+ * sysctls are set before its reps whenever another cell ran in between,
+ * delay accounting is on for its warm-up and timed reps where its probes
+ * run inline, its warm-up comes before its first rep; every row is written
+ * (and synced) as it completes. When a comparison set (sequential: a cell)
+ * has run its timed reps, its cells' evidence reps follow.
  */
-static int run_cell(const struct matrix_opts *o, struct plan *p, size_t c, struct cb_report *rep,
-		    struct progress *pr, size_t cell_no)
-{
-	const struct cb_cell *cell = &p->cells.cell[c];
-	struct cell_sink sink = { cell, rep, pr, p->resumed };
-	struct cli_reps *reps = &p->reps[c];
-	enum cb_stop stop = CB_STOP_NO;
-	size_t todo = cell_todo(p, c, o->cap), ran = 0;
-	bool inline_on;
-	int worst = 0, ev;
+struct host_run {
+	const struct matrix_opts *o;
+	struct plan *p;
+	struct cell_sink sink;
+	size_t cur;              /* the cell whose sysctls are set (SIZE_MAX: none) */
+	bool acct_switched;      /* delay accounting switched on for cur's inline probes */
+	unsigned char *started;  /* per cell: warmed up, its --max-time clock running */
+	unsigned char *halted;   /* per cell: --target-ci or a bound stopped it */
+	unsigned char *ev_ran;   /* per cell: its evidence reps ran */
+	size_t *left;            /* per cell: timed reps it may still run */
+	size_t *block_cells, nblock; /* the cells the current block ran, in order */
+	int64_t round_next, round_step; /* round ids: shard I of N numbers I, I + N, ... */
+	int worst;
+};
 
-	if (cli_run_apply_sysctls(p->opts[c]) < 0)
-		return -1;
-	inline_on = (p->spec[c].probes & CB_PROBES_INLINE) && cli_delayacct_on(&p->spec[c]);
-	for (long i = 0; i < o->warmup; i++) {
+/* Make c the cell the system is set for: its sysctls, and (inline) delay accounting on. */
+static int select_cell(struct host_run *h, size_t c, bool timed)
+{
+	const struct cb_run_spec *spec = &h->p->spec[c];
+
+	if (h->cur != c) {
+		cli_delayacct_back(h->acct_switched);
+		h->acct_switched = false;
+		if (cli_run_apply_sysctls(h->p->opts[c]) < 0)
+			return -1;
+		h->cur = c;
+		h->acct_switched = timed && (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
+	}
+	return 0;
+}
+
+/* Before a cell's first rep: its warm-up, its --max-time clock, and what a resumed file already settles. */
+static void begin_cell(struct host_run *h, size_t c)
+{
+	struct cli_reps *reps = &h->p->reps[c];
+
+	h->started[c] = 1;
+	for (long i = 0; i < h->o->warmup; i++) {
 		struct cb_row row;
 
-		show_progress(pr, p, c, cell_no);
-		cb_run_rep_accounted(&p->spec[c], 0, &row);
+		show_progress(h->sink.pr, h->p, c, c + 1);
+		cb_run_rep_accounted(&h->p->spec[c], 0, &row);
 	}
 	reps->start_ns = cb_monotonic_ns(); /* --max-time: this run's time on the cell */
-	if (o->adaptive.target > 0 && reps->reps && (stop = cli_reps_judge(reps)) != CB_STOP_NO)
-		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add", cell->key,
-			 reps->reps);
-	for (long r = 1; r <= o->cap && stop == CB_STOP_NO; r++) {
-		struct cb_row row;
-
-		if (p->done[c * (size_t)o->cap + (size_t)(r - 1)])
-			continue;
-		show_progress(pr, p, c, cell_no);
-		cb_run_rep_accounted(&p->spec[c], (int)r, &row);
-		cli_reps_count(reps, &row);
-		stop = cli_reps_judge(reps);
-		if (stop != CB_STOP_NO)
-			cli_reps_mark(reps, stop, &row);
-		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		if (emit_cell_row(&sink, &row) < 0)
-			return -1;
-		ran++;
+	if (h->o->adaptive.target > 0 && reps->reps && cli_reps_judge(reps) != CB_STOP_NO) {
+		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add",
+			 h->p->cells.cell[c].key, reps->reps);
+		h->halted[c] = 1;
+		h->sink.pr->total -= h->left[c]; /* a cell that stopped frees the rest of its bound */
+		h->left[c] = 0;
 	}
-	/* A cell that stopped early frees the rest of its bound: the progress total shrinks. */
-	pr->total -= todo - ran;
-	cli_delayacct_back(inline_on);
-	if (cell_evidence_todo(p, c))
-		show_progress(pr, p, c, cell_no);
-	ev = cli_run_evidence_reps(&p->spec[c], &p->ev_done[c * CLI_EVIDENCE_REPS], CLI_EVIDENCE_REPS,
-				   emit_cell_row, &sink);
-	return ev < 0 ? -1 : cb_exit_code_worst(worst, ev);
+}
+
+static int emit_row_of(struct host_run *h, size_t c, struct cb_row *row)
+{
+	h->sink.cell = &h->p->cells.cell[c];
+	return emit_cell_row(&h->sink, row);
+}
+
+static int timed_rep(struct host_run *h, size_t c, long r, int64_t round)
+{
+	struct cli_reps *reps = &h->p->reps[c];
+	enum cb_stop stop;
+	struct cb_row row;
+
+	if (select_cell(h, c, true) < 0)
+		return -1;
+	if (!h->started[c])
+		begin_cell(h, c);
+	if (h->halted[c])
+		return 0;
+	show_progress(h->sink.pr, h->p, c, c + 1);
+	cb_run_rep_accounted(&h->p->spec[c], (int)r, &row);
+	row.round = round;
+	cli_reps_count(reps, &row);
+	stop = cli_reps_judge(reps);
+	if (stop != CB_STOP_NO)
+		cli_reps_mark(reps, stop, &row);
+	h->worst = cb_exit_code_worst(h->worst, cb_status_exit_code(row.status));
+	if (emit_row_of(h, c, &row) < 0)
+		return -1;
+	h->left[c]--;
+	if (stop != CB_STOP_NO) { /* it drops out of the later rounds; the set goes on while a member does */
+		h->halted[c] = 1;
+		h->sink.pr->total -= h->left[c];
+		h->left[c] = 0;
+	}
+	return 0;
+}
+
+static int evidence_reps(struct host_run *h, size_t c)
+{
+	int ev;
+
+	h->ev_ran[c] = 1;
+	if (!cell_evidence_todo(h->p, c))
+		return 0;
+	if (select_cell(h, c, true) < 0)
+		return -1;
+	if (!h->started[c])
+		begin_cell(h, c);
+	cli_delayacct_back(h->acct_switched); /* the evidence reps switch it themselves */
+	h->acct_switched = false;
+	show_progress(h->sink.pr, h->p, c, c + 1);
+	h->sink.cell = &h->p->cells.cell[c];
+	ev = cli_run_evidence_reps(&h->p->spec[c], &h->p->ev_done[c * CLI_EVIDENCE_REPS], CLI_EVIDENCE_REPS,
+				   emit_cell_row, &h->sink);
+	if (ev < 0)
+		return -1;
+	h->worst = cb_exit_code_worst(h->worst, ev);
+	return 0;
+}
+
+/* The end of a block: the evidence reps of the cells it ran. */
+static int end_block(struct host_run *h)
+{
+	for (size_t i = 0; i < h->nblock; i++)
+		if (evidence_reps(h, h->block_cells[i]) < 0)
+			return -1;
+	h->nblock = 0;
+	return 0;
+}
+
+/* The (cell, rep) steps of the host's cells; *sets gets the number of comparison sets. */
+static int host_steps(const struct matrix_opts *o, const struct plan *p, struct cb_order_step **steps, size_t *n,
+		      size_t *set_of, long *sets)
+{
+	unsigned char *done = malloc(p->cells.n * (size_t)o->cap + 1);
+	bool *host = calloc(p->cells.n + 1, sizeof(*host));
+	int err = -ENOMEM;
+
+	if (done && host) {
+		for (size_t c = 0; c < p->cells.n; c++) {
+			host[c] = !mk_cell_in_guest(&p->cells.cell[c]);
+			for (long r = 0; r < o->cap; r++) /* a cell the resumed file shows stopped runs no more */
+				done[c * (size_t)o->cap + (size_t)r] = p->stopped[c] || p->done[c * (size_t)o->cap + (size_t)r];
+		}
+		*sets = cb_order_sets(&p->cells, host, set_of);
+		err = *sets < 0 ? (int)*sets :
+				  cb_order_plan(set_of, p->cells.n, o->cap, done, o->order, o->order_seed, steps, n);
+	}
+	free(done);
+	free(host);
+	if (err)
+		cli_error("out of memory");
+	return err ? -1 : 0;
+}
+
+static void host_run_free(struct host_run *h)
+{
+	free(h->started);
+	free(h->halted);
+	free(h->ev_ran);
+	free(h->left);
+	free(h->block_cells);
+}
+
+static int host_run_init(struct host_run *h, const struct matrix_opts *o, struct plan *p, struct cb_report *rep,
+			 struct progress *pr)
+{
+	size_t n = p->cells.n + 1;
+
+	memset(h, 0, sizeof(*h));
+	h->o = o;
+	h->p = p;
+	h->sink = (struct cell_sink){ NULL, rep, pr, p->resumed };
+	h->cur = SIZE_MAX;
+	h->round_step = o->shard_n ? o->shard_n : 1;
+	h->round_next = p->last_round ? p->last_round + h->round_step : (o->shard_n ? o->shard_i : 1);
+	h->started = calloc(n, 1);
+	h->halted = calloc(n, 1);
+	h->ev_ran = calloc(n, 1);
+	h->left = calloc(n, sizeof(*h->left));
+	h->block_cells = calloc(n, sizeof(*h->block_cells));
+	if (!h->started || !h->halted || !h->ev_ran || !h->left || !h->block_cells) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (size_t c = 0; c < p->cells.n; c++)
+		h->left[c] = cell_todo(p, c, o->cap);
+	return 0;
+}
+
+/* Run the steps; a round gets its id when its first rep runs (a round of stopped cells gets none). */
+static int run_steps(struct host_run *h, const struct cb_order_step *st, size_t n)
+{
+	int64_t round = CB_NA;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t c = st[i].cell;
+		bool new_round = i == 0 || st[i].block != st[i - 1].block || st[i].round != st[i - 1].round;
+
+		if (new_round)
+			round = CB_NA;
+		if (i > 0 && st[i].block != st[i - 1].block && end_block(h) < 0)
+			return -1;
+		if (h->halted[c])
+			continue;
+		if (h->nblock == 0 || h->block_cells[h->nblock - 1] != c) {
+			bool seen = false;
+
+			for (size_t k = 0; k < h->nblock && !seen; k++)
+				seen = h->block_cells[k] == c;
+			if (!seen)
+				h->block_cells[h->nblock++] = c;
+		}
+		if (st[i].round > 0 && round == CB_NA) {
+			round = h->round_next;
+			h->round_next += h->round_step;
+		}
+		if (timed_rep(h, c, st[i].rep, st[i].round > 0 ? round : CB_NA) < 0)
+			return -1;
+	}
+	return end_block(h);
+}
+
+/* The host's part of the plan: its timed reps in --order, then evidence reps no block ran. 0..exit code, -1. */
+static int run_host(const struct matrix_opts *o, struct plan *p, struct cb_report *rep, struct progress *pr)
+{
+	struct cb_order_step *steps = NULL;
+	size_t n = 0, *set_of = calloc(p->cells.n + 1, sizeof(*set_of));
+	struct host_run h;
+	long sets;
+	int rc = -1;
+
+	if (!set_of) {
+		cli_error("out of memory");
+		return -1;
+	}
+	if (host_run_init(&h, o, p, rep, pr) == 0 && host_steps(o, p, &steps, &n, set_of, &sets) == 0 &&
+	    run_steps(&h, steps, n) == 0) {
+		rc = 0;
+		for (size_t c = 0; c < p->cells.n && rc == 0; c++)
+			if (set_of[c] != CB_ORDER_NO_SET && !h.ev_ran[c])
+				rc = evidence_reps(&h, c);
+	}
+	cli_delayacct_back(h.acct_switched);
+	host_run_free(&h);
+	free(steps);
+	free(set_of);
+	return rc < 0 ? -1 : h.worst;
 }
 
 /*
@@ -991,8 +1251,8 @@ static int run_ordered(const struct matrix_opts *o, struct plan *p, struct cb_re
 		cli_error("out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < o->plan_n && failed >= 0; i++) {
-		long c = cb_cells_find(&p->cells, o->plan_keys[i]);
+	for (size_t i = 0; i < o->plan_lines.n && failed >= 0; i++) {
+		long c = cb_cells_find(&p->cells, o->plan_lines.keys[i]);
 		struct cb_row row;
 
 		if (c < 0 || cli_run_apply_sysctls(p->opts[c]) < 0) {
@@ -1002,8 +1262,9 @@ static int run_ordered(const struct matrix_opts *o, struct plan *p, struct cb_re
 		for (long w = 0; !warm[c] && w < o->warmup; w++)
 			cb_run_rep(&p->spec[c], 0, &row);
 		warm[c] = 1;
-		if (cb_run_rep(&p->spec[c], (int)o->plan_reps[i], &row) != 0)
+		if (cb_run_rep(&p->spec[c], (int)o->plan_lines.reps[i], &row) != 0)
 			failed = 1;
+		row.round = o->plan_lines.rounds[i] > 0 ? o->plan_lines.rounds[i] : CB_NA;
 		snprintf(row.cell, sizeof(row.cell), "%s", p->cells.cell[c].key);
 		if (cb_report_row(rep, &row) < 0) {
 			cli_error("cannot write results: %s", strerror(errno));
@@ -1062,18 +1323,13 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
 	cb_report_init(&rep, out, o->format, o->resume || o->output);
 	rep.started = append; /* the resumed file has its header */
-	for (size_t i = 0; i < p->cells.n && status >= 0 && !o->plan; i++) {
-		int rc;
-
-		if (cell_todo(p, i, o->cap) + cell_evidence_todo(p, i) == 0 || mk_cell_in_guest(&p->cells.cell[i]))
-			continue;
-		rc = run_cell(o, p, i, &rep, &pr, i + 1);
-		status = rc < 0 ? -1 : cb_exit_code_worst(status, rc);
-	}
+	if (!o->plan)
+		status = run_host(o, p, &rep, &pr);
 	if (o->plan && status >= 0) {
 		status = run_ordered(o, p, &rep);
 	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
 		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
+				    .order = o->order, .seed = o->order_seed,
 				    .warmup = o->warmup, .report = &rep, .progress = pr.on };
 		int rc;
 
@@ -1110,6 +1366,12 @@ static int check_combination(struct matrix_opts *o)
 	if (cli_reps_check(&o->adaptive, o->reps) < 0)
 		return -1;
 	o->cap = o->adaptive.target > 0 ? o->adaptive.max_reps : o->reps;
+	if (o->order == CB_ORDER_SHUFFLE && !o->order_seeded) {
+		o->order_seed = cb_monotonic_ns() ^ ((uint64_t)getpid() << 20);
+		o->order_seeded = true;
+		cli_note("--order=shuffle seed %" PRIu64 " (give --order=shuffle:%" PRIu64 " to repeat this order)",
+			 o->order_seed, o->order_seed);
+	}
 	if (o->shuffle && !o->seed_given) {
 		o->shuffle_seed = cb_monotonic_ns() ^ (uint64_t)getpid();
 		cli_note("--shuffle seed %" PRIu64 " (give --shuffle=%" PRIu64 " to repeat this order)", o->shuffle_seed,
@@ -1134,12 +1396,12 @@ static int adaptive_on_host_only(const struct matrix_opts *o, const struct plan 
 
 static int load_plan(struct matrix_opts *o)
 {
-	if (mk_plan_load(o->plan, &o->m, &o->plan_keys, &o->plan_reps, &o->plan_n) < 0)
+	if (mk_plan_load(o->plan, &o->m, &o->plan_lines) < 0)
 		return -1;
 	o->any_axis = true;
 	o->reps = 1;
-	for (size_t i = 0; i < o->plan_n; i++)
-		o->reps = o->plan_reps[i] > o->reps ? o->plan_reps[i] : o->reps;
+	for (size_t i = 0; i < o->plan_lines.n; i++)
+		o->reps = o->plan_lines.reps[i] > o->reps ? o->plan_lines.reps[i] : o->reps;
 	return 0;
 }
 
@@ -1156,8 +1418,8 @@ int cmd_matrix(int argc, char **argv)
 	argi = parse_args(argc, argv, &o);
 	if (argi < 0)
 		goto out;
-	if (o.plan && (o.file || o.any_axis || o.resume || o.shuffle || o.shard_n)) {
-		cli_error("--plan is the whole matrix: no axes, file, --resume, --shuffle or --shard with it");
+	if (o.plan && (o.file || o.any_axis || o.resume || o.shuffle || o.shard_n || o.order_given)) {
+		cli_error("--plan is the whole matrix: no axes, file, --resume, --shuffle, --order or --shard with it");
 		goto out;
 	}
 	if (o.plan && load_plan(&o) < 0)
@@ -1176,10 +1438,7 @@ int cmd_matrix(int argc, char **argv)
 out:
 	if (o.out_fd >= 0) /* nothing was measured: a file this run created goes again */
 		cli_output_discard(o.resume ? o.resume : o.output, o.out_fd, o.out_created);
-	for (size_t i = 0; i < o.plan_n; i++)
-		free(o.plan_keys[i]);
-	free(o.plan_keys);
-	free(o.plan_reps);
+	mk_plan_free(&o.plan_lines);
 	free_plan(&p);
 	cb_matrix_free(&o.m);
 	return status;

@@ -14,6 +14,7 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/matrix.h>
+#include <cowbench/order.h>
 #include <cowbench/results.h>
 #include <cowbench/run.h>
 
@@ -143,91 +144,53 @@ const char *mk_kernel_dir(void)
 
 /* ---- the guest plan: comparison sets interleaved rep by rep ---- */
 
-/* The cell's key without the compared axes: cells with the same one are compared inside a boot. */
-static void comparison_key(const struct cb_cell *c, char *out, size_t len)
-{
-	size_t off = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < c->npairs; i++) {
-		if (!strcmp(c->names[i], "precopy") || !strcmp(c->names[i], "precopy-depth"))
-			continue;
-		off += (size_t)snprintf(out + off, len - off, "%s%s=%s", off ? " " : "", c->names[i], c->values[i]);
-		if (off >= len)
-			break;
-	}
-}
-
 struct boot_plan {
 	const char *kernel;
-	size_t *cell; /* the sets' members, set after set */
-	size_t *set_start, nsets, ncells;
-	size_t *order_cell; /* the (cell, rep) pairs in the order they run */
-	long *order_rep;
+	size_t ncells, nsets;
+	size_t *set_of;          /* per cell of the plan: its comparison set in this boot, or CB_ORDER_NO_SET */
+	struct cb_order_step *step; /* the (cell, rep) pairs in the order they run */
+	long *round;             /* per step: its round id in this boot (0: sequential) */
 	size_t norder;
 };
 
 static void boot_plan_free(struct boot_plan *b)
 {
-	free(b->cell);
-	free(b->set_start);
-	free(b->order_cell);
-	free(b->order_rep);
+	free(b->set_of);
+	free(b->step);
+	free(b->round);
 	memset(b, 0, sizeof(*b));
 }
 
-static bool pending(const struct mk_run *r, size_t c, long rep)
-{
-	return !r->done[c * (size_t)r->reps + (size_t)(rep - 1)];
-}
-
-/* Group kernel K's cells into comparison sets, then order reps: set by set, rep by rep, rotating. */
+/* Kernel K's cells in comparison sets, their pending reps in --order (cowbench/order.h), rounds numbered. */
 static int make_boot_plan(const struct mk_run *r, const char *k, struct boot_plan *b)
 {
 	size_t n = r->cells->n;
-	char ka[CB_CELL_KEY_LEN], kb[CB_CELL_KEY_LEN];
+	bool *mine = calloc(n + 1, sizeof(*mine));
+	long sets = -ENOMEM, id = 0;
 
 	memset(b, 0, sizeof(*b));
 	b->kernel = k;
-	b->cell = calloc(n + 1, sizeof(*b->cell));
-	b->set_start = calloc(n + 2, sizeof(*b->set_start));
-	b->order_cell = calloc(n * (size_t)r->reps + 1, sizeof(*b->order_cell));
-	b->order_rep = calloc(n * (size_t)r->reps + 1, sizeof(*b->order_rep));
-	if (!b->cell || !b->set_start || !b->order_cell || !b->order_rep)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		bool placed = false;
-
-		if (strcmp(cell_kernel(&r->cells->cell[i]), k) != 0)
-			continue;
-		for (size_t j = 0; j < b->ncells; j++)
-			placed = placed || b->cell[j] == i;
-		if (placed)
-			continue;
-		/* A new set: this cell and every later cell of K with the same comparison key. */
-		b->set_start[b->nsets++] = b->ncells;
-		comparison_key(&r->cells->cell[i], ka, sizeof(ka));
-		for (size_t j = i; j < n; j++) {
-			if (strcmp(cell_kernel(&r->cells->cell[j]), k) != 0)
-				continue;
-			comparison_key(&r->cells->cell[j], kb, sizeof(kb));
-			if (strcmp(ka, kb) == 0)
-				b->cell[b->ncells++] = j;
+	b->set_of = calloc(n + 1, sizeof(*b->set_of));
+	if (mine && b->set_of) {
+		for (size_t i = 0; i < n; i++) {
+			mine[i] = strcmp(cell_kernel(&r->cells->cell[i]), k) == 0;
+			b->ncells += mine[i];
 		}
+		sets = cb_order_sets(r->cells, mine, b->set_of);
 	}
-	b->set_start[b->nsets] = b->ncells;
-	for (size_t s = 0; s < b->nsets; s++) {
-		size_t first = b->set_start[s], m = b->set_start[s + 1] - first;
+	free(mine);
+	if (sets < 0 || cb_order_plan(b->set_of, n, r->reps, r->done, r->order, r->seed, &b->step, &b->norder) < 0)
+		return -ENOMEM;
+	b->nsets = (size_t)sets;
+	b->round = calloc(b->norder + 1, sizeof(*b->round));
+	if (!b->round)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->norder; i++) {
+		const struct cb_order_step *s = &b->step[i];
 
-		for (long rep = 1; rep <= r->reps; rep++)
-			for (size_t j = 0; j < m; j++) {
-				size_t c = b->cell[first + (j + (size_t)rep - 1) % m];
-
-				if (!pending(r, c, rep))
-					continue;
-				b->order_cell[b->norder] = c;
-				b->order_rep[b->norder++] = rep;
-			}
+		if (s->round > 0 && (i == 0 || s->block != s[-1].block || s->round != s[-1].round))
+			id++;
+		b->round[i] = s->round > 0 ? id : 0;
 	}
 	return 0;
 }
@@ -253,6 +216,30 @@ static size_t guest_kernels(const struct cb_cells *cells, const char **out, size
 
 #define MAX_KERNELS 16
 
+void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t nsets, int order, uint64_t seed,
+		   FILE *fp)
+{
+	size_t *members = calloc(nsets + 1, sizeof(*members)), *first = calloc(nsets + 1, sizeof(*first));
+	char ck[CB_CELL_KEY_LEN];
+
+	for (size_t c = cells->n; members && first && c-- > 0;)
+		if (set_of[c] != CB_ORDER_NO_SET) {
+			members[set_of[c]]++;
+			first[set_of[c]] = c;
+		}
+	for (size_t s = 0; members && first && order != CB_ORDER_SEQUENTIAL && s < nsets; s++) {
+		if (members[s] < 2)
+			continue;
+		cb_order_set_key(&cells->cell[first[s]], ck, sizeof(ck));
+		if (order == CB_ORDER_SHUFFLE)
+			fprintf(fp, "#   shuffled rep by rep (%zu cells, seed %" PRIu64 "): %s\n", members[s], seed, ck);
+		else
+			fprintf(fp, "#   interleaved rep by rep (%zu cells, rotating order): %s\n", members[s], ck);
+	}
+	free(members);
+	free(first);
+}
+
 void mk_print_boots(const struct mk_run *r, const struct mk_collapsed *col, FILE *fp)
 {
 	const char *ks[MAX_KERNELS];
@@ -274,15 +261,7 @@ void mk_print_boots(const struct mk_run *r, const struct mk_collapsed *col, FILE
 		}
 		fprintf(fp, "# kernel=%s: one QEMU boot, %zu cells, %zu reps to run (+%ld warm-up per cell)%s\n", ks[i],
 			b.ncells, b.norder, r->warmup, b.norder ? "" : "; nothing to boot");
-		for (size_t s = 0; s < b.nsets; s++) {
-			size_t first = b.set_start[s], m = b.set_start[s + 1] - first;
-			char ck[CB_CELL_KEY_LEN];
-
-			if (m < 2)
-				continue;
-			comparison_key(&r->cells->cell[b.cell[first]], ck, sizeof(ck));
-			fprintf(fp, "#   interleaved rep by rep (%zu cells, rotating order): %s\n", m, ck);
-		}
+		mk_print_sets(r->cells, b.set_of, b.nsets, r->order, r->seed, fp);
 		boot_plan_free(&b);
 	}
 }
@@ -369,7 +348,7 @@ struct receiver {
 static long order_find(const struct receiver *rc, const char *cell, int64_t rep)
 {
 	for (size_t i = 0; i < rc->b->norder; i++)
-		if (rc->b->order_rep[i] == rep && strcmp(rc->r->cells->cell[rc->b->order_cell[i]].key, cell) == 0)
+		if (rc->b->step[i].rep == rep && strcmp(rc->r->cells->cell[rc->b->step[i].cell].key, cell) == 0)
 			return (long)i;
 	return -1;
 }
@@ -424,7 +403,7 @@ static void record_row(struct receiver *rc, const struct cb_csv_record *rec)
 		return;
 	}
 	rc->got[at] = 1;
-	rc->r->done[rc->b->order_cell[at] * (size_t)rc->r->reps + (size_t)(row.rep - 1)] = 1;
+	rc->r->done[rc->b->step[at].cell * (size_t)rc->r->reps + (size_t)(row.rep - 1)] = 1;
 	rc->rows++;
 	if (strcmp(row.status, "ok") != 0)
 		rc->failed = 1;
@@ -529,12 +508,12 @@ static void guest_status(int ws, bool imaged, bool spawned, char *out, size_t le
 static int record_missing(struct receiver *rc, const char *status)
 {
 	for (size_t i = 0; i < rc->b->norder; i++) {
-		size_t c = rc->b->order_cell[i];
+		size_t c = rc->b->step[i].cell;
 		struct cb_row row;
 
 		if (rc->got[i])
 			continue;
-		cb_row_init(&row, &rc->r->spec[c], (int)rc->b->order_rep[i]);
+		cb_row_init(&row, &rc->r->spec[c], (int)rc->b->step[i].rep);
 		snprintf(row.status, sizeof(row.status), "%s", status);
 		snprintf(row.cell, sizeof(row.cell), "%s", rc->r->cells->cell[c].key);
 		/* Not the host's: the guest never said what it measured with. */
@@ -543,7 +522,7 @@ static int record_missing(struct receiver *rc, const char *status)
 		cli_progress_clear();
 		if (cb_report_row(rc->r->report, &row) < 0)
 			return -1;
-		rc->r->done[c * (size_t)rc->r->reps + (size_t)(rc->b->order_rep[i] - 1)] = 1;
+		rc->r->done[c * (size_t)rc->r->reps + (size_t)(rc->b->step[i].rep - 1)] = 1;
 	}
 	return 0;
 }
@@ -557,7 +536,7 @@ static long boot_timeout(const struct mk_run *r, const struct boot_plan *b)
 	if (env && cli_parse_long(env, 1, 1000000, &t))
 		return t;
 	for (size_t i = 0; i < b->norder; i++)
-		t += 5 + (long)(r->spec[b->order_cell[i]].size >> 20) / 4;
+		t += 5 + (long)(r->spec[b->step[i].cell].size >> 20) / 4;
 	return t + 10 * r->warmup * (long)b->ncells;
 }
 
@@ -568,7 +547,7 @@ static int write_plan(const struct mk_run *r, const struct boot_plan *b, const c
 	if (!fp)
 		return -1;
 	for (size_t i = 0; i < b->norder; i++)
-		fprintf(fp, "%ld %s\n", b->order_rep[i], r->cells->cell[b->order_cell[i]].key);
+		fprintf(fp, "%ld:%ld %s\n", b->step[i].rep, b->round[i], r->cells->cell[b->step[i].cell].key);
 	return fclose(fp) == 0 ? 0 : -1;
 }
 
@@ -726,22 +705,31 @@ int mk_run_guests(struct mk_run *r)
 
 /* ---- the guest side: the plan file ---- */
 
-static int plan_line(char *line, struct cb_matrix *m, size_t groups, char **key, long *rep)
+/* "REP" or "REP:ROUND" (the round id of an interleaved plan, 0: none). */
+static bool parse_rep_round(const char *tok, long *rep, long *round)
 {
-	char *sp = strchr(line, ' '), *save = NULL, why[256], group[32];
-	long r;
+	char buf[48], *colon;
 
-	if (!sp)
-		return -1;
-	*sp = '\0';
-	if (!cli_parse_long(line, 1, 1000000, &r))
-		return -1;
-	*rep = r;
-	*key = strdup(sp + 1);
-	if (!*key)
-		return -1;
+	if (strlen(tok) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", tok);
+	colon = strchr(buf, ':');
+	*round = 0;
+	if (colon) {
+		*colon = '\0';
+		if (!cli_parse_long(colon + 1, 0, 1000000000, round))
+			return false;
+	}
+	return cli_parse_long(buf, 1, 1000000, rep);
+}
+
+/* A plan line's key as a group of m (a group per distinct cell). */
+static int plan_group(char *key, struct cb_matrix *m, size_t groups)
+{
+	char *save = NULL, why[256], group[32];
+
 	snprintf(group, sizeof(group), "p%zu", groups);
-	for (char *pair = strtok_r(sp + 1, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+	for (char *pair = strtok_r(key, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
 		char *eq = strchr(pair, '=');
 
 		if (!eq)
@@ -753,60 +741,63 @@ static int plan_line(char *line, struct cb_matrix *m, size_t groups, char **key,
 	return 0;
 }
 
-int mk_plan_load(const char *path, struct cb_matrix *m, char ***keys, long **reps, size_t *n)
+int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan)
 {
 	FILE *fp = fopen(path, "re");
 	char line[1024];
 	size_t lineno = 0;
 
-	*keys = NULL;
-	*reps = NULL;
-	*n = 0;
+	memset(plan, 0, sizeof(*plan));
 	if (!fp) {
 		cli_error("cannot read plan %s: %s", path, strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), fp)) {
-		char **nk = realloc(*keys, (*n + 1) * sizeof(*nk));
-		long *nr = realloc(*reps, (*n + 1) * sizeof(*nr));
+		size_t n = plan->n;
+		char **nk = realloc(plan->keys, (n + 1) * sizeof(*nk)), *sp;
+		long *nr = realloc(plan->reps, (n + 1) * sizeof(*nr)), *nd = realloc(plan->rounds, (n + 1) * sizeof(*nd));
 		bool seen = false;
 
-		if (nk)
-			*keys = nk;
-		if (nr)
-			*reps = nr;
+		plan->keys = nk ? nk : plan->keys;
+		plan->reps = nr ? nr : plan->reps;
+		plan->rounds = nd ? nd : plan->rounds;
 		lineno++;
 		line[strcspn(line, "\n")] = '\0';
-		if (!nk || !nr) {
+		if (!nk || !nr || !nd) {
 			fclose(fp);
 			cli_error("out of memory");
 			return -1;
 		}
-		/* A key seen before adds no group (a group per distinct cell). */
-		for (size_t i = 0; i < *n && !seen; i++)
-			seen = strcmp((*keys)[i], strchr(line, ' ') ? strchr(line, ' ') + 1 : "") == 0;
-		if (seen) {
-			char *sp = strchr(line, ' ');
-
-			*sp = '\0';
-			if (!cli_parse_long(line, 1, 1000000, &(*reps)[*n]) || !((*keys)[*n] = strdup(sp + 1)))
-				goto bad;
-		} else {
-			(*keys)[*n] = NULL;
-			if (plan_line(line, m, m->ngroups, &(*keys)[*n], &(*reps)[*n]) < 0)
-				goto bad;
-		}
-		(*n)++;
+		sp = strchr(line, ' ');
+		if (!sp)
+			goto bad;
+		*sp = '\0';
+		if (!parse_rep_round(line, &plan->reps[n], &plan->rounds[n]) || !(plan->keys[n] = strdup(sp + 1)))
+			goto bad;
+		plan->n++;
+		for (size_t i = 0; i + 1 < plan->n && !seen; i++)
+			seen = strcmp(plan->keys[i], sp + 1) == 0;
+		if (!seen && plan_group(sp + 1, m, m->ngroups) < 0)
+			goto bad;
 	}
 	fclose(fp);
-	if (*n == 0) {
+	if (plan->n == 0) {
 		cli_error("plan %s is empty", path);
 		return -1;
 	}
 	return 0;
 bad:
 	fclose(fp);
-	free((*keys)[*n]);
-	cli_error("%s:%zu: not a 'REP NAME=VALUE ...' line", path, lineno);
+	cli_error("%s:%zu: not a 'REP[:ROUND] NAME=VALUE ...' line", path, lineno);
 	return -1;
+}
+
+void mk_plan_free(struct mk_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		free(plan->keys[i]);
+	free(plan->keys);
+	free(plan->reps);
+	free(plan->rounds);
+	memset(plan, 0, sizeof(*plan));
 }

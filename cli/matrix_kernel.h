@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -45,10 +46,15 @@ struct mk_run {
 	const struct cb_run_spec *spec; /* per cell */
 	unsigned char *done;            /* cells x reps: set as rows come back */
 	long reps, warmup;
+	int order;                      /* enum cb_order_mode (cowbench/order.h) */
+	uint64_t seed;                  /* of --order=shuffle */
 	struct cb_report *report;
 	bool progress;                  /* a progress line on stderr */
 };
 
+/* --dry-run: the comparison sets of two cells or more (set_of[]: cowbench/order.h), as --order runs them. */
+void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t nsets, int order, uint64_t seed,
+		   FILE *fp);
 /* --dry-run: each guest kernel's boot and its interleaved comparison sets. */
 void mk_print_boots(const struct mk_run *r, const struct mk_collapsed *col, FILE *fp);
 /*
@@ -59,11 +65,18 @@ void mk_print_boots(const struct mk_run *r, const struct mk_collapsed *col, FILE
 int mk_run_guests(struct mk_run *r);
 
 /*
- * In the guest: `cowbench matrix --plan FILE`, FILE holding "REP KEY" lines
- * in the order to run. Each distinct key becomes a group of m; keys[] and
- * reps[] (n entries, freed by the caller) give the order. -1 after printing why.
+ * In the guest: `cowbench matrix --plan FILE`, FILE holding "REP[:ROUND] KEY"
+ * lines in the order to run (ROUND: the round id its row carries, 0: none).
+ * Each distinct key becomes a group of m; the plan gives the order. -1
+ * after printing why (mk_plan_free frees what was read all the same).
  */
-int mk_plan_load(const char *path, struct cb_matrix *m, char ***keys, long **reps, size_t *n);
+struct mk_plan {
+	char **keys;
+	long *reps, *rounds;
+	size_t n;
+};
+int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan);
+void mk_plan_free(struct mk_plan *plan);
 
 /* Where kernel/ lives: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
 const char *mk_kernel_dir(void);

@@ -248,9 +248,14 @@ END_TEST
 /* ---- the cowbench program ---- */
 
 /* Lines of a dry run that name cells (the first line is a comment). */
+/* The lines that name a cell: not the '#' lines about the plan (its size, its comparison sets). */
 static int cell_lines(const char *out)
 {
-	return tu_count_lines(out) - 1;
+	int n = 0;
+
+	for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+		n += *l != '#' && *l != '\n';
+	return n;
 }
 
 START_TEST(cli_dry_run_counts)

@@ -8,6 +8,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
+#include <cowbench/order.h>
 #include <cowbench/stats.h>
 
 #include "strmap.h"
@@ -17,6 +18,7 @@ void cb_matrix_init(struct cb_matrix *m)
 	memset(m, 0, sizeof(*m));
 	m->reps = -1;
 	m->warmup = -1;
+	m->order = -1;
 }
 
 static void free_axis(struct cb_axis *a)
@@ -305,8 +307,16 @@ static int load_setting(struct load_ctx *c, const char *name, const char *value,
 			return 1;
 		}
 	}
-	if (strcmp(name, "reps") && strcmp(name, "warmup") && strcmp(name, "shuffle"))
-		snprintf(c->why, c->len, "%s:%d: unknown setting '%s' in [matrix] (reps, warmup, shuffle)",
+	if (strcmp(name, "order") == 0) {
+		enum cb_order_mode mode;
+
+		if (cb_order_parse(value, &mode, &c->m->order_seed, &c->m->order_seeded) == 0) {
+			c->m->order = (int)mode;
+			return 1;
+		}
+	}
+	if (strcmp(name, "reps") && strcmp(name, "warmup") && strcmp(name, "shuffle") && strcmp(name, "order"))
+		snprintf(c->why, c->len, "%s:%d: unknown setting '%s' in [matrix] (reps, warmup, shuffle, order)",
 			 c->path, line, name);
 	else
 		snprintf(c->why, c->len, "%s:%d: bad value '%s' for %s", c->path, line, value, name);
@@ -670,10 +680,15 @@ int cb_shard_parse(const char *text, unsigned *i, unsigned *n)
 
 void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n)
 {
+	cb_cells_shard_by(c, NULL, i, n);
+}
+
+void cb_cells_shard_by(struct cb_cells *c, const size_t *part, unsigned i, unsigned n)
+{
 	size_t kept = 0;
 
 	for (size_t k = 0; k < c->n; k++) {
-		if (c->cell[k].index % n == i - 1)
+		if ((part ? part[k] : c->cell[k].index) % n == i - 1)
 			c->cell[kept++] = c->cell[k];
 		else {
 			free(c->cell[k].names);

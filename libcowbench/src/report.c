@@ -123,6 +123,7 @@ static const struct cb_column columns[] = {
 	INT(migrations, "writer's CPU migrations during the loop (/proc/thread-self/sched se.nr_migrations; empty without CONFIG_SCHED_DEBUG)"),
 	INT(writer_cpu, "CPU the writer ran on when its loop ended (sched_getcpu)"),
 	STR(stop, "adaptive repetitions (--target-ci): on a cell's last rep, why it stopped: target, max-reps or max-time"),
+	INT(round, "interleaved matrix (--order): the round the rep ran in; rows of one comparison set with the same boot and round ran side by side (empty: sequential or cowbench run)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -124,6 +124,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;
 	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = CB_NA;
+	row->round = CB_NA; /* set by an interleaved matrix (cowbench/order.h) */
 	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
 	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
 	cb_row_init_workload(row, spec);

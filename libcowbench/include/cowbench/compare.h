@@ -56,6 +56,14 @@ int cb_boot_center_ci(const double *v, size_t n, enum cb_center c, double conf, 
 int cb_boot_ratio_ci(const double *num, size_t nn, const double *den, size_t nd, enum cb_center c, double conf,
 		     size_t resamples, uint64_t seed, double *ratio, double *lo, double *hi);
 
+/**
+ * The same over n pairs measured side by side (num[i] with den[i], e.g. one
+ * round of an interleaved matrix): the interval resamples whole pairs, so
+ * drift both members of a pair saw cancels. lo = hi = NAN for n < 2.
+ */
+int cb_boot_ratio_ci_paired(const double *num, const double *den, size_t n, enum cb_center c, double conf,
+			    size_t resamples, uint64_t seed, double *ratio, double *lo, double *hi);
+
 /** Quantile of Student's t distribution with df degrees of freedom (0 < p < 1, df >= 1). */
 double cb_t_quantile(double p, double df);
 

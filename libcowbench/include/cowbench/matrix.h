@@ -41,6 +41,9 @@ struct cb_matrix {
 	long reps, warmup;
 	bool shuffle;
 	uint64_t shuffle_seed;
+	int order;            /* enum cb_order_mode (cowbench/order.h); -1: not given */
+	bool order_seeded;    /* order = shuffle:SEED */
+	uint64_t order_seed;
 };
 
 struct cb_cell {
@@ -106,6 +109,8 @@ void cb_cells_dedupe(struct cb_cells *c);
 int cb_shard_parse(const char *text, unsigned *i, unsigned *n);
 /** Keep shard I of N: the cells whose index % N == I - 1 (a deterministic partition). */
 void cb_cells_shard(struct cb_cells *c, unsigned i, unsigned n);
+/** Keep shard I of N by part[] (one per cell, e.g. its comparison set): cells of one part stay together. */
+void cb_cells_shard_by(struct cb_cells *c, const size_t *part, unsigned i, unsigned n);
 /** Shuffle the cells with a seeded Fisher-Yates (same seed, same order). */
 void cb_cells_shuffle(struct cb_cells *c, uint64_t seed);
 

@@ -111,6 +111,7 @@ struct cb_row {
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
 	int64_t nivcsw, steal_ns, runq, migrations, writer_cpu;
 	char stop[12];
+	int64_t round; /* cb_order.h: the round of an interleaved matrix; CB_NA: none */
 	/* New columns go above this line, in the column table's order. */
 };
 
