@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/compare.h>
 #include <cowbench/matrix.h>
+#include <cowbench/order.h>
 #include <cowbench/results.h>
 #include <cowbench/summary.h>
 
@@ -127,6 +129,7 @@ struct line {
 	struct cb_summary s;
 	bool has_ratio;
 	double ratio, rlo, rhi;
+	size_t pairs;      /* the ratio pairs reps of the same round (matrix --order); 0: unpaired */
 	const struct cb_row_group *group;
 	int explained;     /* noisy lines: 1 when cb_noise_explain found what co-varied, else 0 */
 	char cause[256];   /* noisy lines: that cause, or that none was found */
@@ -150,7 +153,7 @@ static void num(FILE *fp, double v, bool fixed)
 
 static void csv_header(FILE *fp)
 {
-	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio,ratio_ci95_lo,"
+	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio_pairs,ratio,ratio_ci95_lo,"
 	      "ratio_ci95_hi,noise_cause\n",
 	      fp);
 }
@@ -171,6 +174,9 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	fputc(',', fp);
 	num(fp, l->s.cv, true);
 	fprintf(fp, ",%zu,%d,%s,", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
+	if (l->pairs)
+		fprintf(fp, "%zu", l->pairs);
+	fputc(',', fp);
 	if (l->has_ratio) {
 		num(fp, l->ratio, true);
 		fputc(',', fp);
@@ -215,6 +221,7 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 		json_num(fp, "ratio", l->ratio);
 		json_num(fp, "ratio_ci95_lo", l->rlo);
 		json_num(fp, "ratio_ci95_hi", l->rhi);
+		fprintf(fp, ",\"ratio_pairs\":%zu", l->pairs);
 	}
 	if (noisy(l)) {
 		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
@@ -270,7 +277,7 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, l->key, l->metric, l->s.n, cb_pad_width(med, 9),
 		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
 	if (ratios && l->has_ratio)
-		fprintf(fp, "  %.3f [%.3f, %.3f]", l->ratio, l->rlo, l->rhi);
+		fprintf(fp, "  %.3f [%.3f, %.3f]%s", l->ratio, l->rlo, l->rhi, l->pairs ? " paired" : "");
 	if (l->failed)
 		fprintf(fp, "  (%zu failed)", l->failed);
 	fputc('\n', fp);
@@ -362,7 +369,62 @@ static const struct cb_row_group *collapsed_baseline(const struct sum_opts *o, c
 	return best;
 }
 
-/* The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot. */
+/* Row i's value of METRIC when it ran in BOOT with a round id; NAN otherwise. */
+static double round_value(const struct cb_row_group *g, size_t i, const char *metric, const char *boot)
+{
+	double v;
+
+	if (g->rows[i]->round == CB_NA || strcmp(g->rows[i]->boot, boot) != 0 || !cb_row_number(g->rows[i], metric, &v))
+		return NAN;
+	return v;
+}
+
+/* The row of G in BOOT with round id ROUND: its index, -1 when none, -2 when the round repeats. */
+static long row_of_round(const struct cb_row_group *g, const char *metric, const char *boot, int64_t round)
+{
+	long at = -1;
+
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->rows[i]->round != round || isnan(round_value(g, i, metric, boot)))
+			continue;
+		if (at >= 0)
+			return -2;
+		at = (long)i;
+	}
+	return at;
+}
+
+/*
+ * The reps of a and b that ran in one round of an interleaved matrix, side
+ * by side: a's values into av, b's into bv. 0 pairs when there are none or
+ * a round id repeats (rows of two runs on one boot): the ratio is unpaired.
+ */
+static size_t round_pairs(const struct cb_row_group *a, const struct cb_row_group *b, const char *metric,
+			  const char *boot, double *av, double *bv)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		long j, self;
+
+		if (isnan(round_value(a, i, metric, boot)))
+			continue;
+		self = row_of_round(a, metric, boot, a->rows[i]->round);
+		j = row_of_round(b, metric, boot, a->rows[i]->round);
+		if (self == -2 || j == -2)
+			return 0;
+		if (j >= 0) {
+			av[k] = round_value(a, i, metric, boot);
+			bv[k++] = round_value(b, (size_t)j, metric, boot);
+		}
+	}
+	return k;
+}
+
+/*
+ * The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot:
+ * over the reps of the same rounds where NAME is an axis matrix --order interleaves, else unpaired.
+ */
 static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
 			   const char *metric, struct line *l)
 {
@@ -382,7 +444,18 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 		return;
 	av = malloc(g[gi].n * sizeof(*av));
 	bv = malloc(b->n * sizeof(*bv));
-	if (av && bv) {
+	if (av && bv && cb_order_compared_axis(o->base_name)) {
+		double *pb = malloc(g[gi].n * sizeof(*pb));
+		size_t np = pb ? round_pairs(&g[gi], b, metric, boot, av, pb) : 0;
+
+		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED,
+						       &l->ratio, &l->rlo, &l->rhi) == 0) {
+			l->has_ratio = true;
+			l->pairs = np;
+		}
+		free(pb);
+	}
+	if (av && bv && !l->has_ratio) {
 		na = values_in_boot(&g[gi], metric, boot, av);
 		nb = values_in_boot(b, metric, boot, bv);
 		if (na > 0 && nb > 0 && cb_ratio_ci(av, na, bv, nb, BOOT_SEED, &l->ratio, &l->rlo, &l->rhi) == 0)
