@@ -374,6 +374,8 @@ static const struct {
 	{ "--target-ci=x", "--target-ci" },
 	{ "--max-reps=3", "--target-ci" },    /* a bound without a target */
 	{ "--max-time=5s", "--target-ci" },
+	{ "--order=random", "--order" },
+	{ "--order=shuffle:x", "--order" },
 	{ "--max-time=5x", "--max-time" },
 };
 
@@ -526,6 +528,139 @@ START_TEST(resume_drops_a_torn_row)
 END_TEST
 
 /* perf always makes an evidence rep: --resume counts it apart from the timed reps and runs only what is missing. */
+/* The timed rows of PATH, in file order. */
+static size_t timed_rows(const char *path, struct cb_results *res, const struct cb_row **out, size_t max)
+{
+	char why[512];
+	size_t n = 0;
+
+	ck_assert_msg(cb_results_read(path, res, why, sizeof(why)) == 0, "%s", why);
+	for (size_t i = 0; i < res->n && n < max; i++)
+		if (!cb_row_is_evidence(&res->rows[i]))
+			out[n++] = &res->rows[i];
+	return n;
+}
+
+/* The ratio_pairs field of summarize's CSV line for CELL (its 14th field); "" when empty. */
+static void summary_pairs(const char *csv, const char *cell, char *out, size_t len)
+{
+	const char *l = strstr(csv, cell);
+	int field = 1;
+
+	ck_assert_msg(l != NULL, "no line for %s in %s", cell, csv);
+	for (; *l && *l != '\n' && field < 14; l++)
+		field += *l == ',';
+	snprintf(out, len, "%.*s", (int)strcspn(l, ",\n"), l);
+}
+
+/*
+ * --order=interleaved (the default): fork=1 and fork=0 run rep by rep in rotating order, each round's
+ * two rows carry one round id, and summarize pairs them; sequential runs each cell's reps in a row,
+ * without rounds, and its ratio is unpaired.
+ */
+START_TEST(interleaved_rows_pair_by_round)
+{
+	char path[] = "/tmp/cbtest-orderXXXXXX", pairs[32];
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq", "--sizes=64K", "--fork=1,0", "--reps=3",
+			       "--warmup=0", "--order=interleaved", "--output", path, "--force", NULL };
+	const char *sum[] = { "cowbench", "summarize", path, "--baseline", "fork=0", "--metric=elapsed_ns",
+			      "--format=csv", "--quiet", NULL };
+	const char *one = "workload=seq size=64K fork=1", *zero = "workload=seq size=64K fork=0";
+	const struct cb_row *t[16];
+	struct cb_results res;
+	struct cli_result r;
+	int fd = mkstemp(path);
+	size_t n;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	n = timed_rows(path, &res, t, 16);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		/* Round k holds rep k of both cells; the first of a round alternates: 1 0, 0 1, 1 0. */
+		bool first_is_fork = (i / 2) % 2 == 0;
+
+		ck_assert_int_eq(t[i]->rep, (int64_t)(i / 2 + 1));
+		ck_assert_int_eq(t[i]->round, (int64_t)(i / 2 + 1));
+		ck_assert_str_eq(t[i]->cell, (i % 2 == 0) == first_is_fork ? one : zero);
+	}
+	cb_results_free(&res);
+	r = tu_run_cli(sum);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ",baseline,ratio_pairs,ratio,"), "%s", r.out);
+	summary_pairs(r.out, one, pairs, sizeof(pairs));
+	ck_assert_str_eq(pairs, "3");
+	tu_free(&r);
+
+	argv[7] = "--order=sequential";
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	n = timed_rows(path, &res, t, 16);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(t[i]->cell, i < 3 ? one : zero);
+		ck_assert_int_eq(t[i]->round, CB_NA);
+	}
+	cb_results_free(&res);
+	r = tu_run_cli(sum);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	summary_pairs(r.out, one, pairs, sizeof(pairs));
+	ck_assert_str_eq(pairs, "");
+	ck_assert_ptr_nonnull(strstr(r.out, ",fork=0,,")); /* a ratio all the same, unpaired */
+	tu_free(&r);
+
+	/* A bad --order measures nothing and leaves no file. */
+	unlink(path);
+	argv[7] = "--order=bogus";
+	tu_assert_usage_error(argv, "--order");
+	ck_assert_int_ne(access(path, F_OK), 0);
+}
+END_TEST
+
+/* --resume of an interleaved run: the missing reps run in new rounds, numbered on from the file's. */
+START_TEST(interleaved_resume_numbers_on)
+{
+	char path[] = "/tmp/cbtest-orderXXXXXX";
+	const char *argv[] = { "cowbench", "matrix", "--workloads=seq", "--sizes=64K", "--fork=1,0", "--reps=2",
+			       "--warmup=0", "--probes=none", "--resume", path, NULL };
+	const struct cb_row *t[16];
+	struct cb_results res;
+	struct cli_result r;
+	int fd = mkstemp(path);
+	char *text;
+	size_t len = 0, cut, n;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	/* Drop the last row (round 2's second rep), then resume. */
+	text = tu_slurp(path, &len);
+	ck_assert_ptr_nonnull(text);
+	cut = len - 1;
+	while (cut > 0 && text[cut - 1] != '\n')
+		cut--;
+	free(text);
+	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	n = timed_rows(path, &res, t, 16);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(t[2]->round, 2);
+	ck_assert_int_eq(t[3]->round, 3); /* ran in another run: not round 2's pair */
+	ck_assert_int_eq(t[3]->rep, 2);
+	ck_assert_str_ne(t[3]->cell, t[2]->cell);
+	cb_results_free(&res);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(resume_counts_evidence_reps)
 {
 	char path[] = "/tmp/cbtest-matrixXXXXXX";
@@ -740,6 +875,8 @@ static Suite *matrix_suite(void)
 	tcase_add_test(out, resume_drops_a_torn_row);
 	tcase_add_test(out, existing_output_is_not_clobbered);
 	tcase_add_test(out, resume_counts_evidence_reps);
+	tcase_add_test(out, interleaved_rows_pair_by_round);
+	tcase_add_test(out, interleaved_resume_numbers_on);
 	tcase_add_test(out, adaptive_bounds_and_resume);
 	tcase_set_timeout(out, 300);
 	/* Real matrices switch delay accounting for their evidence reps: not while another test relies on it. */
