@@ -781,21 +781,30 @@ static size_t cell_evidence_todo(const struct plan *p, size_t c)
 	return n;
 }
 
+/* The comparison sets of the cells that run on the host (guest cells: CB_ORDER_NO_SET); -ENOMEM. */
+static long host_sets(const struct plan *p, size_t *set_of)
+{
+	bool *host = calloc(p->cells.n + 1, sizeof(*host));
+	long sets;
+
+	if (!host)
+		return -ENOMEM;
+	for (size_t c = 0; c < p->cells.n; c++)
+		host[c] = !mk_cell_in_guest(&p->cells.cell[c]);
+	sets = cb_order_sets(&p->cells, host, set_of);
+	free(host);
+	return sets;
+}
+
 /* The host's comparison sets that --order interleaves. */
 static void print_host_sets(const struct matrix_opts *o, const struct plan *p)
 {
 	size_t *set_of = calloc(p->cells.n + 1, sizeof(*set_of));
-	bool *host = calloc(p->cells.n + 1, sizeof(*host));
-	long sets = -1;
+	long sets = set_of ? host_sets(p, set_of) : -ENOMEM;
 
-	for (size_t c = 0; set_of && host && c < p->cells.n; c++)
-		host[c] = !mk_cell_in_guest(&p->cells.cell[c]);
-	if (set_of && host)
-		sets = cb_order_sets(&p->cells, host, set_of);
 	if (sets > 0)
 		mk_print_sets(&p->cells, set_of, (size_t)sets, o->order, o->order_seed, stdout);
 	free(set_of);
-	free(host);
 }
 
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
@@ -818,8 +827,6 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 	printf(", order %s", cb_order_name(o->order));
 	if (o->order == CB_ORDER_SHUFFLE)
 		printf(":%" PRIu64, o->order_seed);
-	if (o->order != CB_ORDER_SEQUENTIAL)
-		printf(" (compared axes: %s)", CB_ORDER_AXES);
 	printf("; %s%zu reps to run, %zu evidence reps (probes that can add work inside the fault path)\n",
 	       o->adaptive.target > 0 ? "at most " : "", todo, ev);
 	for (size_t i = 0; i < p->cells.n; i++) {
@@ -903,6 +910,12 @@ static void interrupt_note_init(const struct matrix_opts *o, size_t done, size_t
 		if (!strncmp(a, "--output=", 9) || !strncmp(a, "--resume=", 9))
 			continue;
 		append_arg(resume_cmd, sizeof(resume_cmd), a);
+	}
+	if (o->order == CB_ORDER_SHUFFLE) { /* the seed drawn from the clock, so the rest runs in the same rounds */
+		char seeded[48];
+
+		snprintf(seeded, sizeof(seeded), "--order=shuffle:%" PRIu64, o->order_seed);
+		append_arg(resume_cmd, sizeof(resume_cmd), seeded);
 	}
 	if (file) {
 		append_arg(resume_cmd, sizeof(resume_cmd), "--resume");
@@ -1122,21 +1135,17 @@ static int host_steps(const struct matrix_opts *o, const struct plan *p, struct 
 		      size_t *set_of, long *sets)
 {
 	unsigned char *done = malloc(p->cells.n * (size_t)o->cap + 1);
-	bool *host = calloc(p->cells.n + 1, sizeof(*host));
 	int err = -ENOMEM;
 
-	if (done && host) {
-		for (size_t c = 0; c < p->cells.n; c++) {
-			host[c] = !mk_cell_in_guest(&p->cells.cell[c]);
+	if (done) {
+		for (size_t c = 0; c < p->cells.n; c++)
 			for (long r = 0; r < o->cap; r++) /* a cell the resumed file shows stopped runs no more */
 				done[c * (size_t)o->cap + (size_t)r] = p->stopped[c] || p->done[c * (size_t)o->cap + (size_t)r];
-		}
-		*sets = cb_order_sets(&p->cells, host, set_of);
+		*sets = host_sets(p, set_of);
 		err = *sets < 0 ? (int)*sets :
 				  cb_order_plan(set_of, p->cells.n, o->cap, done, o->order, o->order_seed, steps, n);
 	}
 	free(done);
-	free(host);
 	if (err)
 		cli_error("out of memory");
 	return err ? -1 : 0;

@@ -221,6 +221,7 @@ void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t ns
 {
 	size_t *members = calloc(nsets + 1, sizeof(*members)), *first = calloc(nsets + 1, sizeof(*first));
 	char ck[CB_CELL_KEY_LEN];
+	bool any = false;
 
 	for (size_t c = cells->n; members && first && c-- > 0;)
 		if (set_of[c] != CB_ORDER_NO_SET) {
@@ -230,6 +231,9 @@ void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t ns
 	for (size_t s = 0; members && first && order != CB_ORDER_SEQUENTIAL && s < nsets; s++) {
 		if (members[s] < 2)
 			continue;
+		if (!any)
+			fprintf(fp, "#   comparison sets (cells that differ only in %s):\n", CB_ORDER_AXES);
+		any = true;
 		cb_order_set_key(&cells->cell[first[s]], ck, sizeof(ck));
 		if (order == CB_ORDER_SHUFFLE)
 			fprintf(fp, "#   shuffled rep by rep (%zu cells, seed %" PRIu64 "): %s\n", members[s], seed, ck);

@@ -528,12 +528,16 @@ START_TEST(resume_drops_a_torn_row)
 END_TEST
 
 /* perf always makes an evidence rep: --resume counts it apart from the timed reps and runs only what is missing. */
-/* The timed rows of PATH, in file order. */
-static size_t timed_rows(const char *path, struct cb_results *res, const struct cb_row **out, size_t max)
+/* Run ARGV (a matrix writing PATH), then read PATH's timed rows, in file order. */
+static size_t run_timed_rows(const char **argv, const char *path, struct cb_results *res, const struct cb_row **out,
+			     size_t max)
 {
+	struct cli_result r = tu_run_cli(argv);
 	char why[512];
 	size_t n = 0;
 
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
 	ck_assert_msg(cb_results_read(path, res, why, sizeof(why)) == 0, "%s", why);
 	for (size_t i = 0; i < res->n && n < max; i++)
 		if (!cb_row_is_evidence(&res->rows[i]))
@@ -574,10 +578,7 @@ START_TEST(interleaved_rows_pair_by_round)
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	r = tu_run_cli(argv);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
-	n = timed_rows(path, &res, t, 16);
+	n = run_timed_rows(argv, path, &res, t, 16);
 	ck_assert_uint_eq(n, 6);
 	for (size_t i = 0; i < n; i++) {
 		/* Round k holds rep k of both cells; the first of a round alternates: 1 0, 0 1, 1 0. */
@@ -596,10 +597,7 @@ START_TEST(interleaved_rows_pair_by_round)
 	tu_free(&r);
 
 	argv[7] = "--order=sequential";
-	r = tu_run_cli(argv);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
-	n = timed_rows(path, &res, t, 16);
+	n = run_timed_rows(argv, path, &res, t, 16);
 	ck_assert_uint_eq(n, 6);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_str_eq(t[i]->cell, i < 3 ? one : zero);
@@ -647,10 +645,7 @@ START_TEST(interleaved_resume_numbers_on)
 		cut--;
 	free(text);
 	ck_assert_int_eq(truncate(path, (off_t)cut), 0);
-	r = tu_run_cli(argv);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
-	n = timed_rows(path, &res, t, 16);
+	n = run_timed_rows(argv, path, &res, t, 16);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(t[2]->round, 2);
 	ck_assert_int_eq(t[3]->round, 3); /* ran in another run: not round 2's pair */
