@@ -336,15 +336,24 @@ START_TEST(cli_shards_cover_every_cell)
 		struct cli_result r;
 		char *save = NULL, *line;
 
+		char *whole;
+
 		snprintf(shard, sizeof(shard), "--shard=%d/5", i);
 		r = tu_run_cli(argv);
 		ck_assert_int_eq(r.status, 0);
+		whole = strdup(r.out);
 		for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char needle[256];
+			char needle[256], twin[256], *fork;
 			const char *first, *second;
 
 			if (line[0] == '#')
 				continue;
+			/* Interleaved (the default): a comparison set stays in one shard, fork=1 with its fork=0. */
+			snprintf(twin, sizeof(twin), "%s\n", strchr(line, '\t'));
+			fork = strstr(twin, "fork=");
+			ck_assert_ptr_nonnull(fork);
+			fork[5] = fork[5] == '1' ? '0' : '1';
+			ck_assert_msg(strstr(whole, twin), "shard %d has '%s' without its twin", i, line);
 			snprintf(needle, sizeof(needle), "%s\n", line);
 			first = strstr(all.out, needle);
 			ck_assert_msg(first != NULL, "shard cell '%s' not in the matrix", line);
@@ -352,6 +361,7 @@ START_TEST(cli_shards_cover_every_cell)
 			ck_assert_ptr_null(second);
 			total++;
 		}
+		free(whole);
 		tu_free(&r);
 	}
 	ck_assert_int_eq(total, 12);
