@@ -76,6 +76,27 @@ long cb_thread_migrations(void)
 	return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
+/* Same constraint as above: no stdio between the reads around the loop. */
+int64_t cb_thread_run_delay_ns(void)
+{
+	char buf[128];
+	unsigned long long on_cpu, delay;
+	ssize_t n;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "sum_exec_runtime run_delay pcount", all in ns but the last */
+	if (sscanf(buf, "%llu %llu", &on_cpu, &delay) != 2 || delay > INT64_MAX)
+		return -1;
+	return (int64_t)delay;
+}
+
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)
 {
 	FILE *fp = fopen(path ? path : "/proc/stat", "re");
