@@ -5,9 +5,15 @@
  * is as tight as asked, and on its bounds when the target is out of reach.
  * Also the headline column of every workload and the noise readers.
  */
+#define _GNU_SOURCE
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cowbench/adaptive.h>
+#include <cowbench/clock.h>
 #include <cowbench/compare.h>
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
@@ -209,6 +215,80 @@ START_TEST(test_proc_stat_reader)
 }
 END_TEST
 
+static void spin_ms(long ms)
+{
+	uint64_t end = cb_monotonic_ns() + (uint64_t)ms * 1000000u;
+
+	while (cb_monotonic_ns() < end)
+		;
+}
+
+/*
+ * Two busy processes pinned to one CPU for 300 ms of wall time: each
+ * waits for the other about half of it, and run_delay must show it.
+ */
+START_TEST(test_run_delay_sees_a_co_runner)
+{
+	cpu_set_t one;
+	int64_t before, after;
+	pid_t pid;
+	int cpu = sched_getcpu();
+
+	before = cb_thread_run_delay_ns();
+	if (before < 0 || cpu < 0) {
+		fprintf(stderr, "skip: no /proc/thread-self/schedstat here\n");
+		return;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		spin_ms(2000); /* outlives the parent's spin; killed below */
+		_exit(0);
+	}
+	before = cb_thread_run_delay_ns();
+	spin_ms(300);
+	after = cb_thread_run_delay_ns();
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_ge(after, before);
+	ck_assert_msg(after - before >= 50 * 1000000LL, "waited only %lld ns for the CPU with a co-runner on it",
+		      (long long)(after - before));
+}
+END_TEST
+
+/* Two reps slowed by a co-runner: their wait for a CPU is the stated cause. */
+START_TEST(test_wait_for_a_cpu_is_a_cause)
+{
+	struct cb_row rows[8];
+	struct cb_row_group *g;
+	size_t ng;
+	char buf[256];
+
+	for (int i = 0; i < 8; i++) {
+		bool slow = i == 2 || i == 5;
+
+		memset(&rows[i], 0, sizeof(rows[i]));
+		snprintf(rows[i].workload, sizeof(rows[i].workload), "seq");
+		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=seq");
+		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
+		rows[i].rep = i + 1;
+		rows[i].elapsed_ns = slow ? 9000000 : 5000000 + 10000 * (i % 3);
+		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = 0;
+		rows[i].runq = 2;
+		rows[i].writer_cpu = 1;
+		rows[i].run_delay_ns = slow ? 4000000 : 20000;
+	}
+	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
+	ck_assert_int_eq(cb_noise_explain(&g[0], "elapsed_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "the 2 outlying slow reps had 200.0x the wait for a CPU of the 6 others "
+				  "(median 4 ms vs 0.02 ms run_delay_ns)"), "%s", buf);
+	cb_row_groups_free(g, ng);
+}
+END_TEST
+
 START_TEST(test_summarize_explains_noise)
 {
 	const char *argv[] = { "cowbench", "summarize", CB_FIXTURE_DIR "/noisy_cells.csv", "--metric=lat_p50_ns",
@@ -276,6 +356,8 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_proc_stat_reader);
 	tcase_add_test(tc, test_summarize_explains_noise);
 	tcase_add_test(tc, test_drift_is_a_cause);
+	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
+	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -53,27 +53,49 @@ void cb_sys_sample_fill_row(const struct cb_sys_sample *before, const struct cb_
 }
 
 /*
- * Read with open/read into the stack, not stdio: the writer calls this
- * just before and after its loop, inside the perf probes' window, and a
- * FILE buffer would add page faults of its own there.
+ * Read with open/read into the caller's stack buffer, not stdio: the
+ * writer reads these just before and after its loop, inside the perf
+ * probes' window, and a FILE buffer would add page faults of its own there.
+ * Returns false when the file is missing or empty.
  */
+static bool read_thread_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 long cb_thread_migrations(void)
 {
 	char buf[4096];
 	const char *p;
-	ssize_t n;
-	int fd = open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (!read_thread_file("/proc/thread-self/sched", buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	p = strstr(buf, "se.nr_migrations");
 	p = p ? strchr(p, ':') : NULL;
 	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+int64_t cb_thread_run_delay_ns(void)
+{
+	char buf[128];
+	unsigned long long on_cpu, delay;
+
+	if (!read_thread_file("/proc/thread-self/schedstat", buf, sizeof(buf)))
+		return -1;
+	/* "sum_exec_runtime run_delay pcount", all in ns but the last */
+	if (sscanf(buf, "%llu %llu", &on_cpu, &delay) != 2 || delay > INT64_MAX)
+		return -1;
+	return (int64_t)delay;
 }
 
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)

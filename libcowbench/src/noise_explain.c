@@ -26,16 +26,17 @@ static const struct {
 	{ "nivcsw", "the involuntary context switches", 2 },
 	{ "migrations", "the CPU migrations", 2 },
 	{ "runq", "the run-queue length", 1.5 },
+	{ "run_delay_ns", "the wait for a CPU", 2 },
 };
 
 #define NCOLS (sizeof(noise_columns) / sizeof(noise_columns[0]))
 /*
  * A rank correlation co-varies when |rho| >= RHO_Z / sqrt(n - 1) (its null
- * distribution is about normal with variance 1 / (n - 1)): z = 2.64 is a
- * two-sided 5 % test Bonferroni-corrected for the 6 candidates. Never
+ * distribution is about normal with variance 1 / (n - 1)): z = 2.69 is a
+ * two-sided 5 % test Bonferroni-corrected for the 7 candidates. Never
  * below MIN_RHO, so a large n does not make a weak link a cause.
  */
-#define RHO_Z 2.64
+#define RHO_Z 2.69
 #define MIN_RHO 0.5
 
 struct sample {
@@ -174,7 +175,7 @@ static double spearman(const double *a, const double *b, size_t n)
 
 static void fmt_value(char *buf, size_t len, const char *column, double v)
 {
-	if (strcmp(column, "steal_ns") == 0)
+	if (strcmp(column, "steal_ns") == 0 || strcmp(column, "run_delay_ns") == 0)
 		snprintf(buf, len, "%.3g ms", v / 1e6);
 	else
 		snprintf(buf, len, "%.3g", v);
@@ -320,8 +321,8 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 	else if (correlation(s, n, buf, len))
 		found = 1;
 	else
-		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, CPU and rep "
-			 "order did not co-vary with the %s", odd ? "odd reps" : "metric");
+		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
+			 "CPU, CPU and rep order did not co-vary with the %s", odd ? "odd reps" : "metric");
 	free(s);
 	return found;
 }

@@ -123,7 +123,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->version, sizeof(row->version), cb_version());
 	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
 	row->precopy_depth = CB_NA;
-	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = CB_NA;
+	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = row->run_delay_ns = CB_NA;
 	row->round = CB_NA; /* set by an interleaved matrix (cowbench/order.h) */
 	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
 	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
@@ -155,6 +155,7 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 	row->nivcsw = res->nivcsw;
 	row->writer_cpu = res->cpu >= 0 ? res->cpu : CB_NA;
 	row->migrations = res->migrations >= 0 ? res->migrations : CB_NA;
+	row->run_delay_ns = res->run_delay_ns >= 0 ? res->run_delay_ns : CB_NA;
 	cb_costs_fill_hist(row, res->lat_ns, res->count); /* an empty cell says it did not fit */
 	if (cb_lat_stats_compute(res->lat_ns, res->count, &st) == 0)
 		cb_row_set_latency(row, &st);
@@ -309,15 +310,21 @@ static long involuntary_switches(void)
 /*
  * A self-driven workload's threads and children are its writers: their
  * involuntary switches over the whole rep (children counted once reaped).
+ * The wait for a CPU is the calling thread's only (schedstat is per
+ * thread, and exited threads take theirs with them).
  */
 static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
 {
 	long before = involuntary_switches(), after;
+	int64_t wait0 = cb_thread_run_delay_ns(), wait1;
 	int err = spec->workload->run(spec, row), cpu = sched_getcpu();
 
 	after = involuntary_switches();
+	wait1 = cb_thread_run_delay_ns();
 	if (before >= 0 && after >= before)
 		row->nivcsw = after - before;
+	if (wait0 >= 0 && wait1 >= wait0)
+		row->run_delay_ns = wait1 - wait0;
 	row->writer_cpu = cpu >= 0 ? cpu : CB_NA;
 	return err;
 }

@@ -39,6 +39,7 @@ struct shared_result {
 	uintptr_t region; /* where the writer's region is (a --no-fork child maps its own) */
 	long minflt, majflt;
 	long nivcsw, cpu, migrations; /* noise around the loop (cowbench/noise.h); -1: unknown */
+	int64_t run_delay_ns;         /* -1: unknown */
 	uint64_t elapsed_ticks;
 	uint64_t lat[]; /* per-write ticks */
 };
@@ -117,6 +118,7 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	uint64_t *lat = map_private_populated(p->count * sizeof(uint64_t));
 	uint64_t t0, t1;
 	long mig0, mig1;
+	int64_t wait0, wait1;
 
 	if (!lat) {
 		out->err = -ENOMEM;
@@ -124,6 +126,7 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	}
 	/* Noise counters are read outside the timed loop, so they cost it nothing. */
 	mig0 = cb_thread_migrations();
+	wait0 = cb_thread_run_delay_ns();
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = cb_clock_read(p->clock);
 #if defined(__x86_64__) || defined(__i386__)
@@ -136,7 +139,9 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	getrusage(RUSAGE_SELF, &r1);
 	out->cpu = sched_getcpu();
 	mig1 = cb_thread_migrations();
+	wait1 = cb_thread_run_delay_ns();
 	out->migrations = mig0 >= 0 && mig1 >= mig0 ? mig1 - mig0 : -1;
+	out->run_delay_ns = wait0 >= 0 && wait1 >= wait0 ? wait1 - wait0 : -1;
 	out->nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
 
 	out->elapsed_ticks = t1 - t0;
@@ -380,6 +385,7 @@ static int convert_result(const struct cb_touch_params *p, const struct shared_r
 	res->nivcsw = sr->nivcsw;
 	res->cpu = sr->cpu;
 	res->migrations = sr->migrations;
+	res->run_delay_ns = sr->run_delay_ns;
 	return 0;
 }
 

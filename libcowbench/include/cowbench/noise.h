@@ -7,7 +7,7 @@
 
 /*
  * What else the machine did during a rep: the per-rep noise columns
- * (steal_ns, nivcsw, runq, migrations, writer_cpu) and the choice of a
+ * (steal_ns, nivcsw, runq, migrations, writer_cpu, run_delay_ns) and the choice of a
  * quiet CPU for the writer. Everything here is read around a rep, never
  * inside the timed loop.
  */
@@ -31,6 +31,14 @@ void cb_sys_sample_fill_row(const struct cb_sys_sample *before, const struct cb_
 /** The calling thread's se.nr_migrations (/proc/thread-self/sched); -1 when not available. */
 long cb_thread_migrations(void);
 
+/**
+ * The calling thread's time spent runnable but waiting for a CPU, in ns
+ * (/proc/thread-self/schedstat, second field: run_delay; needs
+ * CONFIG_SCHED_INFO, which distribution kernels have); -1 when not
+ * available. The direct measure of "a co-runner had the CPU".
+ */
+int64_t cb_thread_run_delay_ns(void);
+
 /** Per-CPU busy ticks (all but idle and iowait) from /proc/stat (or path); returns CPUs read, <0 on error. */
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus);
 
@@ -47,7 +55,7 @@ struct cb_row_group;
  * Explain a noisy cell: what co-varied with the metric's odd reps (Tukey
  * outliers more than CB_NOISY_CV from the median, else the smaller side of
  * the widest gap between values) or with
- * the metric itself: steal_ns, nivcsw, migrations, runq, writer_cpu, the rep
+ * the metric itself: steal_ns, nivcsw, migrations, runq, run_delay_ns, writer_cpu, the rep
  * number. One line into buf ("the 2 odd reps had 40.0x the steal time
  * (...)"). Returns 1 when a cause was found, 0 when none (buf says so),
  * -ENOMEM.

@@ -110,6 +110,7 @@ struct cb_row {
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
 	int64_t nivcsw, steal_ns, runq, migrations, writer_cpu;
+	int64_t run_delay_ns; /* the writer's wait for a CPU (cowbench/noise.h) */
 	char stop[12];
 	int64_t round; /* cb_order.h: the round of an interleaved matrix; CB_NA: none */
 	/* New columns go above this line, in the column table's order. */

@@ -70,6 +70,7 @@ struct cb_touch_result {
 	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
 	long nivcsw;                /* writer's involuntary context switches, same window */
 	long cpu, migrations;       /* CPU the loop ended on; migrations during it (-1: not known) */
+	int64_t run_delay_ns;       /* writer's time waiting for a CPU during the loop (-1: not known) */
 	double *lat_ns;             /* count per-write latencies (malloc'd; cb_touch_result_free) */
 	size_t count;
 	int64_t huge_bytes;         /* region bytes on huge pages once populated; -1: not known */
