@@ -378,7 +378,7 @@ static const struct cb_row_group *find_group(const struct side *s, const char *k
 }
 
 static int compare_cell(const struct cmp_opts *o, const struct side *old, const struct side *new_,
-			const struct cb_row_group *a, const struct cb_row_group *b, struct lines *ls)
+			const struct cb_row_group *a, const struct cb_row_group *b, const char *cell, struct lines *ls)
 {
 	size_t before = ls->n;
 
@@ -397,7 +397,7 @@ static int compare_cell(const struct cmp_opts *o, const struct side *old, const 
 		}
 		l->old = old;
 		l->new_ = new_;
-		l->cell = a->key;
+		l->cell = cell;
 		l->failed_old = a->failed;
 		l->failed_new = b->failed;
 		if (!l->c.can_be_significant) {
@@ -412,42 +412,118 @@ static int compare_cell(const struct cmp_opts *o, const struct side *old, const 
 
 		if (!l)
 			return -ENOMEM;
-		*l = (struct line){ .old = old, .new_ = new_, .cell = a->key, .present = BOTH, .verdict = "no-data",
+		*l = (struct line){ .old = old, .new_ = new_, .cell = cell, .present = BOTH, .verdict = "no-data",
 				    .failed_old = a->failed, .failed_new = b->failed };
 	}
 	return 0;
 }
 
+/* Whether any group key of side s has a NAME=... pair. */
+static bool side_has_axis(const struct side *s, const char *name)
+{
+	char v[CB_ROW_KEY_LEN];
+
+	for (size_t i = 0; i < s->ng; i++)
+		if (cb_key_value(s->g[i].key, name, v, sizeof(v)))
+			return true;
+	return false;
+}
+
+/*
+ * The key without the pairs whose axis no cell of the other side has: a
+ * kernel without the pre-copy patch collapses the precopy axes, so its
+ * "workload=seq size=16M" is what every patched "workload=seq size=16M
+ * precopy=N" cell is compared against. False when nothing was dropped.
+ */
+static bool key_collapsed(const char *key, const struct side *other, char *out, size_t len)
+{
+	char name[CB_ROW_KEY_LEN];
+	size_t o = 0;
+	bool dropped = false;
+
+	out[0] = '\0';
+	for (const char *p = key; *p;) {
+		const char *e = strchr(p, ' '), *eq;
+		size_t tl = e ? (size_t)(e - p) : strlen(p);
+
+		eq = memchr(p, '=', tl);
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - p) : (int)tl, p);
+		if (eq && !side_has_axis(other, name))
+			dropped = true;
+		else if (o + tl + 2 <= len)
+			o += (size_t)snprintf(out + o, len - o, "%s%.*s", o ? " " : "", (int)tl, p);
+		p += tl;
+		while (*p == ' ')
+			p++;
+	}
+	return dropped;
+}
+
+/*
+ * A cell of one side with no exact twin on the other: its twin with the
+ * axes the other side collapsed, the line named by the fuller key. Several
+ * cells (every pre-copy mode) may share one twin.
+ */
+static int compare_collapsed(const struct cmp_opts *o, const struct side *old, const struct side *new_,
+			     bool old_has_more, const struct cb_row_group *g, bool *twin_used, bool *matched,
+			     struct lines *ls)
+{
+	const struct side *other = old_has_more ? new_ : old;
+	char key[CB_ROW_KEY_LEN];
+	const struct cb_row_group *t;
+
+	if (!key_collapsed(g->key, other, key, sizeof(key)) || !(t = find_group(other, key)))
+		return 0;
+	*matched = true;
+	twin_used[t - other->g] = true;
+	return old_has_more ? compare_cell(o, old, new_, g, t, g->key, ls) : compare_cell(o, old, new_, t, g, g->key, ls);
+}
+
 static int compare_sides(const struct cmp_opts *o, const struct side *old, const struct side *new_,
 			 struct lines *ls)
 {
-	for (size_t i = 0; i < old->ng; i++) {
+	bool *old_done = calloc(old->ng + 1, sizeof(bool)), *new_done = calloc(new_->ng + 1, sizeof(bool));
+	int err = old_done && new_done ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < old->ng && !err; i++) {
 		const struct cb_row_group *b = find_group(new_, old->g[i].key);
-		struct line *l;
-		int err;
 
 		if (b) {
-			err = compare_cell(o, old, new_, &old->g[i], b, ls);
-			if (err)
-				return err;
-			continue;
+			old_done[i] = new_done[b - new_->g] = true;
+			err = compare_cell(o, old, new_, &old->g[i], b, old->g[i].key, ls);
 		}
-		if (!(l = add_line(ls)))
-			return -ENOMEM;
-		*l = (struct line){ .old = old, .new_ = new_, .cell = old->g[i].key, .present = OLD_ONLY,
-				    .verdict = "only-old", .failed_old = old->g[i].failed };
 	}
-	for (size_t i = 0; i < new_->ng; i++) {
+	for (size_t i = 0; i < new_->ng && !err; i++)
+		if (!new_done[i])
+			err = compare_collapsed(o, old, new_, false, &new_->g[i], old_done, &new_done[i], ls);
+	for (size_t i = 0; i < old->ng && !err; i++)
+		if (!old_done[i])
+			err = compare_collapsed(o, old, new_, true, &old->g[i], new_done, &old_done[i], ls);
+	for (size_t i = 0; i < old->ng && !err; i++) {
 		struct line *l;
 
-		if (find_group(old, new_->g[i].key))
+		if (old_done[i])
 			continue;
 		if (!(l = add_line(ls)))
-			return -ENOMEM;
-		*l = (struct line){ .old = old, .new_ = new_, .cell = new_->g[i].key, .present = NEW_ONLY,
-				    .verdict = "only-new", .failed_new = new_->g[i].failed };
+			err = -ENOMEM;
+		else
+			*l = (struct line){ .old = old, .new_ = new_, .cell = old->g[i].key, .present = OLD_ONLY,
+					    .verdict = "only-old", .failed_old = old->g[i].failed };
 	}
-	return 0;
+	for (size_t i = 0; i < new_->ng && !err; i++) {
+		struct line *l;
+
+		if (new_done[i])
+			continue;
+		if (!(l = add_line(ls)))
+			err = -ENOMEM;
+		else
+			*l = (struct line){ .old = old, .new_ = new_, .cell = new_->g[i].key, .present = NEW_ONLY,
+					    .verdict = "only-new", .failed_new = new_->g[i].failed };
+	}
+	free(old_done);
+	free(new_done);
+	return err;
 }
 
 /* ---- output ---- */
