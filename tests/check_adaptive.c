@@ -289,6 +289,40 @@ START_TEST(test_wait_for_a_cpu_is_a_cause)
 }
 END_TEST
 
+/* One write per rep (the single workload): its p50 is one fault, and summarize says so. */
+START_TEST(test_one_write_per_rep_is_a_cause)
+{
+	static const double p50[8] = { 380, 510, 400, 300, 450, 350, 420, 330 };
+	struct cb_row rows[8];
+	struct cb_row_group *g;
+	size_t ng;
+	char buf[256];
+
+	for (int i = 0; i < 8; i++) {
+		memset(&rows[i], 0, sizeof(rows[i]));
+		snprintf(rows[i].workload, sizeof(rows[i].workload), "single");
+		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=single");
+		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
+		rows[i].rep = i + 1;
+		rows[i].touched = 1;
+		rows[i].lat_p50_ns = p50[i];
+		rows[i].elapsed_ns = 2 * p50[i];
+		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = rows[i].run_delay_ns = 0;
+		rows[i].runq = 2;
+		rows[i].writer_cpu = 1;
+	}
+	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
+	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "each rep timed 1 write: lat_p50_ns is a percentile of 1 sample"), "%s", buf);
+	/* Not for the rep's total time, and not for many writes per rep. */
+	ck_assert_int_eq(cb_noise_explain(&g[0], "elapsed_ns", buf, sizeof(buf)), 0);
+	for (int i = 0; i < 8; i++)
+		rows[i].touched = 4096;
+	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 0);
+	cb_row_groups_free(g, ng);
+}
+END_TEST
+
 START_TEST(test_summarize_explains_noise)
 {
 	const char *argv[] = { "cowbench", "summarize", CB_FIXTURE_DIR "/noisy_cells.csv", "--metric=lat_p50_ns",
@@ -358,6 +392,7 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_drift_is_a_cause);
 	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
+	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);
 	suite_add_tcase(s, tc);
 	return s;
 }

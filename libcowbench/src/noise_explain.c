@@ -294,8 +294,35 @@ static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 	return found;
 }
 
+/*
+ * A per-write percentile of a rep that timed a handful of writes is a
+ * handful of samples: one fault's own variation (cache and TLB state, the
+ * allocator) shows in full. The median writes per rep when below
+ * FEW_WRITES, else 0.
+ */
+#define FEW_WRITES 10
+
+static double few_writes(const struct cb_row_group *g, const char *metric)
+{
+	double *t = calloc(g->n ? g->n : 1, sizeof(*t)), med;
+	size_t n = 0;
+
+	if (!t || strncmp(metric, "lat_", 4) != 0) {
+		free(t);
+		return 0;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		if (cb_row_number(g->rows[i], "touched", &t[n]) && t[n] > 0)
+			n++;
+	qsort(t, n, sizeof(*t), cmp_double);
+	med = n ? t[n / 2] : 0;
+	free(t);
+	return med > 0 && med < FEW_WRITES ? med : 0;
+}
+
 int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
 {
+	double few;
 	struct sample *s = calloc(g->n ? g->n : 1, sizeof(*s));
 	size_t n = 0, odd;
 	int found = 0;
@@ -320,6 +347,10 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 		found = 1;
 	else if (correlation(s, n, buf, len))
 		found = 1;
+	else if ((few = few_writes(g, metric)) > 0)
+		found = snprintf(buf, len, "each rep timed %.0f write%s: %s is a percentile of %.0f sample%s, as "
+				 "variable as one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
+				 few == 1 ? "" : "s") > 0;
 	else
 		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
 			 "CPU, CPU and rep order did not co-vary with the %s", odd ? "odd reps" : "metric");
