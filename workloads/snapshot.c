@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <cowbench/noise.h>
 #include <cowbench/sysinfo.h>
 #include <linux/userfaultfd.h>
 
@@ -67,6 +68,7 @@ struct snap {
 	pthread_mutex_t lock;  /* writers start together with the timer: */
 	pthread_cond_t cond;   /* they wait for go (1) or abort (-1) */
 	int go;
+	int64_t writer_wait_ns; /* the writers' run_delay, both phases (atomic; -1: unknown) */
 	/* uffd-wp */
 	int uffd;
 	uint8_t *state;        /* per page: 0 unsaved, 1 being saved, 2 saved */
@@ -112,6 +114,7 @@ static void *writer(void *p)
 	struct writer_arg *a = p;
 	struct snap *s = a->s;
 	size_t w = OPTS(s->spec)->threads;
+	int64_t wait0, wait1;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->go)
@@ -119,8 +122,14 @@ static void *writer(void *p)
 	pthread_mutex_unlock(&s->lock);
 	if (s->go < 0)
 		return NULL;
+	wait0 = cb_thread_run_delay_ns();
 	for (size_t i = a->id; i < s->nelems; i += w)
 		s->array[i] = written_value(i);
+	wait1 = cb_thread_run_delay_ns();
+	if (wait0 >= 0 && wait1 >= wait0)
+		__atomic_add_fetch(&s->writer_wait_ns, wait1 - wait0, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&s->writer_wait_ns, INT64_MIN / 2, __ATOMIC_RELAXED); /* stays negative */
 	return NULL;
 }
 
@@ -658,6 +667,8 @@ static int snapshot_run(const struct cb_run_spec *spec, struct cb_row *row)
 	}
 	if (p->snapshot == CB_SNAP_NONE)
 		row->baseline_ns = row->writer_ns;
+	/* The writers' own wait for a CPU, not the coordinating thread's (cowbench/noise.h). */
+	row->run_delay_ns = s.writer_wait_ns >= 0 ? s.writer_wait_ns : CB_NA;
 	row->slowdown = (double)row->writer_ns / (double)row->baseline_ns;
 	if (strcmp(row->status, "not-run") != 0)
 		return CB_ECHILD; /* a child or a check failed: the status says which */

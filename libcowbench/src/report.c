@@ -124,7 +124,7 @@ static const struct cb_column columns[] = {
 	INT(writer_cpu, "CPU the writer ran on when its loop ended (sched_getcpu)"),
 	STR(stop, "adaptive repetitions (--target-ci): on a cell's last rep, why it stopped: target, max-reps or max-time"),
 	INT(round, "interleaved matrix (--order): the round the rep ran in; rows of one comparison set with the same boot and round ran side by side (empty: sequential or cowbench run)"),
-	INT(run_delay_ns, "writer's time runnable but waiting for a CPU during the loop (/proc/thread-self/schedstat run_delay delta, ns; self-driven workloads: the thread that runs the workload, over the whole rep)"),
+	INT(run_delay_ns, "writer's time runnable but waiting for a CPU during the loop (/proc/thread-self/schedstat run_delay delta, ns; self-driven workloads: the thread that runs the workload over the whole rep; snapshot: its writer threads' loops)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -323,7 +323,7 @@ static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
 	wait1 = cb_thread_run_delay_ns();
 	if (before >= 0 && after >= before)
 		row->nivcsw = after - before;
-	if (wait0 >= 0 && wait1 >= wait0)
+	if (row->run_delay_ns == CB_NA && wait0 >= 0 && wait1 >= wait0) /* unless its writers gave theirs */
 		row->run_delay_ns = wait1 - wait0;
 	row->writer_cpu = cpu >= 0 ? cpu : CB_NA;
 	return err;
