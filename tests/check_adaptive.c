@@ -215,6 +215,18 @@ START_TEST(test_proc_stat_reader)
 }
 END_TEST
 
+/* A rep of workload WL on a quiet machine: ok, every noise column flat. */
+static void quiet_row(struct cb_row *row, const char *wl, int rep)
+{
+	memset(row, 0, sizeof(*row));
+	snprintf(row->workload, sizeof(row->workload), "%s", wl);
+	snprintf(row->cell, sizeof(row->cell), "workload=%s", wl);
+	snprintf(row->status, sizeof(row->status), "ok");
+	row->rep = rep;
+	row->runq = 2;
+	row->writer_cpu = 1;
+}
+
 static void spin_ms(long ms)
 {
 	uint64_t end = cb_monotonic_ns() + (uint64_t)ms * 1000000u;
@@ -270,15 +282,8 @@ START_TEST(test_wait_for_a_cpu_is_a_cause)
 	for (int i = 0; i < 8; i++) {
 		bool slow = i == 2 || i == 5;
 
-		memset(&rows[i], 0, sizeof(rows[i]));
-		snprintf(rows[i].workload, sizeof(rows[i].workload), "seq");
-		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=seq");
-		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
-		rows[i].rep = i + 1;
+		quiet_row(&rows[i], "seq", i + 1);
 		rows[i].elapsed_ns = slow ? 9000000 : 5000000 + 10000 * (i % 3);
-		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = 0;
-		rows[i].runq = 2;
-		rows[i].writer_cpu = 1;
 		rows[i].run_delay_ns = slow ? 4000000 : 20000;
 	}
 	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
@@ -299,17 +304,10 @@ START_TEST(test_one_write_per_rep_is_a_cause)
 	char buf[256];
 
 	for (int i = 0; i < 8; i++) {
-		memset(&rows[i], 0, sizeof(rows[i]));
-		snprintf(rows[i].workload, sizeof(rows[i].workload), "single");
-		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=single");
-		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
-		rows[i].rep = i + 1;
+		quiet_row(&rows[i], "single", i + 1);
 		rows[i].touched = 1;
 		rows[i].lat_p50_ns = p50[i];
 		rows[i].elapsed_ns = 2 * p50[i];
-		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = rows[i].run_delay_ns = 0;
-		rows[i].runq = 2;
-		rows[i].writer_cpu = 1;
 	}
 	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
 	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
@@ -356,15 +354,8 @@ START_TEST(test_drift_is_a_cause)
 	char buf[256];
 
 	for (int i = 0; i < 10; i++) {
-		memset(&rows[i], 0, sizeof(rows[i]));
-		snprintf(rows[i].workload, sizeof(rows[i].workload), "seq");
-		snprintf(rows[i].cell, sizeof(rows[i].cell), "workload=seq");
-		snprintf(rows[i].status, sizeof(rows[i].status), "ok");
-		rows[i].rep = i + 1;
+		quiet_row(&rows[i], "seq", i + 1);
 		rows[i].lat_p50_ns = 3000 + 250.0 * i;
-		rows[i].steal_ns = rows[i].nivcsw = rows[i].migrations = 0;
-		rows[i].runq = 2;
-		rows[i].writer_cpu = 1;
 	}
 	ck_assert_int_eq(cb_group_rows(rows, 10, &g, &ng), 0);
 	ck_assert_uint_eq(ng, 1);
