@@ -63,7 +63,7 @@ done
 [[ $FORK_BOOTS =~ ^[0-9]+$ && $FORK_MB =~ ^[0-9]+$ ]] || { echo "targets.sh: --fork-boots/--fork-mb must be numbers" >&2; exit 2; }
 for m in $MODES; do
 	[[ $m =~ ^[0-3]:[0-9]+(:async([0-9]+)?)?$ ]] || { echo "targets.sh: bad mode '$m' (want MODE:DEPTH[:async[N]])" >&2; exit 2; }
-	[[ -z ${BASH_REMATCH[3]} || ${BASH_REMATCH[3]} -le 64 ]] || { echo "targets.sh: bad mode '$m' (async sync pages 0-64)" >&2; exit 2; }
+	[[ -z ${BASH_REMATCH[2]:-} || ${BASH_REMATCH[2]} -le 64 ]] || { echo "targets.sh: bad mode '$m' (async sync pages 0-64)" >&2; exit 2; }
 done
 [[ " $MODES " == *" 0:1 "* ]] || { echo "targets.sh: --modes must include 0:1" >&2; exit 2; }
 
