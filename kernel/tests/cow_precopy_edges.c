@@ -745,6 +745,25 @@ static int race_child(void)
 	return bad ? 1 : 0;
 }
 
+/*
+ * The end of a race phase: the parent's view of its @n pages at @m is
+ * unchanged, the region goes, and AnonPages is back to @anon0.
+ */
+static void end_race_phase(const char *ph, char *m, long n, long anon0, int bad)
+{
+	if (check(m, n, 1, NULL, 0, 0)) {
+		FAILF(ph, "the parent's view changed");
+		bad++;
+	}
+	munmap(m, n * PS);
+	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
+		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
+		bad++;
+	}
+	if (!bad)
+		printf("PASS %s\n", ph);
+}
+
 static void phase_races(void)
 {
 	const char *ph = "races";
@@ -774,17 +793,7 @@ static void phase_races(void)
 			bad++;
 		}
 	}
-	if (check(race_mem, RACE_PAGES, 1, NULL, 0, 0)) {
-		FAILF(ph, "the parent's view changed");
-		bad++;
-	}
-	munmap(race_mem, RACE_PAGES * PS);
-	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
-		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
-		bad++;
-	}
-	if (!bad)
-		printf("PASS %s\n", ph);
+	end_race_phase(ph, race_mem, RACE_PAGES, anon0, bad);
 }
 
 static void phase_exit(void)
@@ -899,17 +908,7 @@ static void phase_worker_races(void)
 			bad++;
 		}
 	}
-	if (check(m, WRACE_PAGES, 1, NULL, 0, 0)) {
-		FAILF(ph, "the parent's view changed");
-		bad++;
-	}
-	munmap(m, WRACE_PAGES * PS);
-	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
-		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
-		bad++;
-	}
-	if (!bad)
-		printf("PASS %s\n", ph);
+	end_race_phase(ph, m, WRACE_PAGES, anon0, bad);
 }
 
 /*
