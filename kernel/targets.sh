@@ -14,8 +14,12 @@
 #   --reps N        repetitions of every cell (default 9, at least 5; 0 skips
 #                   the matrix, for a fork comparison alone)
 #   --smp N         guest CPUs (default 1: the least emulation noise)
-#   --modes M       pre-copy modes as MODE:DEPTH (default "0:1 2:1 1:16");
-#                   0:1 is the baseline and must be there
+#   --modes M       pre-copy modes as MODE:DEPTH[:async[N]] (default "0:1 2:1
+#                   1:16"); 0:1 is the baseline and must be there; ":async"
+#                   runs the mode with vm.cow_precopy_async=1 (the rest of a
+#                   window copied by the worker), ":asyncN" also sets
+#                   vm.cow_precopy_sync=N (pages the fault copies itself,
+#                   default 0); modes without it run with cow_precopy_async=0
 #   --fork-boots N  boot stock and patched N times each, alternately, for the
 #                   fork comparison (default 0: skip)
 #   --fork-mb N     size of the forked mapping (default 1024)
@@ -58,7 +62,8 @@ done
 [[ $SMP =~ ^[0-9]+$ && $SMP -ge 1 ]] || { echo "targets.sh: --smp must be a number >= 1" >&2; exit 2; }
 [[ $FORK_BOOTS =~ ^[0-9]+$ && $FORK_MB =~ ^[0-9]+$ ]] || { echo "targets.sh: --fork-boots/--fork-mb must be numbers" >&2; exit 2; }
 for m in $MODES; do
-	[[ $m =~ ^[0-3]:[0-9]+$ ]] || { echo "targets.sh: bad mode '$m' (want MODE:DEPTH)" >&2; exit 2; }
+	[[ $m =~ ^[0-3]:[0-9]+(:async([0-9]+)?)?$ ]] || { echo "targets.sh: bad mode '$m' (want MODE:DEPTH[:async[N]])" >&2; exit 2; }
+	[[ -z ${BASH_REMATCH[2]:-} || ${BASH_REMATCH[2]} -le 64 ]] || { echo "targets.sh: bad mode '$m' (async sync pages 0-64)" >&2; exit 2; }
 done
 [[ " $MODES " == *" 0:1 "* ]] || { echo "targets.sh: --modes must include 0:1" >&2; exit 2; }
 
@@ -84,7 +89,20 @@ WORKLOADS=("seq 16" "seq 64" "stride 16" "hotset 16" "random 16" "single 16")
 			[[ $pat == single ]] && n=7
 			for i in "${!modes[@]}"; do
 				m=${modes[$(( (i + rep) % ${#modes[@]} ))]}
-				echo "cowfaults --pattern $pat --size-mb $mb --reps $n --lat --precopy ${m%:*} --depth ${m#*:} | sed 's/^cowfaults /cowfaults rep_outer=$rep /' | grep '^cowfaults '"
+				IFS=: read -r pm pd pa <<< "$m"
+				async=0 sync=0
+				if [[ -n $pa ]]; then
+					async=1
+					sync=${pa#async}
+					sync=${sync:-0}
+				fi
+				# Kernels without the worker have no such sysctl: only async modes need it.
+				if [[ $async -eq 1 ]]; then
+					echo "echo $sync > /proc/sys/vm/cow_precopy_sync && echo 1 > /proc/sys/vm/cow_precopy_async"
+				else
+					echo "if [ -w /proc/sys/vm/cow_precopy_async ]; then echo 0 > /proc/sys/vm/cow_precopy_async; fi"
+				fi
+				echo "cowfaults --pattern $pat --size-mb $mb --reps $n --lat --precopy $pm --depth $pd | sed 's/^cowfaults /cowfaults rep_outer=$rep async=${pa:-0} /' | grep '^cowfaults '"
 			done
 		done
 	done
@@ -96,8 +114,10 @@ if [[ $REPS -eq 0 ]]; then
 	rc=0
 elif [[ $NATIVE -eq 1 ]]; then
 	old_mode=$(cat /proc/sys/vm/cow_precopy) old_depth=$(cat /proc/sys/vm/cow_precopy_depth)
+	old_async=$(cat /proc/sys/vm/cow_precopy_async 2>/dev/null) old_sync=$(cat /proc/sys/vm/cow_precopy_sync 2>/dev/null)
 	# Put the sysctls back however the run ends.
-	trap 'echo "$old_depth" > /proc/sys/vm/cow_precopy_depth; echo "$old_mode" > /proc/sys/vm/cow_precopy' EXIT
+	trap 'echo "$old_depth" > /proc/sys/vm/cow_precopy_depth; echo "$old_mode" > /proc/sys/vm/cow_precopy
+	      [[ -z $old_async ]] || { echo "$old_sync" > /proc/sys/vm/cow_precopy_sync; echo "$old_async" > /proc/sys/vm/cow_precopy_async; }' EXIT
 	trap 'exit 130' INT TERM
 	PATH="$OUT/bin:$PATH" sh "$OUT/matrix.sh" > "$OUT/matrix.out" 2>&1
 	rc=$?
@@ -159,6 +179,8 @@ for line in open(sys.argv[1], errors="replace"):
     name = {"stride": "stride-2", "hotset": "hotset 10%"}.get(kv["pattern"], kv["pattern"])
     w = f"{name} {size}M"
     mode = kv["precopy"] + ":" + kv["depth"]
+    if kv.get("async", "0") != "0":
+        mode += ":" + kv["async"]
     rows.setdefault((w, mode), {}).setdefault(int(kv["rep_outer"]), []).append(kv)
 
 
@@ -167,8 +189,9 @@ def agg(runs, key, f=statistics.median):
 
 
 def label(mode):
-    m, d = mode.split(":")
-    return {"0": "off", "1": f"depth {d}", "2": "adaptive", "3": "madvised"}[m]
+    m, d, *a = mode.split(":")
+    name = {"0": "off", "1": f"depth {d}", "2": "adaptive", "3": "madvised"}[m]
+    return name + (" " + a[0] if a else "")
 
 
 def verdict(ok):
@@ -186,7 +209,7 @@ if rows:
     print("d.runtime and d.p99: geometric mean of the per-repetition ratio to cow_precopy=0 in the same")
     print("repetition, with its 95 % CI (t on log ratios); p99 = 99th percentile of the per-write times.")
     print()
-    hdr = (f"{'workload':<16}{'mode':<11}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
+    hdr = (f"{'workload':<16}{'mode':<17}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
            f"{'growth':>8}{'runtime ms':>11}{'d.runtime [95% CI]':>27}{'p99 us':>9}{'d.p99 [95% CI]':>27}")
     print(hdr)
     print("-" * len(hdr))
@@ -215,7 +238,7 @@ if rows:
             g_p99, lo_p99, hi_p99 = ci(p99)
             df = 100 * (faults - bfaults) / bfaults if bfaults else 0.0
             fmt = lambda g, lo, hi: f"{100 * (g - 1):+6.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
-            print(f"{w:<16}{label(mode):<11}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
+            print(f"{w:<16}{label(mode):<17}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
                   f"{growth:>8.3f}{agg(runs, 'ns') / 1e6:>11.2f}{fmt(g_rt, lo_rt, hi_rt):>27}"
                   f"{agg(runs, 'lat_p99') / 1e3:>9.1f}{fmt(g_p99, lo_p99, hi_p99):>27}")
             summary[(w, mode)] = dict(df=df, rt=(g_rt, lo_rt, hi_rt), p99=(g_p99, lo_p99, hi_p99),
@@ -223,37 +246,56 @@ if rows:
                                       growth=growth, reps=len(reps))
         print()
 
-    print("Targets (adaptive mode, cow_precopy=2, against cow_precopy=0 in the same boot):")
-    target_mode = "2:1"
+    for target_mode in [m for m in modes if m.split(":")[0] == "2"]:
+        print(f"Targets ({label(target_mode)}, cow_precopy=2, against cow_precopy=0 in the same boot):")
+        for w in ("seq 16M", "seq 64M"):
+            s = summary.get((w, target_mode))
+            if not s:
+                continue
+            print(f"  {w}: faults {s['df']:+.1f}% (target <= -95%: {verdict(s['df'] <= -95)}); "
+                  f"runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, {100 * (s['rt'][2] - 1):+.1f}] "
+                  f"(target <= -30%: {verdict(s['rt'][2] <= 0.70)}); "
+                  f"p99 x{s['p99'][0]:.2f} [{s['p99'][1]:.2f}, {s['p99'][2]:.2f}] (target <= 1.5x: {verdict(s['p99'][2] <= 1.5)})")
+        for w in ("stride-2 16M", "hotset 10% 16M", "random 16M"):
+            s = summary.get((w, target_mode))
+            if not s:
+                continue
+            share = 100 * s["wasted"] / s["written"] if s["written"] else 0.0
+            print(f"  {w}: wasted {s['wasted']:.0f} pages = {share:.2f}% of {s['written']:.0f} written (target <= 5%: "
+                  f"{verdict(share <= 5)}); runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+                  f"{100 * (s['rt'][2] - 1):+.1f}] and p99 {100 * (s['p99'][0] - 1):+.1f}% [{100 * (s['p99'][1] - 1):+.1f}, "
+                  f"{100 * (s['p99'][2] - 1):+.1f}] (target within +2%: "
+                  f"{verdict(s['rt'][2] <= 1.02 and s['p99'][2] <= 1.02)})")
+        s = summary.get(("single 16M", target_mode))
+        if s:
+            print(f"  single 16M: runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
+                  f"{100 * (s['rt'][2] - 1):+.1f}] (target within +2%: {verdict(s['rt'][2] <= 1.02)})")
+        worst = max((s["growth"] for (w, m), s in summary.items() if m == target_mode), default=float("nan"))
+        print(f"  anonymous growth (new pages over pre-copy off), worst workload: x{worst:.3f} "
+              f"(target <= 1.05: {verdict(worst <= 1.05)})")
+        print("  'met' needs the whole 95 % interval inside the target.")
+        print()
 
-
-
-    for w in ("seq 16M", "seq 64M"):
-        s = summary.get((w, target_mode))
-        if not s:
+    # The two designs side by side: every asynchronous mode against the synchronous one of
+    # the same MODE:DEPTH, paired by repetition in the same boot.
+    for mode in [m for m in modes if m.count(":") == 2]:
+        sync_mode = ":".join(mode.split(":")[:2])
+        if sync_mode not in modes:
             continue
-        print(f"  {w}: faults {s['df']:+.1f}% (target <= -95%: {verdict(s['df'] <= -95)}); "
-              f"runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, {100 * (s['rt'][2] - 1):+.1f}] "
-              f"(target <= -30%: {verdict(s['rt'][2] <= 0.70)}); "
-              f"p99 x{s['p99'][0]:.2f} [{s['p99'][1]:.2f}, {s['p99'][2]:.2f}] (target <= 1.5x: {verdict(s['p99'][2] <= 1.5)})")
-    for w in ("stride-2 16M", "hotset 10% 16M", "random 16M"):
-        s = summary.get((w, target_mode))
-        if not s:
-            continue
-        share = 100 * s["wasted"] / s["written"] if s["written"] else 0.0
-        print(f"  {w}: wasted {s['wasted']:.0f} pages = {share:.2f}% of {s['written']:.0f} written (target <= 5%: "
-              f"{verdict(share <= 5)}); runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
-              f"{100 * (s['rt'][2] - 1):+.1f}] and p99 {100 * (s['p99'][0] - 1):+.1f}% [{100 * (s['p99'][1] - 1):+.1f}, "
-              f"{100 * (s['p99'][2] - 1):+.1f}] (target within +2%: "
-              f"{verdict(s['rt'][2] <= 1.02 and s['p99'][2] <= 1.02)})")
-    s = summary.get(("single 16M", target_mode))
-    if s:
-        print(f"  single 16M: runtime {100 * (s['rt'][0] - 1):+.1f}% [{100 * (s['rt'][1] - 1):+.1f}, "
-              f"{100 * (s['rt'][2] - 1):+.1f}] (target within +2%: {verdict(s['rt'][2] <= 1.02)})")
-    worst = max((s["growth"] for (w, m), s in summary.items() if m == target_mode), default=float("nan"))
-    print(f"  anonymous growth (new pages over pre-copy off), worst workload: x{worst:.3f} "
-          f"(target <= 1.05: {verdict(worst <= 1.05)})")
-    print("  'met' needs the whole 95 % interval inside the target.")
+        print(f"{label(mode)} against {label(sync_mode)} (synchronous), same boot, ratio of per-repetition "
+              f"values, geometric mean [95 % CI]:")
+        for w in workloads:
+            a, b = rows.get((w, mode)), rows.get((w, sync_mode))
+            if not a or not b:
+                continue
+            reps = sorted(set(a) & set(b))
+            rt = ci([agg(a[k], "ns") / agg(b[k], "ns") for k in reps])
+            p99 = ci([agg(a[k], "lat_p99") / agg(b[k], "lat_p99") for k in reps])
+            fa = statistics.mean(float(r["faults"]) for k in reps for r in a[k])
+            fb = statistics.mean(float(r["faults"]) for k in reps for r in b[k])
+            print(f"  {w:<16} faults {fb:8.0f} -> {fa:8.0f}; runtime x{rt[0]:.2f} [{rt[1]:.2f}, {rt[2]:.2f}]; "
+                  f"p99 x{p99[0]:.2f} [{p99[1]:.2f}, {p99[2]:.2f}]  ({len(reps)} reps)")
+        print()
 
 try:
     fork = [dict(re.findall(r"(\w+)=([^\s]+)", l)) for l in open(sys.argv[2]) if l.startswith("cowfaults ")]

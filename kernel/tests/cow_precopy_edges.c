@@ -8,7 +8,8 @@
  * GUP-pinned (gup_test), vmspliced into a pipe, registered as io_uring fixed
  * buffers, uffd-wp protected or hardware-poisoned (MADV_HWPOISON); then
  * threads run munmap / mremap / MADV_DONTNEED / MADV_PAGEOUT / fork / exit
- * while another thread writes.  After every phase: both processes see
+ * while another thread writes, and against the pre-copy worker
+ * (vm.cow_precopy_async = 1).  After every phase: both processes see
  * exactly their own data, pinned pages did not move and still show what the
  * pinning process sees, the child's RssAnon did not grow by the pages it
  * copied (anon replaces anon), and AnonPages went back to where it was once
@@ -744,6 +745,25 @@ static int race_child(void)
 	return bad ? 1 : 0;
 }
 
+/*
+ * The end of a race phase: the parent's view of its @n pages at @m is
+ * unchanged, the region goes, and AnonPages is back to @anon0.
+ */
+static void end_race_phase(const char *ph, char *m, long n, long anon0, int bad)
+{
+	if (check(m, n, 1, NULL, 0, 0)) {
+		FAILF(ph, "the parent's view changed");
+		bad++;
+	}
+	munmap(m, n * PS);
+	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
+		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
+		bad++;
+	}
+	if (!bad)
+		printf("PASS %s\n", ph);
+}
+
 static void phase_races(void)
 {
 	const char *ph = "races";
@@ -773,17 +793,7 @@ static void phase_races(void)
 			bad++;
 		}
 	}
-	if (check(race_mem, RACE_PAGES, 1, NULL, 0, 0)) {
-		FAILF(ph, "the parent's view changed");
-		bad++;
-	}
-	munmap(race_mem, RACE_PAGES * PS);
-	if (meminfo_kb("AnonPages:") > anon0 + 1024) {
-		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
-		bad++;
-	}
-	if (!bad)
-		printf("PASS %s\n", ph);
+	end_race_phase(ph, race_mem, RACE_PAGES, anon0, bad);
 }
 
 static void phase_exit(void)
@@ -811,6 +821,94 @@ static void phase_exit(void)
 	else
 		printf("PASS %s\n", ph);
 	munmap(m, 4 * NPAGES * PS);
+}
+
+/*
+ * The pre-copy worker (vm.cow_precopy_async = 1) against the end of what it
+ * was asked to copy: a child writes the first pages of a shared region in
+ * order, which queues the rest of a window to the worker, and then at once
+ * exits, unmaps the region, moves it, or forks a grandchild that writes the
+ * same pages.  The worker must find nothing to copy into (or copy exactly
+ * what a fault would); every process sees its own data.  With the worker
+ * off this is one more exit/munmap/fork race with synchronous pre-copy.
+ */
+#define WRACE_PAGES 512L
+
+static int wrace_child(char *m, int how)
+{
+	char written[WRACE_PAGES] = { 0 };
+	long head = 2 + how % 7;
+	char *q;
+	pid_t gc;
+
+	for (long p = 0; p < head; p++) {
+		((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 5);
+		written[p] = 1;
+	}
+	switch (how % 4) {
+	case 0:
+		_exit(0);	/* the queued request outlives the mm's users */
+	case 1:
+		munmap(m, WRACE_PAGES * PS);
+		q = region(WRACE_PAGES);	/* may reuse the range */
+		_exit(q && !check(q, WRACE_PAGES, 5, NULL, 0, 0) ? 0 : 1);
+	case 2:
+		q = mremap(m, WRACE_PAGES * PS, WRACE_PAGES * PS, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   m + WRACE_PAGES * PS);
+		if (q == MAP_FAILED)
+			_exit(2);
+		for (long p = head; p < WRACE_PAGES; p += 5) {
+			((volatile uint64_t *)(q + p * PS))[0] = mark_word(p, 5);
+			written[p] = 1;
+		}
+		_exit(check(q, WRACE_PAGES, 5, written, 0, 0) ? 1 : 0);
+	default:
+		gc = fork();
+		if (gc == 0) {
+			char gw[WRACE_PAGES] = { 0 };
+
+			for (long p = 0; p < WRACE_PAGES; p++) {
+				((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 6);
+				gw[p] = 1;
+			}
+			_exit(check(m, WRACE_PAGES, 6, gw, 0, 0) ? 1 : 0);
+		}
+		for (long p = head; p < WRACE_PAGES; p++) {
+			((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 5);
+			written[p] = 1;
+		}
+		if (gc < 0 || wait_child(gc))
+			_exit(3);
+		_exit(check(m, WRACE_PAGES, 5, written, 0, 0) ? 1 : 0);
+	}
+}
+
+static void phase_worker_races(void)
+{
+	const char *ph = "worker-races";
+	/* Twice the room, so that mremap() has a free place to move to. */
+	char *m = region(2 * WRACE_PAGES);
+	long anon0 = meminfo_kb("AnonPages:");
+	int bad = 0;
+
+	if (!m) {
+		FAILF(ph, "mmap");
+		return;
+	}
+	munmap(m + WRACE_PAGES * PS, WRACE_PAGES * PS);
+	for (int i = 0; i < 80 && bad < 3; i++) {
+		pid_t pid = fork();
+		int rc;
+
+		if (pid == 0)
+			wrace_child(m, i);
+		rc = wait_child(pid);
+		if (rc) {
+			FAILF(ph, "round %d (case %d): child status %d", i, i % 4, rc);
+			bad++;
+		}
+	}
+	end_race_phase(ph, m, WRACE_PAGES, anon0, bad);
 }
 
 /*
@@ -920,6 +1018,7 @@ static const struct {
 	{ "hwpoison", phase_hwpoison },
 	{ "races", phase_races },
 	{ "exit", phase_exit },
+	{ "worker-races", phase_worker_races },
 	{ "memcg", phase_memcg },
 };
 

@@ -130,6 +130,8 @@ static void check_format(void)
 		"precopy_skip_hwpoison", "precopy_skip_watermark", "precopy_skip_memcg_high",
 		"precopy_skip_budget", "precopy_batches", "precopy_judged_pages",
 		"precopy_judged_written", "precopy_seq_hits", "precopy_seq_misses",
+		"precopy_async_queued", "precopy_async_merged", "precopy_async_pages",
+		"precopy_async_dropped", "precopy_async_ns_total",
 	};
 	char raw[8192];
 	int bad = 0, lines = 0;
@@ -237,6 +239,12 @@ static void check_sysctls(void)
 	CHECK(set_sysctl_int("cow_precopy_depth", 0) && errno == EINVAL, "depth-rejects-0", "accepted");
 	CHECK(set_sysctl_int("cow_precopy_depth", 65) && errno == EINVAL, "depth-rejects-65", "accepted");
 	CHECK(!set_sysctl_int("cow_precopy_depth", 64), "depth-accepts-64", "%s", strerror(errno));
+	CHECK(!read_file("/proc/sys/vm/cow_precopy_async", b, sizeof(b)) && atoi(b) == 0,
+	      "async-default-0", "'%s'", b);
+	CHECK(set_sysctl_int("cow_precopy_async", 2) && errno == EINVAL, "async-rejects-2", "accepted");
+	CHECK(set_sysctl_int("cow_precopy_sync", 65) && errno == EINVAL, "sync-rejects-65", "accepted");
+	CHECK(!set_sysctl_int("cow_precopy_sync", 64), "sync-accepts-64", "%s", strerror(errno));
+	set_sysctl_int("cow_precopy_sync", 0);
 	for (int m = 0; m <= 3; m++) {
 		char name[32];
 

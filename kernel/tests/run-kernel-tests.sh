@@ -13,7 +13,9 @@
 #   edges-*      cow_precopy_edges: KSM, swap cache, mlock, gup_test pins,
 #                vmsplice, io_uring fixed buffers, uffd-wp next to the
 #                written pages; munmap/mremap/MADV_DONTNEED/MADV_PAGEOUT/
-#                fork/exit racing with a writer; RSS and AnonPages after each
+#                fork/exit racing with a writer and with the pre-copy
+#                worker; RSS and AnonPages after each
+#   *-async      the same with vm.cow_precopy_async=1 (2 vCPUs)
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-3
 #                with the same totals as on the stock kernel
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
@@ -111,12 +113,15 @@ if want stats; then
 fi
 
 # ---- isolation ----------------------------------------------------------------------
+# ASYNC=1 in the environment of a call: vm.cow_precopy_async=1 (the pre-copy worker).
+async_on() { if [[ ${ASYNC:-0} == 1 ]]; then echo 'echo 1 > /proc/sys/vm/cow_precopy_async || exit 3'; else echo :; fi; }
 iso() {
 	local name=$1 mode=$2 depth=$3
 	shift 3
 	want "$name" || return 0
 	if vm "$name" "$PATCHED" "$@" -- sh -c "
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
+		$(async_on)
 		cat /sys/kernel/mm/transparent_hugepage/enabled
 		for thp in 0 1; do
 			cow_isolation --threads 3 --rounds 4 --pages 1536 --thp \$thp || exit 1
@@ -136,6 +141,8 @@ iso isolation-precopy1 1 1
 iso isolation-precopy1-depth16 1 16
 iso isolation-precopy2 2 1
 iso isolation-precopy2-numa 2 1 --numa 2 --smp 2
+ASYNC=1 iso isolation-precopy2-async 2 1 --smp 2
+ASYNC=1 iso isolation-precopy1-depth16-async 1 16 --smp 2
 
 # ---- fault reduction -------------------------------------------------------------------
 if want faults; then
@@ -175,12 +182,16 @@ SETUP='mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; echo 32 > /proc/sys/vm/n
 edges() {
 	local name=$1 kernel=$2 mode=$3 depth=$4
 	want "$name" || return 0
-	if vm "$name" "$kernel" --mem 1G -- sh -c "$SETUP
+	local check_async=:
+	[[ ${ASYNC:-0} == 1 ]] && check_async="grep -q '^precopy_async_pages: [1-9]' /proc/cow_stats || { echo 'the worker copied nothing'; exit 1; }"
+	if vm "$name" "$kernel" --mem 1G ${ASYNC:+--smp 2} -- sh -c "$SETUP
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
+		$(async_on)
 		echo 1 > /proc/cow_stats
 		cow_precopy_edges || exit 1
-		grep -E '^(faults|precopy_(success|batches|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
+		grep -E '^(faults|precopy_(success|batches|async_|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || { echo 'no page was pre-copied'; exit 1; }
+		$check_async
 	"; then
 		pass "$name"
 	else
@@ -189,6 +200,8 @@ edges() {
 }
 edges edges-precopy2 "$PATCHED" 2 1
 edges edges-precopy1-depth64 "$PATCHED" 1 64
+ASYNC=1 edges edges-precopy2-async "$PATCHED" 2 1
+ASYNC=1 edges edges-precopy1-depth64-async "$PATCHED" 1 64
 
 # ---- kernel COW selftest ------------------------------------------------------------------
 totals() { grep -o '# Totals: .*' "$1" | tail -1; }
@@ -212,7 +225,7 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 		local name=$1 kernel=$2 mode=$3 t rc
 		shift 3
 		want "$name" || return 0
-		vm "$name" "$kernel" "${ADDST[@]}" "$@" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
+		vm "$name" "$kernel" "${ADDST[@]}" ${ASYNC:+--smp 2} "$@" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_depth; $(async_on); echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
 		rc=$?
 		t=$(totals "$LOGS/$name.out")
 		echo "    $name: ${t:-no totals} (exit $rc)"
@@ -230,6 +243,9 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 	}
 	for mode in 0 1 2 3; do
 		selftest selftest-precopy$mode "$PATCHED" $mode
+	done
+	for mode in 1 2; do
+		ASYNC=1 selftest selftest-precopy$mode-async "$PATCHED" $mode
 	done
 	if [[ -n $DEBUGK ]]; then
 		# The debug config offers 1 GiB huge pages, which cow.c lists and the guest
@@ -274,6 +290,8 @@ if [[ -n $DEBUGK ]]; then
 		fi
 	fi
 	edges debug-edges-precopy2 "$DEBUGK" 2 1
+	# The worker (0007) under lockdep and KASAN: mmap_lock trylock, mmgrab/mmget, its races.
+	ASYNC=1 edges debug-edges-precopy2-async "$DEBUGK" 2 1
 	if want debug-tracepoints; then
 		if vm debug-tracepoints "$DEBUGK" -- sh -c '
 			T=/sys/kernel/tracing
