@@ -295,10 +295,10 @@ static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 }
 
 /*
- * A per-write percentile of a rep that timed a handful of writes is a
- * handful of samples: one fault's own variation (cache and TLB state, the
- * allocator) shows in full. The median writes per rep when below
- * FEW_WRITES, else 0.
+ * A rep that timed a handful of writes (its loop time, or a per-write
+ * percentile of it) is a handful of samples: one fault's own variation
+ * (cache and TLB state, the allocator) shows in full. The median writes
+ * per rep when below FEW_WRITES, else 0.
  */
 #define FEW_WRITES 10
 
@@ -307,7 +307,8 @@ static double few_writes(const struct cb_row_group *g, const char *metric)
 	double *t = calloc(g->n ? g->n : 1, sizeof(*t)), med;
 	size_t n = 0;
 
-	if (!t || strncmp(metric, "lat_", 4) != 0) {
+	if (!t || (strncmp(metric, "lat_", 4) != 0 && strcmp(metric, "elapsed_ns") != 0 &&
+		   strcmp(metric, "ns_per_page") != 0)) {
 		free(t);
 		return 0;
 	}
@@ -318,6 +319,33 @@ static double few_writes(const struct cb_row_group *g, const char *metric)
 	med = n ? t[n / 2] : 0;
 	free(t);
 	return med > 0 && med < FEW_WRITES ? med : 0;
+}
+
+/*
+ * A metric that took only two or three values (a p50 of ~25 ns writes read
+ * with a 10 ns clock: 20.0 or 29.9) moves by whole clock ticks: its CV is
+ * the resolution's, not the machine's.
+ */
+static bool few_levels(const struct sample *s, size_t n, const char *metric, char *buf, size_t len)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t k = 0;
+
+	if (!v || n < 5) {
+		free(v);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = s[i].y;
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || v[i] != v[k - 1])
+			v[k++] = v[i];
+	if (k >= 2 && k <= 3)
+		snprintf(buf, len, "%s took only %zu distinct values over %zu reps (%.4g to %.4g): whole ticks of the "
+			 "clock, not a spread", metric, k, n, v[0], v[k - 1]);
+	free(v);
+	return k >= 2 && k <= 3;
 }
 
 int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
@@ -347,9 +375,11 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 		found = 1;
 	else if (correlation(s, n, buf, len))
 		found = 1;
+	else if (few_levels(s, n, metric, buf, len))
+		found = 1;
 	else if ((few = few_writes(g, metric)) > 0)
-		found = snprintf(buf, len, "each rep timed %.0f write%s: %s is a percentile of %.0f sample%s, as "
-				 "variable as one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
+		found = snprintf(buf, len, "each rep timed %.0f write%s: %s comes from %.0f sample%s, as variable as "
+				 "one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
 				 few == 1 ? "" : "s") > 0;
 	else
 		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
