@@ -227,6 +227,20 @@ static void quiet_row(struct cb_row *row, const char *wl, int rep)
 	row->writer_cpu = 1;
 }
 
+/* cb_noise_explain on rows of one cell: 1 cause, 0 none (buf says which). */
+static int explain(const struct cb_row *rows, size_t n, const char *metric, char *buf, size_t len)
+{
+	struct cb_row_group *g;
+	size_t ng;
+	int found;
+
+	ck_assert_int_eq(cb_group_rows(rows, n, &g, &ng), 0);
+	ck_assert_uint_eq(ng, 1);
+	found = cb_noise_explain(&g[0], metric, buf, len);
+	cb_row_groups_free(g, ng);
+	return found;
+}
+
 static void spin_ms(long ms)
 {
 	uint64_t end = cb_monotonic_ns() + (uint64_t)ms * 1000000u;
@@ -275,8 +289,6 @@ END_TEST
 START_TEST(test_wait_for_a_cpu_is_a_cause)
 {
 	struct cb_row rows[8];
-	struct cb_row_group *g;
-	size_t ng;
 	char buf[256];
 
 	for (int i = 0; i < 8; i++) {
@@ -286,11 +298,9 @@ START_TEST(test_wait_for_a_cpu_is_a_cause)
 		rows[i].elapsed_ns = slow ? 9000000 : 5000000 + 10000 * (i % 3);
 		rows[i].run_delay_ns = slow ? 4000000 : 20000;
 	}
-	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "elapsed_ns", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(explain(rows, 8, "elapsed_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "the 2 outlying slow reps had 200.0x the wait for a CPU of the 6 others "
 				  "(median 4 ms vs 0.02 ms run_delay_ns)"), "%s", buf);
-	cb_row_groups_free(g, ng);
 }
 END_TEST
 
@@ -299,8 +309,6 @@ START_TEST(test_one_write_per_rep_is_a_cause)
 {
 	static const double p50[8] = { 380, 510, 400, 300, 450, 350, 420, 330 };
 	struct cb_row rows[8];
-	struct cb_row_group *g;
-	size_t ng;
 	char buf[256];
 
 	for (int i = 0; i < 8; i++) {
@@ -309,17 +317,15 @@ START_TEST(test_one_write_per_rep_is_a_cause)
 		rows[i].lat_p50_ns = p50[i];
 		rows[i].elapsed_ns = 2 * p50[i];
 	}
-	ck_assert_int_eq(cb_group_rows(rows, 8, &g, &ng), 0);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(explain(rows, 8, "lat_p50_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "each rep timed 1 write: lat_p50_ns comes from 1 sample"), "%s", buf);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "elapsed_ns", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(explain(rows, 8, "elapsed_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "each rep timed 1 write: elapsed_ns comes from 1 sample"), "%s", buf);
 	/* Not for a count, and not for many writes per rep. */
-	ck_assert_int_eq(cb_noise_explain(&g[0], "touched", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(explain(rows, 8, "touched", buf, sizeof(buf)), 0);
 	for (int i = 0; i < 8; i++)
 		rows[i].touched = 4096;
-	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 0);
-	cb_row_groups_free(g, ng);
+	ck_assert_int_eq(explain(rows, 8, "lat_p50_ns", buf, sizeof(buf)), 0);
 }
 END_TEST
 
@@ -328,8 +334,6 @@ START_TEST(test_clock_ticks_are_a_cause)
 {
 	static const double p50[10] = { 20, 20, 29.9, 20, 20, 29.9, 20, 20, 29.9, 20 };
 	struct cb_row rows[10];
-	struct cb_row_group *g;
-	size_t ng;
 	char buf[256];
 
 	for (int i = 0; i < 10; i++) {
@@ -337,16 +341,12 @@ START_TEST(test_clock_ticks_are_a_cause)
 		rows[i].touched = 16384;
 		rows[i].lat_p50_ns = p50[i];
 	}
-	ck_assert_int_eq(cb_group_rows(rows, 10, &g, &ng), 0);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(explain(rows, 10, "lat_p50_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "lat_p50_ns took only 2 distinct values over 10 reps (20 to 29.9)"), "%s", buf);
 	/* Four levels are a spread. */
 	rows[1].lat_p50_ns = 40;
 	rows[4].lat_p50_ns = 50;
-	cb_row_groups_free(g, ng);
-	ck_assert_int_eq(cb_group_rows(rows, 10, &g, &ng), 0);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 0);
-	cb_row_groups_free(g, ng);
+	ck_assert_int_eq(explain(rows, 10, "lat_p50_ns", buf, sizeof(buf)), 0);
 }
 END_TEST
 
@@ -378,19 +378,14 @@ END_TEST
 START_TEST(test_drift_is_a_cause)
 {
 	struct cb_row rows[10];
-	struct cb_row_group *g;
-	size_t ng;
 	char buf[256];
 
 	for (int i = 0; i < 10; i++) {
 		quiet_row(&rows[i], "seq", i + 1);
 		rows[i].lat_p50_ns = 3000 + 250.0 * i;
 	}
-	ck_assert_int_eq(cb_group_rows(rows, 10, &g, &ng), 0);
-	ck_assert_uint_eq(ng, 1);
-	ck_assert_int_eq(cb_noise_explain(&g[0], "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(explain(rows, 10, "lat_p50_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "drift: the metric rose with the rep number (Spearman rho 1.00)"), "%s", buf);
-	cb_row_groups_free(g, ng);
 }
 END_TEST
 
