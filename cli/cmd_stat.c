@@ -298,7 +298,14 @@ static int sample_proc(struct stat_state *st, pid_t pid, struct sample *s)
 		return err; /* gone (or never ours to see) */
 	if (st->ts && !st->ts_err) {
 		err = read_copies(st, pid, &s->copies, &s->copy_ns);
-		if (err < 0 && err != -ESRCH)
+		/*
+		 * Exiting: /proc still answers, taskstats no longer does. A sample
+		 * without copies would replace the last good one, and its exit
+		 * record only raises known counts: call it gone now.
+		 */
+		if (err == -ESRCH)
+			return err;
+		if (err < 0)
 			st->ts_err = err;
 	} else if (st->copies_from_faults) {
 		s->copies = stat_where_faults_of(st->where, pid);
