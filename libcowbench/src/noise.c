@@ -85,17 +85,22 @@ long cb_thread_migrations(void)
 	return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
+/* strtoull, not sscanf: sanitizers' sscanf allocates, and its page faults would land in the window. */
 int64_t cb_thread_run_delay_ns(void)
 {
-	char buf[128];
-	unsigned long long on_cpu, delay;
+	char buf[128], *end;
+	unsigned long long delay;
 
 	if (!read_thread_file("/proc/thread-self/schedstat", buf, sizeof(buf)))
 		return -1;
 	/* "sum_exec_runtime run_delay pcount", all in ns but the last */
-	if (sscanf(buf, "%llu %llu", &on_cpu, &delay) != 2 || delay > INT64_MAX)
+	strtoull(buf, &end, 10);
+	if (end == buf || *end != ' ')
 		return -1;
-	return (int64_t)delay;
+	delay = strtoull(end + 1, &end, 10);
+	if (*end != ' ' && *end != '\n' && *end != '\0')
+		return -1;
+	return delay > INT64_MAX ? -1 : (int64_t)delay;
 }
 
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)
