@@ -196,6 +196,7 @@ void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_unit
 #include <cowbench/adaptive.h>
 
 #define CLI_DEFAULT_MAX_REPS 50 /* --target-ci without --max-reps */
+#define CLI_BOOT_SEED 20261122u /* summarize's and matrix --baseline's bootstrap: the same input, the same interval */
 
 struct cli_reps_opts {
 	double target;   /* --target-ci as a fraction; 0: fixed --reps */
@@ -220,6 +221,10 @@ struct cli_reps {
 	double *v;         /* headline values of the good ones */
 	size_t n;
 	uint64_t start_ns; /* --max-time counts from here */
+	const char *ratio_metric; /* matrix --baseline: the column whose paired ratio must be tight too */
+	double *rv;        /* its values in the good reps that carry a round id ... */
+	int64_t *rround;   /* ... and those round ids */
+	size_t rn;
 };
 
 int cli_reps_begin(struct cli_reps *r, const struct cli_reps_opts *o, long reps, const struct cb_workload *w);
@@ -229,6 +234,15 @@ enum cb_stop cli_reps_judge(const struct cli_reps *r);
 /* Write why the cell stopped into the row's stop column (empty for fixed reps). */
 void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row);
 void cli_reps_end(struct cli_reps *r);
+/* The stop the bounds alone call for (the target left out): a cell that must keep pairing its rounds. */
+enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
+/*
+ * matrix --baseline: whether mean(num) / mean(den) over the rounds both ran
+ * has a 95 % interval (paired bootstrap, as summarize --baseline prints it)
+ * within +-target; *pairs gets how many rounds paired. False while fewer
+ * than the rule's least reps paired up.
+ */
+bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target, size_t *pairs);
 
 /* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
 void cli_info_tuning(void);

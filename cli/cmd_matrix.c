@@ -49,10 +49,13 @@ struct matrix_opts {
 	enum cb_order_mode order;      /* --order (cowbench/order.h) */
 	bool order_given, order_seeded;
 	uint64_t order_seed;
+	const char *baseline;          /* --baseline NAME=VALUE (with --target-ci) */
+	char base_name[64], base_value[64];
+	const char *baseline_metric;   /* --baseline-metric; NULL: each cell's headline */
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_TARGET_CI, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
+enum { M_REPS, M_TARGET_CI, M_BASELINE, M_BASELINE_METRIC, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
        M_FORMAT, M_DRY_RUN, M_QUIET, M_PLAN, M_HELP, M_N };
 
 static const struct {
@@ -62,6 +65,11 @@ static const struct {
 	[M_REPS] = { "reps", "N", "measured repetitions per cell; default 5", false },
 	[M_TARGET_CI] = { "target-ci", "PCT", "adaptive reps: each cell runs until the 95 % interval of its headline "
 			  "metric's mean is within +-PCT % (--reps: the least)", false },
+	[M_BASELINE] = { "baseline", "NAME=VALUE", "with --target-ci: each cell also runs until the 95 % interval of its "
+			 "ratio to the cell of its comparison set with NAME=VALUE (paired by round) is within +-PCT %",
+			 false },
+	[M_BASELINE_METRIC] = { "baseline-metric", "COLUMN", "the column of that ratio; default: the cell's headline",
+				false },
 	[M_MAX_REPS] = { "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", false },
 	[M_MAX_TIME] = { "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
 			 false },
@@ -179,6 +187,26 @@ static bool parse_count(const char *name, const char *v, long min, long *out)
 	return true;
 }
 
+static bool parse_baseline(struct matrix_opts *o, const char *v)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof(o->base_name) ||
+	    strlen(eq + 1) >= sizeof(o->base_value) || strchr(eq + 1, ' ') || strchr(eq + 1, ',')) {
+		cli_error("--baseline must be NAME=VALUE (e.g. fork=0 or precopy=0), not '%s'", v);
+		return false;
+	}
+	snprintf(o->base_name, sizeof(o->base_name), "%.*s", (int)(eq - v), v);
+	snprintf(o->base_value, sizeof(o->base_value), "%s", eq + 1);
+	if (!cb_order_compared_axis(o->base_name)) {
+		cli_error("--baseline pairs the reps of one round: NAME must be a compared axis (%s), not '%s'",
+			  CB_ORDER_AXES, o->base_name);
+		return false;
+	}
+	o->baseline = v;
+	return true;
+}
+
 static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 {
 	switch (which) {
@@ -186,6 +214,15 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 		return parse_count("reps", v, 1, &o->reps);
 	case M_TARGET_CI:
 		return cli_parse_target_ci(v, &o->adaptive.target);
+	case M_BASELINE:
+		return parse_baseline(o, v);
+	case M_BASELINE_METRIC:
+		if (!cb_column_find(v) || cb_column_find(v)->type == CB_COL_STR) {
+			cli_error("--baseline-metric must name a numeric result column (e.g. elapsed_ns), not '%s'", v);
+			return false;
+		}
+		o->baseline_metric = v;
+		return true;
 	case M_MAX_REPS:
 		return parse_count("max-reps", v, 1, &o->adaptive.max_reps);
 	case M_MAX_TIME:
@@ -569,6 +606,7 @@ struct plan {
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
 	int64_t last_round;         /* the highest round id the resumed file holds (0: none) */
+	size_t *partner;            /* per cell: its --baseline cell (SIZE_MAX: none, or it is one) */
 };
 
 static void free_plan(struct plan *p)
@@ -583,6 +621,7 @@ static void free_plan(struct plan *p)
 	free(p->reps);
 	free(p->stopped);
 	free(p->ev_done);
+	free(p->partner);
 	cb_cells_free(&p->cells);
 }
 
@@ -807,6 +846,57 @@ static void print_host_sets(const struct matrix_opts *o, const struct plan *p)
 	free(set_of);
 }
 
+/*
+ * --baseline NAME=VALUE: each host cell's partner is the member of its
+ * comparison set with NAME=VALUE. Both record the ratio metric by round,
+ * and neither stops on the target until the ratio is as tight (judge()).
+ */
+static int pair_baselines(const struct matrix_opts *o, struct plan *p)
+{
+	size_t *set_of, bases = 0;
+	int rc = -1;
+
+	if (!o->baseline)
+		return 0;
+	set_of = calloc(p->cells.n + 1, sizeof(*set_of));
+	p->partner = malloc((p->cells.n + 1) * sizeof(*p->partner));
+	if (!set_of || !p->partner || host_sets(p, set_of) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (size_t c = 0; c < p->cells.n; c++) {
+		const char *v = cb_cell_value(&p->cells.cell[c], o->base_name);
+		char bkey[CB_CELL_KEY_LEN];
+		long b;
+
+		p->partner[c] = SIZE_MAX;
+		if (set_of[c] == CB_ORDER_NO_SET || !v)
+			continue;
+		if (strcmp(v, o->base_value) == 0) {
+			bases++;
+		} else if (cb_key_replace(p->cells.cell[c].key, o->base_name, o->base_value, bkey, sizeof(bkey)) &&
+			   (b = cb_cells_find(&p->cells, bkey)) >= 0 && set_of[b] == set_of[c]) {
+			p->partner[c] = (size_t)b;
+		}
+	}
+	if (!bases) {
+		cli_error("--baseline %s: no cell of this matrix has %s=%s", o->baseline, o->base_name, o->base_value);
+		goto out;
+	}
+	for (size_t c = 0; c < p->cells.n; c++)
+		if (p->partner[c] != SIZE_MAX)
+			for (size_t k = 0; k < 2; k++) { /* the cell and its baseline, in the same column */
+				size_t at = k ? p->partner[c] : c;
+
+				p->reps[at].ratio_metric = o->baseline_metric ? o->baseline_metric :
+										cb_workload_headline(p->spec[c].workload);
+			}
+	rc = 0;
+out:
+	free(set_of);
+	return rc;
+}
+
 static void print_plan(const struct matrix_opts *o, const struct plan *p)
 {
 	size_t todo = 0, ev = 0;
@@ -818,6 +908,9 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 	if (o->adaptive.target > 0)
 		printf("# %zu cells x %ld to %ld reps until +-%g %% (+%ld warm-up each)", p->cells.n, o->reps, o->cap,
 		       o->adaptive.target * 100, o->warmup);
+	if (o->baseline)
+		printf(", with each cell's %s ratio to its %s cell", o->baseline_metric ? o->baseline_metric : "headline",
+		       o->baseline);
 	else
 		printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)
@@ -1038,6 +1131,36 @@ static int select_cell(struct host_run *h, size_t c, bool timed)
 	return 0;
 }
 
+/* Whether a cell that takes b as its --baseline may still run reps (and needs b's beside them). */
+static bool pairs_pending(const struct host_run *h, size_t b)
+{
+	for (size_t c = 0; h->p->partner && c < h->p->cells.n; c++)
+		if (h->p->partner[c] == b && !h->halted[c] && h->left[c] > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Why cell c stops now, if it does. With --baseline the target also asks
+ * that the cell's paired ratio to its baseline is as tight, and a baseline
+ * does not stop on the target while a cell paired with it still runs:
+ * until then only a bound stops them.
+ */
+static enum cb_stop judge(const struct host_run *h, size_t c)
+{
+	const struct cli_reps *reps = &h->p->reps[c];
+	enum cb_stop s = cli_reps_judge(reps);
+	size_t pairs, b;
+
+	if (s != CB_STOP_TARGET || !h->p->partner)
+		return s;
+	b = h->p->partner[c];
+	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->adaptive.target, &pairs)) ||
+	    pairs_pending(h, c))
+		return cli_reps_judge_bounds(reps);
+	return s;
+}
+
 /* Before a cell's first rep: its warm-up, its --max-time clock, and what a resumed file already settles. */
 static void begin_cell(struct host_run *h, size_t c)
 {
@@ -1051,7 +1174,7 @@ static void begin_cell(struct host_run *h, size_t c)
 		cb_run_rep_accounted(&h->p->spec[c], 0, &row);
 	}
 	reps->start_ns = cb_monotonic_ns(); /* --max-time: this run's time on the cell */
-	if (h->o->adaptive.target > 0 && reps->reps && cli_reps_judge(reps) != CB_STOP_NO) {
+	if (h->o->adaptive.target > 0 && reps->reps && judge(h, c) != CB_STOP_NO) {
 		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add",
 			 h->p->cells.cell[c].key, reps->reps);
 		h->halted[c] = 1;
@@ -1082,7 +1205,7 @@ static int timed_rep(struct host_run *h, size_t c, long r, int64_t round)
 	cb_run_rep_accounted(&h->p->spec[c], (int)r, &row);
 	row.round = round;
 	cli_reps_count(reps, &row);
-	stop = cli_reps_judge(reps);
+	stop = judge(h, c);
 	if (stop != CB_STOP_NO)
 		cli_reps_mark(reps, stop, &row);
 	h->worst = cb_exit_code_worst(h->worst, cb_status_exit_code(row.status));
@@ -1374,6 +1497,18 @@ static int check_combination(struct matrix_opts *o)
 		o->warmup = 1;
 	if (cli_reps_check(&o->adaptive, o->reps) < 0)
 		return -1;
+	if (o->baseline && o->adaptive.target <= 0) {
+		cli_error("--baseline decides when a cell stops: give --target-ci too");
+		return -1;
+	}
+	if (o->baseline_metric && !o->baseline) {
+		cli_error("--baseline-metric names the column of the --baseline ratio: give --baseline too");
+		return -1;
+	}
+	if (o->baseline && o->order == CB_ORDER_SEQUENTIAL) {
+		cli_error("--baseline pairs the reps of one round: use --order=interleaved or shuffle, not sequential");
+		return -1;
+	}
 	o->cap = o->adaptive.target > 0 ? o->adaptive.max_reps : o->reps;
 	if (o->order == CB_ORDER_SHUFFLE && !o->order_seeded) {
 		o->order_seed = cb_monotonic_ns() ^ ((uint64_t)getpid() << 20);
@@ -1436,7 +1571,8 @@ int cmd_matrix(int argc, char **argv)
 	if ((o.file && load_file(&o) < 0) || (!o.file && !o.any_axis && set_default_matrix(&o) < 0) ||
 	    check_combination(&o) < 0 || resolve_axes(&o) < 0 || build_plan(&o, &p) < 0)
 		goto out;
-	if (adaptive_on_host_only(&o, &p) < 0 || lock_results(&o) < 0 || (o.resume && load_resume(&o, &p) < 0))
+	if (adaptive_on_host_only(&o, &p) < 0 || pair_baselines(&o, &p) < 0 || lock_results(&o) < 0 ||
+	    (o.resume && load_resume(&o, &p) < 0))
 		goto out;
 	if (o.dry_run) {
 		print_plan(&o, &p);

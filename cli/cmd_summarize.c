@@ -23,7 +23,7 @@
  */
 
 #define DEFAULT_METRICS "elapsed_ns,faults,fork_ns,slowdown"
-#define BOOT_SEED 20261122u /* fixed: the same input gives the same intervals */
+#define BOOT_SEED CLI_BOOT_SEED /* fixed: the same input gives the same intervals */
 
 struct sum_opts {
 	const char *metrics;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/results.h>
 
 #include "cli.h"
 
@@ -80,8 +81,10 @@ int cli_reps_begin(struct cli_reps *r, const struct cli_reps_opts *o, long reps,
 	};
 	r->cap = (size_t)(o->target > 0 ? o->max_reps : reps);
 	r->v = malloc((r->cap ? r->cap : 1) * sizeof(*r->v));
+	r->rv = malloc((r->cap ? r->cap : 1) * sizeof(*r->rv));
+	r->rround = malloc((r->cap ? r->cap : 1) * sizeof(*r->rround));
 	r->start_ns = cb_monotonic_ns();
-	return r->v ? 0 : -ENOMEM;
+	return r->v && r->rv && r->rround ? 0 : -ENOMEM;
 }
 
 void cli_reps_count(struct cli_reps *r, const struct cb_row *row)
@@ -89,8 +92,15 @@ void cli_reps_count(struct cli_reps *r, const struct cb_row *row)
 	double v;
 
 	r->reps++;
-	if (r->n < r->cap && cb_status_exit_code(row->status) == CB_EXIT_OK && cb_row_headline(row, r->w, &v))
+	if (cb_status_exit_code(row->status) != CB_EXIT_OK)
+		return;
+	if (r->n < r->cap && cb_row_headline(row, r->w, &v))
 		r->v[r->n++] = v;
+	if (r->ratio_metric && r->rn < r->cap && row->round != CB_NA && cb_row_number(row, r->ratio_metric, &v) &&
+	    isfinite(v)) {
+		r->rv[r->rn] = v;
+		r->rround[r->rn++] = row->round;
+	}
 }
 
 enum cb_stop cli_reps_judge(const struct cli_reps *r)
@@ -98,6 +108,23 @@ enum cb_stop cli_reps_judge(const struct cli_reps *r)
 	if (r->fixed)
 		return r->reps >= (size_t)r->fixed ? CB_STOP_MAX_REPS : CB_STOP_NO;
 	return cb_adaptive_stop(&r->rule, r->v, r->n, r->reps, cb_monotonic_ns() - r->start_ns);
+}
+
+enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r)
+{
+	struct cb_adaptive bounds = r->rule;
+
+	if (r->fixed)
+		return cli_reps_judge(r);
+	bounds.target = 0;
+	return cb_adaptive_stop(&bounds, r->v, r->n, r->reps, cb_monotonic_ns() - r->start_ns);
+}
+
+bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target, size_t *pairs)
+{
+	struct cb_round_values a = { num->rv, num->rround, num->rn }, b = { den->rv, den->rround, den->rn };
+
+	return cb_adaptive_ratio_met(&a, &b, target, num->rule.min_reps, CLI_BOOT_SEED, pairs);
 }
 
 void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row)
@@ -109,5 +136,8 @@ void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row)
 void cli_reps_end(struct cli_reps *r)
 {
 	free(r->v);
-	r->v = NULL;
+	free(r->rv);
+	free(r->rround);
+	r->v = r->rv = NULL;
+	r->rround = NULL;
 }

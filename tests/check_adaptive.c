@@ -103,6 +103,113 @@ START_TEST(test_stops_at_target_near_theory)
 }
 END_TEST
 
+/*
+ * Paired ratios (matrix --baseline): rounds pair by id, not position, and a
+ * drift both members of a round share cancels, so the rule stops near the
+ * sample size theory gives for the ratio's own noise.
+ */
+static void paired_source(struct source *s, double drift_cv, double cv, double *num, double *den)
+{
+	struct source d = *s;
+	double drift;
+
+	d.mean = 1;
+	d.cv = drift_cv;
+	drift = fabs(measure(&d));
+	s->st = d.st;
+	s->mean = 4000;
+	s->cv = cv;
+	den[0] = drift * measure(s);
+	s->mean = 8000;
+	num[0] = drift * measure(s);
+}
+
+START_TEST(test_ratio_stops_near_theory)
+{
+	/* Each member CV 5 %: the ratio's is about 7.1 %, times sqrt(1 + 0.3^2) for the drift: */
+	/* n = 1.96^2 * 0.074^2 / 0.03^2 = 24. Unpaired, the 30 % drift would need about 10x as many. */
+	size_t theory = cb_reps_needed(0.0707 * sqrt(1 + 0.09), 0.03, 0.95), counts[100], covered = 0;
+	double num[400], den[400];
+	int64_t round[400], shifted[400];
+
+	for (int i = 0; i < 400; i++) {
+		round[i] = i + 1;
+		shifted[i] = i + 2; /* den's round i + 1 against num's round i: the pairing broken */
+	}
+	for (int t = 0; t < 100; t++) {
+		struct source s = { .st = 7000u + (uint64_t)t };
+		size_t n = 0, pairs = 0;
+		bool met = false;
+
+		while (!met && n < 400) {
+			struct cb_round_values a, b;
+
+			paired_source(&s, 0.3, 0.05, &num[n], &den[n]);
+			n++;
+			a = (struct cb_round_values){ num, round, n };
+			b = (struct cb_round_values){ den, round, n };
+			met = cb_adaptive_ratio_met(&a, &b, 0.03, CB_ADAPTIVE_MIN_REPS, 1, &pairs);
+			ck_assert_uint_eq(pairs, n);
+		}
+		ck_assert_msg(met, "trial %d never met +-3 %% in 400 pairs", t);
+		ck_assert_uint_ge(n, CB_ADAPTIVE_MIN_REPS);
+		{
+			struct cb_round_values a = { num, round, n }, b = { den, shifted, n };
+			double r, lo, hi;
+
+			/* The same values paired one round off: the drift no longer cancels. */
+			ck_assert(!cb_adaptive_ratio_met(&a, &b, 0.03, CB_ADAPTIVE_MIN_REPS, 1, &pairs));
+			ck_assert_uint_eq(pairs, n - 1);
+			ck_assert_int_eq(cb_boot_ratio_ci_paired(num, den, n, CB_CENTER_MEAN, 0.95, 2000, 1, &r, &lo, &hi), 0);
+			ck_assert((r - lo) / r <= 0.03 && (hi - r) / r <= 0.03);
+			covered += lo <= 2 && 2 <= hi;
+		}
+		counts[t] = n;
+	}
+	for (int i = 1; i < 100; i++)
+		for (int j = i; j > 0 && counts[j - 1] > counts[j]; j--) {
+			size_t x = counts[j];
+
+			counts[j] = counts[j - 1];
+			counts[j - 1] = x;
+		}
+	ck_assert_msg(counts[50] >= theory * 6 / 10 && counts[50] <= theory * 15 / 10, "median stop %zu pairs, theory %zu",
+		      counts[50], theory);
+	ck_assert_msg(covered >= 100 * 85 / 100, "the interval covered the true ratio 2 in %zu of 100", covered);
+}
+END_TEST
+
+START_TEST(test_ratio_pairs_by_round_id)
+{
+	double num[8] = { 20, 22, 18, 20, 21, 19, 20, 20 }, den[8], rev[8];
+	int64_t round[8], rround[8], dup[8];
+	struct cb_round_values a = { num, round, 8 }, b = { den, round, 8 }, r = { rev, rround, 8 }, d = { den, dup, 8 };
+	size_t pairs = 99;
+
+	for (int i = 0; i < 8; i++) {
+		den[i] = num[i] / 2; /* an exact ratio: the interval is a point */
+		round[i] = 10 + 3 * i;
+		rev[7 - i] = den[i];
+		rround[7 - i] = round[i];
+		dup[i] = i < 7 ? round[i] : round[0];
+	}
+	ck_assert(cb_adaptive_ratio_met(&a, &b, 0.001, 5, 1, &pairs));
+	ck_assert_uint_eq(pairs, 8);
+	ck_assert(cb_adaptive_ratio_met(&a, &r, 0.001, 5, 1, &pairs)); /* the baseline's rows in another order */
+	ck_assert_uint_eq(pairs, 8);
+	ck_assert(!cb_adaptive_ratio_met(&a, &d, 0.5, 5, 1, &pairs)); /* a round id twice: rows of two runs */
+	ck_assert_uint_eq(pairs, 0);
+	ck_assert(!cb_adaptive_ratio_met(&a, &b, 0.5, 9, 1, &pairs)); /* fewer pairs than the least reps */
+	ck_assert_uint_eq(pairs, 8);
+	b.n = 3;
+	ck_assert(!cb_adaptive_ratio_met(&a, &b, 0.5, 3, 1, &pairs) || pairs == 3);
+	ck_assert_uint_eq(pairs, 3);
+	a.n = 0;
+	ck_assert(!cb_adaptive_ratio_met(&a, &b, 0.5, 3, 1, &pairs));
+	ck_assert_uint_eq(pairs, 0);
+}
+END_TEST
+
 START_TEST(test_never_before_min_reps)
 {
 	struct cb_adaptive a = { .target = 0.05, .conf = 0.95, .min_reps = CB_ADAPTIVE_MIN_REPS };
@@ -397,6 +504,8 @@ static Suite *adaptive_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_stops_at_target_near_theory);
 	tcase_add_test(tc, test_never_before_min_reps);
+	tcase_add_test(tc, test_ratio_stops_near_theory);
+	tcase_add_test(tc, test_ratio_pairs_by_round_id);
 	tcase_add_test(tc, test_rep_bound);
 	tcase_add_test(tc, test_time_bound);
 	tcase_add_test(tc, test_target_wins_over_bound);

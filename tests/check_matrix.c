@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 
+#include <cowbench/adaptive.h>
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
@@ -387,6 +388,10 @@ static const struct {
 	{ "--order=random", "--order" },
 	{ "--order=shuffle:x", "--order" },
 	{ "--max-time=5x", "--max-time" },
+	{ "--baseline=fork=0", "--target-ci" }, /* a stopping rule without a target */
+	{ "--baseline=fork", "NAME=VALUE" },
+	{ "--baseline=size=16M", "compared axis" },
+	{ "--baseline-metric=workload", "--baseline-metric" },
 };
 
 START_TEST(cli_bad_flags)
@@ -851,6 +856,69 @@ START_TEST(adaptive_bounds_and_resume)
 }
 END_TEST
 
+/* The last timed row of cell (by rep): its rep number, and its stop column into stop[]. */
+static long last_rep(const struct cb_results *res, const char *cell, char *stop, size_t len)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < res->n; i++)
+		if (!cb_row_is_evidence(&res->rows[i]) && strcmp(res->rows[i].cell, cell) == 0 && res->rows[i].rep > n) {
+			n = res->rows[i].rep;
+			snprintf(stop, len, "%s", res->rows[i].stop);
+		}
+	return n;
+}
+
+START_TEST(adaptive_baseline_ratio)
+{
+	char path[] = "/tmp/cbtest-ratioXXXXXX", why[512], s1[32], s0[32];
+	int fd = mkstemp(path);
+	/* fork=0 writes fault nothing: a faults ratio has no denominator, so only the bound stops the pair. */
+	const char *never[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
+				"--baseline=fork=0", "--baseline-metric=faults", "--max-reps=8", "--output", path,
+				"--quiet", NULL };
+	/* pages is the same on both sides: the ratio is exact, so each cell's own target decides. */
+	const char *exact[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
+				"--baseline=fork=0", "--baseline-metric=pages", "--max-reps=30", "--output", path,
+				"--quiet", NULL };
+	const char *nobase[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
+				 "--baseline=fork=2", "--dry-run", NULL };
+	const char *seqorder[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
+				   "--baseline=fork=0", "--order=sequential", "--dry-run", NULL };
+	struct cb_results res;
+	struct cli_result r;
+	long n1, n0;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	/* With a 50 % target each cell alone would stop at 5 or 6 reps; the pair's ratio holds them to the bound. */
+	run_ok(never);
+	assert_stops(path, 2, 8, "max-reps");
+	unlink(path);
+	run_ok(exact);
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	n1 = last_rep(&res, "workload=seq size=256K fork=1", s1, sizeof(s1));
+	n0 = last_rep(&res, "workload=seq size=256K fork=0", s0, sizeof(s0));
+	ck_assert_str_eq(s1, "target");
+	ck_assert_str_eq(s0, "target");
+	/* The baseline outlives the cell it pairs with, by the one rep that records its stop. */
+	ck_assert_int_ge(n1, CB_ADAPTIVE_MIN_REPS);
+	ck_assert_int_ge(n0, n1);
+	ck_assert_int_le(n0, n1 + 1);
+	cb_results_free(&res);
+	unlink(path);
+	r = tu_run_cli(nobase);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "no cell of this matrix has fork=2") && !*r.out, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli(seqorder);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "sequential") && !*r.out, "%s", r.err);
+	tu_free(&r);
+}
+END_TEST
+
 static Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
@@ -883,6 +951,7 @@ static Suite *matrix_suite(void)
 	tcase_add_test(out, interleaved_rows_pair_by_round);
 	tcase_add_test(out, interleaved_resume_numbers_on);
 	tcase_add_test(out, adaptive_bounds_and_resume);
+	tcase_add_test(out, adaptive_baseline_ratio);
 	tcase_set_timeout(out, 300);
 	/* Real matrices switch delay accounting for their evidence reps: not while another test relies on it. */
 	tcase_add_unchecked_fixture(out, tu_save_delayacct, tu_restore_delayacct);

@@ -42,6 +42,24 @@ struct cb_adaptive {
 enum cb_stop cb_adaptive_stop(const struct cb_adaptive *a, const double *v, size_t n, size_t reps,
 			      uint64_t elapsed_ns);
 
+/* One cell's values of a metric in the reps that carry a round id (matrix --order), and those ids. */
+struct cb_round_values {
+	const double *v;
+	const int64_t *round;
+	size_t n;
+};
+
+/**
+ * Whether mean(num) / mean(den) over the rounds both ran has a 95 %
+ * paired-bootstrap interval (cb_boot_ratio_ci_paired with `seed`, as
+ * summarize --baseline prints it) within +-target, and the delta method's
+ * t interval too. *pairs gets the number
+ * of rounds that paired: 0 when a round id repeats on one side (rows of two
+ * runs), since nothing pairs then. False with fewer than min_pairs pairs.
+ */
+bool cb_adaptive_ratio_met(const struct cb_round_values *num, const struct cb_round_values *den, double target,
+			   size_t min_pairs, uint64_t seed, size_t *pairs);
+
 /** "", "target", "max-reps", "max-time" (the `stop` column). */
 const char *cb_stop_name(enum cb_stop s);
 
