@@ -52,17 +52,24 @@ static void teardown(void)
 }
 
 /* One kdamond in the given state: paddr, one pageout scheme, 500 ms sampling, 5 s aggregation. */
+/* Context 0 of kdamond 0: what its files say. */
+static void context0(const char *ops, const char *sample_us, const char *aggr_us, const char *nr_schemes,
+		     const char *action0)
+{
+	put(KD0 "contexts/nr_contexts", "1\n");
+	put(CTX0 "operations", ops);
+	put(CTX0 "monitoring_attrs/intervals/sample_us", sample_us);
+	put(CTX0 "monitoring_attrs/intervals/aggr_us", aggr_us);
+	put(CTX0 "schemes/nr_schemes", nr_schemes);
+	put(CTX0 "schemes/0/action", action0);
+}
+
 static void kdamond0(const char *state, const char *pid)
 {
 	put("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n");
 	put(KD0 "state", state);
 	put(KD0 "pid", pid);
-	put(KD0 "contexts/nr_contexts", "1\n");
-	put(CTX0 "operations", "paddr\n");
-	put(CTX0 "monitoring_attrs/intervals/sample_us", "500000\n");
-	put(CTX0 "monitoring_attrs/intervals/aggr_us", "5000000\n");
-	put(CTX0 "schemes/nr_schemes", "1\n");
-	put(CTX0 "schemes/0/action", "pageout\n");
+	context0("paddr\n", "500000\n", "5000000\n", "1\n", "pageout\n");
 }
 
 /* damon_read, then `between` (may be NULL), damon_sample_end, a fixed window, damon_print: what it printed. */
@@ -245,12 +252,7 @@ START_TEST(garbage_is_bounded_and_never_echoed)
 	assert_has(out, "  damon kdamond 0:     ?, no pid; contexts unreadable\n");
 	free(out);
 
-	put(KD0 "contexts/nr_contexts", "1\n");
-	put(CTX0 "operations", big);
-	put(CTX0 "monitoring_attrs/intervals/sample_us", "-\n");
-	put(CTX0 "monitoring_attrs/intervals/aggr_us", "");
-	put(CTX0 "schemes/nr_schemes", "12\n");
-	put(CTX0 "schemes/0/action", "%s%s%s%n\n");
+	context0(big, "-\n", "", "12\n", "%s%s%s%n\n");
 	put(CTX0 "schemes/1/action", "lru_prio\n");
 	put("proc/77/comm", "kdamond.%n\n");
 	put("proc/77/stat", "77 (kdamond.0) I 2 0 0 0 -1 2129984 0 0 0 0 1 2 0\n");
