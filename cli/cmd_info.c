@@ -203,7 +203,7 @@ static void info_usage(void)
 	       "Describe this machine as it bears on COW measurements: kernel, CPU, hypervisor, CPU\n"
 	       "frequency governor, steal time, clock and its cost, THP mode and defrag, NUMA and\n"
 	       "numa_balancing, mitigations, COW-relevant kernel config, which probes can measure, and\n"
-	       "what could be tuned: governor, turbo, isolcpus, CPU load, SMT sibling, run queue.\n\n");
+	       "what could be tuned: governor, turbo, isolcpus, CPU load, SMT sibling, run queue, DAMON.\n\n");
 	cli_print_options(NULL, 0);
 }
 

@@ -15,6 +15,7 @@
 #include <cowbench/noise.h>
 
 #include "cli.h"
+#include "info_damon.h"
 
 #define SAMPLE_MS 200
 #define MAXC 1024
@@ -75,24 +76,15 @@ static void turbo_advice(void)
 }
 
 /* Busy share of each CPU over SAMPLE_MS, the one --pin would take, and its SMT sibling's load. */
-static void cpu_load_advice(void)
+static void cpu_load_advice(const uint64_t *a, const uint64_t *b, int n)
 {
-	uint64_t *a = malloc(2 * MAXC * sizeof(*a)), *b = a ? a + MAXC : NULL;
-	struct timespec ts = { 0, SAMPLE_MS * 1000000L };
 	long hz = sysconf(_SC_CLK_TCK);
 	char buf[512] = "", path[96], sib[64];
-	int n, quiet = -1;
+	int quiet = -1;
 	double best = 2;
 
-	if (!a || (n = cb_cpu_busy_ticks(NULL, a, MAXC)) <= 0) {
-		free(a);
+	if (n <= 0 || hz <= 0)
 		return;
-	}
-	nanosleep(&ts, NULL);
-	if (cb_cpu_busy_ticks(NULL, b, MAXC) < n || hz <= 0) {
-		free(a);
-		return;
-	}
 	for (int c = 0; c < n; c++) {
 		double busy;
 
@@ -117,7 +109,6 @@ static void cpu_load_advice(void)
 	else if (read_text(path, sib, sizeof(sib)))
 		tune("smt:", "on; CPU %d's core is shared by CPUs %s: a busy sibling slows the writer (check the load "
 		     "above; as root: echo off > /sys/devices/system/cpu/smt/control)", quiet, sib);
-	free(a);
 }
 
 static void isolation_advice(void)
@@ -143,12 +134,36 @@ static void load_advice(void)
 		     s.procs_running > sysconf(_SC_NPROCESSORS_ONLN) ? ": more than CPUs, expect noisy cells" : "");
 }
 
+/* One SAMPLE_MS window for the CPUs' load and the kdamond threads' CPU use. */
+static void sample_window(void)
+{
+	uint64_t *a = malloc(2 * MAXC * sizeof(*a)), *b = a ? a + MAXC : NULL;
+	struct timespec ts = { 0, SAMPLE_MS * 1000000L };
+	const char *root = getenv("COWBENCH_DAMON_ROOT"); /* tests: a fake /sys and /proc */
+	struct damon_info *d = malloc(sizeof(*d));
+	int n = a ? cb_cpu_busy_ticks(NULL, a, MAXC) : -1;
+
+	root = root && *root ? root : "";
+	if (d)
+		damon_read(root, d);
+	nanosleep(&ts, NULL);
+	if (n > 0 && cb_cpu_busy_ticks(NULL, b, MAXC) < n)
+		n = -1;
+	if (d)
+		damon_sample_end(root, d);
+	cpu_load_advice(a, b, n);
+	if (d)
+		damon_print(stdout, d);
+	free(d);
+	free(a);
+}
+
 void cli_info_tuning(void)
 {
 	printf("what could be tuned (read only; cowbench changes none of it):\n");
 	governor_advice();
 	turbo_advice();
 	isolation_advice();
-	cpu_load_advice();
+	sample_window();
 	load_advice();
 }
