@@ -474,10 +474,27 @@ END_TEST
  * so the parent's pages stay its own), and a forked child gets a buffer of
  * its own. The calls' own time is not asserted.
  */
+static int64_t last_probe_ns;
+
+/*
+ * After a fork every page of the caller is write-protected: write the
+ * stack below this frame and the result variable first, so the window
+ * counts the probe's own faults only.
+ */
+__attribute__((noinline)) static void touch_stack_and_result(void)
+{
+	volatile char pad[64 * 1024];
+
+	for (size_t i = 0; i < sizeof(pad); i += 512)
+		pad[i] = 0;
+	last_probe_ns = 0;
+}
+
 static long minflt_of(void (*fn)(void))
 {
 	struct rusage r0, r1;
 
+	touch_stack_and_result();
 	getrusage(RUSAGE_SELF, &r0);
 	getrusage(RUSAGE_SELF, &r1); /* both structs written once: their stack page is faulted in */
 	getrusage(RUSAGE_SELF, &r0);
@@ -486,9 +503,19 @@ static long minflt_of(void (*fn)(void))
 	return r1.ru_minflt - r0.ru_minflt;
 }
 
+/*
+ * AddressSanitizer faults in its own shadow memory around the calls (a few
+ * pages); a probe that faulted would take one per page of its buffer.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define PROBE_FAULT_SLACK 32
+#else
+#define PROBE_FAULT_SLACK 0
+#endif
+
 static void probe_once(void)
 {
-	ck_assert_int_gt(cb_ref_probe_ns(), 0);
+	last_probe_ns = cb_ref_probe_ns(); /* no assertion inside the counted window */
 }
 
 START_TEST(test_ref_probe_never_faults)
@@ -497,16 +524,19 @@ START_TEST(test_ref_probe_never_faults)
 	pid_t pid;
 
 	probe_once();
-	ck_assert_int_eq(minflt_of(probe_once), 0);
+	ck_assert_int_gt(last_probe_ns, 0);
+	ck_assert_int_le(minflt_of(probe_once), PROBE_FAULT_SLACK);
+	ck_assert_int_gt(last_probe_ns, 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		/* A fresh process maps and faults a buffer of its own, then faults no more. */
-		_exit(cb_ref_probe_ns() > 0 && minflt_of(probe_once) == 0 ? 0 : 1);
+		_exit(cb_ref_probe_ns() > 0 && minflt_of(probe_once) <= PROBE_FAULT_SLACK && last_probe_ns > 0 ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	ck_assert_int_eq(minflt_of(probe_once), 0);
+	ck_assert_int_le(minflt_of(probe_once), PROBE_FAULT_SLACK);
+	ck_assert_int_gt(last_probe_ns, 0);
 }
 END_TEST
 
