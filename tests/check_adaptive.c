@@ -9,6 +9,7 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -496,6 +497,148 @@ START_TEST(test_drift_is_a_cause)
 }
 END_TEST
 
+/*
+ * 30 reps, 3 of them slow. slow_ref: the slow reps' reference probe took
+ * about 1.4x the others'; else theirs lies among the others' (or, with
+ * one slow rep only, one probe cannot be told from chance).
+ */
+static void slow_machine_rows(struct cb_row *rows, int slow_ref, int nslow)
+{
+	for (int i = 0; i < 30; i++) {
+		bool slow = i == 4 || (nslow > 1 && (i == 13 || i == 22));
+
+		quiet_row(&rows[i], "fork", i + 1);
+		rows[i].fork_ns = slow ? 7500000 : 5000000 + 10000 * (i % 7);
+		rows[i].ref_ns = 1000000 + 2000 * ((i * 11) % 30);
+		if (slow && slow_ref)
+			rows[i].ref_ns = 1400000 + 1000 * i;
+	}
+}
+
+START_TEST(test_slow_machine_is_a_cause)
+{
+	struct cb_row rows[30];
+	char buf[320];
+
+	slow_machine_rows(rows, 1, 3);
+	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 1);
+	/* Exact Mann-Whitney: the 3 slowest of 30 probes, p = 2 / C(30, 3). */
+	ck_assert_msg(strstr(buf, "the machine itself ran slower: the 3 outlying slow reps' reference probe took "
+				  "1.37x as long as the 27 others' (median 1.41 vs 1.03 ms ref_ns, Mann-Whitney p "
+				  "0.00049)"), "%s", buf);
+	/* Slow reps whose probe ran like the others', or one slow rep alone: no cause is made up. */
+	slow_machine_rows(rows, 0, 3);
+	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "no stated cause: steal, context switches, migrations, run queue, wait for a CPU, "
+				  "machine speed, CPU and rep order did not co-vary with the odd reps"), "%s", buf);
+	/* 1.4x, but from one rep: the smallest p of 1 against 29 is 2/30. */
+	slow_machine_rows(rows, 1, 1);
+	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 0);
+	/* A probe that never ran (older files: empty) is no evidence either way. */
+	slow_machine_rows(rows, 1, 3);
+	rows[7].ref_ns = CB_NA;
+	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 0);
+}
+END_TEST
+
+/*
+ * No odd reps, a metric that rises and falls with the probe across all 20
+ * (rho 0.97), in an order unrelated to the rep number; then the same metric
+ * with a probe in another order (rho -0.04): no cause.
+ */
+START_TEST(test_machine_speed_correlates)
+{
+	struct cb_row rows[20];
+	char buf[320];
+
+	for (int i = 0; i < 20; i++) {
+		int speed = (i * 7) % 20;
+
+		quiet_row(&rows[i], "random", i + 1);
+		rows[i].elapsed_ns = 5000000 + 20000 * speed;
+		rows[i].ref_ns = 1000000 + 1000 * speed + (i % 5 == 0 ? 3000 : 0);
+	}
+	ck_assert_int_eq(explain(rows, 20, "elapsed_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "the machine's speed: the metric rose as the reference probe around each rep took "
+				  "longer (ref_ns, Spearman rho 0.97 over 20 reps)"), "%s", buf);
+	for (int i = 0; i < 20; i++)
+		rows[i].ref_ns = 1000000 + 1000 * ((i * 9 + 3) % 20);
+	ck_assert_int_eq(explain(rows, 20, "elapsed_ns", buf, sizeof(buf)), 0);
+}
+END_TEST
+
+/*
+ * The probe faults its buffer in once per process and never again: not on
+ * a later call, not after a fork (the buffer is not shared with the child,
+ * so the parent's pages stay its own), and a forked child gets a buffer of
+ * its own. The calls' own time is not asserted.
+ */
+static int64_t last_probe_ns;
+
+/*
+ * After a fork every page of the caller is write-protected: write the
+ * stack below this frame and the result variable first, so the window
+ * counts the probe's own faults only.
+ */
+__attribute__((noinline)) static void touch_stack_and_result(void)
+{
+	volatile char pad[64 * 1024];
+
+	for (size_t i = 0; i < sizeof(pad); i += 512)
+		pad[i] = 0;
+	last_probe_ns = 0;
+}
+
+static long minflt_of(void (*fn)(void))
+{
+	struct rusage r0, r1;
+
+	touch_stack_and_result();
+	getrusage(RUSAGE_SELF, &r0);
+	getrusage(RUSAGE_SELF, &r1); /* both structs written once: their stack page is faulted in */
+	getrusage(RUSAGE_SELF, &r0);
+	fn();
+	getrusage(RUSAGE_SELF, &r1);
+	return r1.ru_minflt - r0.ru_minflt;
+}
+
+/*
+ * AddressSanitizer faults in its own shadow memory around the calls (a few
+ * pages); a probe that faulted would take one per page of its buffer.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define PROBE_FAULT_SLACK 32
+#else
+#define PROBE_FAULT_SLACK 0
+#endif
+
+static void probe_once(void)
+{
+	last_probe_ns = cb_ref_probe_ns(); /* no assertion inside the counted window */
+}
+
+START_TEST(test_ref_probe_never_faults)
+{
+	int ws;
+	pid_t pid;
+
+	probe_once();
+	ck_assert_int_gt(last_probe_ns, 0);
+	ck_assert_int_le(minflt_of(probe_once), PROBE_FAULT_SLACK);
+	ck_assert_int_gt(last_probe_ns, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* A fresh process maps and faults a buffer of its own, then faults no more. */
+		_exit(cb_ref_probe_ns() > 0 && minflt_of(probe_once) <= PROBE_FAULT_SLACK && last_probe_ns > 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	ck_assert_int_le(minflt_of(probe_once), PROBE_FAULT_SLACK);
+	ck_assert_int_gt(last_probe_ns, 0);
+}
+END_TEST
+
 static Suite *adaptive_suite(void)
 {
 	Suite *s = suite_create("adaptive");
@@ -518,6 +661,9 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);
 	tcase_add_test(tc, test_clock_ticks_are_a_cause);
+	tcase_add_test(tc, test_slow_machine_is_a_cause);
+	tcase_add_test(tc, test_machine_speed_correlates);
+	tcase_add_test(tc, test_ref_probe_never_faults);
 	suite_add_tcase(s, tc);
 	return s;
 }

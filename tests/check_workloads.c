@@ -68,6 +68,7 @@ START_TEST(test_snapshot_checkpoint_and_writes)
 	ck_assert_msg(err == 0, "%s: %s", methods[_i], row.status);
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_eq(row.verified, 1);
+	ck_assert_int_gt(row.ref_ns, 0);
 	ck_assert_str_eq(row.method, methods[_i]);
 	ck_assert_int_gt(row.writer_ns, 0);
 	ck_assert_int_gt(row.baseline_ns, 0);
@@ -118,6 +119,7 @@ START_TEST(test_fork_methods)
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_ge(row.fork_ns, 0);
 	ck_assert_int_ge(row.wait_ns, 0);
+	ck_assert_int_gt(row.ref_ns, 0);
 	ck_assert(row.ms_per_gib >= 0);
 	if (strcmp(fork_methods[_i], "posix_spawn") == 0) {
 		ck_assert_int_eq(row.child_start_ns, CB_NA);
@@ -153,6 +155,29 @@ START_TEST(test_fork_dontfork_wipeonfork)
 	ck_assert_str_eq(row.status, "ok");
 	ck_assert_int_eq(row.dontfork_bytes, 4u << 20);
 	ck_assert_int_eq(row.wipeonfork_bytes, 2u << 20);
+}
+END_TEST
+
+/*
+ * A page-order rep with the machine-speed probe around it, the writer in
+ * the probing process or in its child: the probe ran (ref_ns), and the
+ * rep still wrote every page, one fault each at least. That the probe
+ * itself never faults is check_adaptive's test_ref_probe_never_faults.
+ */
+START_TEST(test_seq_rep_carries_ref_ns)
+{
+	struct cb_run_spec s = spec_for("seq", 1u << 20);
+	struct cb_row row;
+
+	s.writer = _i ? CB_WRITER_PARENT : CB_WRITER_CHILD;
+	for (int rep = 1; rep <= 2; rep++) {
+		ck_assert_int_eq(cb_run_rep(&s, rep, &row), 0);
+		assert_no_children();
+		ck_assert_str_eq(row.status, "ok");
+		ck_assert_int_gt(row.ref_ns, 0);
+		ck_assert_int_eq(row.touched, row.pages);
+		ck_assert_int_ge(row.faults, row.touched);
+	}
 }
 END_TEST
 
@@ -288,6 +313,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_fork_page_tables_grow);
 	tcase_add_test(tc, test_fork_dontfork_wipeonfork);
 	tcase_add_loop_test(tc, test_multi_children_see_original, 0, 2);
+	tcase_add_loop_test(tc, test_seq_rep_carries_ref_ns, 0, 2);
 	tcase_add_loop_test(tc, test_thp_advice, 0, 3);
 	tcase_add_test(tc, test_hugetlb_restores);
 	tcase_add_loop_test(tc, test_bad_options_exit_2, 0, (int)(sizeof(bad) / sizeof(bad[0])));

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cowbench/clock.h>
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
 
@@ -101,6 +103,53 @@ int64_t cb_thread_run_delay_ns(void)
 	if (*end != ' ' && *end != '\n' && *end != '\0')
 		return -1;
 	return delay > INT64_MAX ? -1 : (int64_t)delay;
+}
+
+/*
+ * The probe's buffer belongs to the process that mapped it: a child forked
+ * since (a fresh-child rep) does not have it (MADV_DONTFORK) and maps its
+ * own. Without MADV_DONTFORK a fork would share the pages and the next
+ * probe in the parent would take write faults on them.
+ */
+static struct {
+	pid_t owner;
+	char *buf;
+} ref;
+
+static char *ref_buffer(void)
+{
+	void *p;
+
+	if (ref.buf && ref.owner == getpid())
+		return ref.buf;
+	p = mmap(NULL, CB_REF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (madvise(p, CB_REF_BYTES, MADV_DONTFORK) < 0) {
+		munmap(p, CB_REF_BYTES);
+		return NULL;
+	}
+	memset(p, 1, CB_REF_BYTES); /* every page faulted in now, never during a probe */
+	ref.buf = p;
+	ref.owner = getpid();
+	return ref.buf;
+}
+
+int64_t cb_ref_probe_ns(void)
+{
+	const size_t half = CB_REF_BYTES / 2 / 4096; /* pages per half; coprime to the strides below */
+	char *buf = ref_buffer();
+	uint64_t t0, t1;
+
+	if (!buf)
+		return -1;
+	t0 = cb_monotonic_ns();
+	/* Source and destination pages in two scattered orders, so no prefetcher streams a whole half. */
+	for (size_t k = 0; k < CB_REF_COPIES; k++)
+		memcpy(buf + (half + k * 7 % half) * 4096, buf + k * 13 % half * 4096, 4096);
+	__asm__ volatile("" : : "r"(buf) : "memory"); /* the copies happen, and before t1 */
+	t1 = cb_monotonic_ns();
+	return (int64_t)(t1 - t0);
 }
 
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)

@@ -4,7 +4,10 @@
  * of the widest gap between values) and the
  * rest, and look for a noise column that differs between the two, or that
  * rises and falls with the metric across all reps (Spearman), or drift
- * with the rep number. What is printed is what co-varied, never a guess.
+ * with the rep number. ref_ns, the machine-speed probe, is a candidate too,
+ * held to a test of significance: its effects are modest (tens of %), so a
+ * factor alone would let coincidences through. What is printed is what
+ * co-varied, never a guess.
  */
 #include <errno.h>
 #include <math.h>
@@ -32,17 +35,26 @@ static const struct {
 #define NCOLS (sizeof(noise_columns) / sizeof(noise_columns[0]))
 /*
  * A rank correlation co-varies when |rho| >= RHO_Z / sqrt(n - 1) (its null
- * distribution is about normal with variance 1 / (n - 1)): z = 2.69 is a
- * two-sided 5 % test Bonferroni-corrected for the 7 candidates. Never
- * below MIN_RHO, so a large n does not make a weak link a cause.
+ * distribution is about normal with variance 1 / (n - 1)): z = 2.73 is a
+ * two-sided 5 % test Bonferroni-corrected for the 8 candidates (each test
+ * at p < 0.00625). Never below MIN_RHO, so a large n does not make a weak
+ * link a cause.
  */
-#define RHO_Z 2.69
+#define RHO_Z 2.73
 #define MIN_RHO 0.5
+/*
+ * The slow reps ran on a slower machine when their reference probe took
+ * REF_MIN_FACTOR the others' (median) and a Mann-Whitney test of the two
+ * sides' probe times gives p < REF_MAX_P (two-sided).
+ */
+#define REF_MIN_FACTOR 1.1
+#define REF_MAX_P 0.01
 
 struct sample {
 	double y;            /* the metric */
 	double x[NCOLS];     /* noise columns; NAN: not measured */
 	double cpu, rep;
+	double ref;          /* ref_ns; NAN: not measured */
 	bool odd;
 };
 
@@ -259,7 +271,58 @@ static bool cpu_difference(const struct sample *s, size_t n, size_t odd, char *b
 	return true;
 }
 
-/* Rank correlation of the metric with a noise column, or with the rep number (drift). */
+/* ref_ns of the slow (or fast) side into v; how many, 0 when a rep of the side lacks it. */
+static size_t side_refs(const struct sample *s, size_t n, bool odd, double *v)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].odd != odd)
+			continue;
+		if (isnan(s[i].ref) || s[i].ref <= 0)
+			return 0;
+		v[m++] = s[i].ref;
+	}
+	return m;
+}
+
+static double median_in_place(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return cb_quantile_sorted(v, n, 0.5);
+}
+
+/*
+ * The slow side's reps ran on a slower machine: their reference probe took
+ * longer, by REF_MIN_FACTOR and with a significant Mann-Whitney test.
+ */
+static bool slow_machine(const struct sample *s, size_t n, char *buf, size_t len)
+{
+	bool slow = odd_are_slow(s, n);
+	double *a = malloc(2 * n * sizeof(*a)), *b = a ? a + n : NULL, ma, mb;
+	size_t na, nb;
+	struct cb_mwu t;
+	bool found = false;
+
+	if (!a)
+		return false;
+	na = side_refs(s, n, slow, a);
+	nb = side_refs(s, n, !slow, b);
+	if (na && nb && cb_mann_whitney(a, na, b, nb, &t) == 0 && t.p < REF_MAX_P) {
+		ma = median_in_place(a, na);
+		mb = median_in_place(b, nb);
+		found = ma >= REF_MIN_FACTOR * mb;
+		if (found)
+			snprintf(buf, len, "the machine itself ran slower: the %zu %s %s reference probe took %.2fx "
+				 "as long as the %zu %s (median %.3g vs %.3g ms ref_ns, Mann-Whitney p %.2g)", na,
+				 slow ? "outlying slow" : "slow", na == 1 ? "rep's" : "reps'", ma / mb, nb,
+				 nb == 1 ? "other's" : "others'", ma / 1e6, mb / 1e6, t.p);
+	}
+	free(a);
+	return found;
+}
+
+/* Rank correlation of the metric with a noise column, the machine-speed probe, or the rep number (drift). */
 static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 {
 	double *y = malloc(2 * n * sizeof(*y)), *x = y ? y + n : NULL, best = 0;
@@ -269,13 +332,13 @@ static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 		free(y);
 		return false;
 	}
-	for (int k = -1; k < (int)NCOLS; k++) {
+	for (int k = -1; k <= (int)NCOLS; k++) {
 		double rho;
 		bool all = true;
 
 		for (size_t i = 0; i < n; i++) {
 			y[i] = s[i].y;
-			x[i] = k < 0 ? s[i].rep : s[i].x[k];
+			x[i] = k < 0 ? s[i].rep : k == (int)NCOLS ? s[i].ref : s[i].x[k];
 			all = all && !isnan(x[i]);
 		}
 		rho = all ? spearman(y, x, n) : NAN;
@@ -286,6 +349,9 @@ static bool correlation(const struct sample *s, size_t n, char *buf, size_t len)
 		if (k < 0)
 			snprintf(buf, len, "drift: the metric %s with the rep number (Spearman rho %.2f)",
 				 rho > 0 ? "rose" : "fell", rho);
+		else if (k == (int)NCOLS)
+			snprintf(buf, len, "the machine's speed: the metric %s as the reference probe around each rep "
+				 "took longer (ref_ns, Spearman rho %.2f over %zu reps)", rho > 0 ? "rose" : "fell", rho, n);
 		else
 			snprintf(buf, len, "the metric %s with %s (Spearman rho %.2f over %zu reps)",
 				 rho > 0 ? "rose" : "fell", noise_columns[k].what + 4, rho, n);
@@ -365,6 +431,7 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 		for (size_t k = 0; k < NCOLS; k++)
 			s[n].x[k] = cb_row_number(g->rows[i], noise_columns[k].column, &v) ? v : NAN;
 		s[n].cpu = cb_row_number(g->rows[i], "writer_cpu", &v) ? v : NAN;
+		s[n].ref = cb_row_number(g->rows[i], "ref_ns", &v) ? v : NAN;
 		s[n].rep = (double)g->rows[i]->rep;
 		n++;
 	}
@@ -372,6 +439,8 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 	if (odd && odd_difference(s, n, odd, buf, len) > 0)
 		found = 1;
 	else if (odd && cpu_difference(s, n, odd, buf, len))
+		found = 1;
+	else if (odd && slow_machine(s, n, buf, len))
 		found = 1;
 	else if (correlation(s, n, buf, len))
 		found = 1;
@@ -383,7 +452,7 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 				 few == 1 ? "" : "s") > 0;
 	else
 		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
-			 "CPU, CPU and rep order did not co-vary with the %s", odd ? "odd reps" : "metric");
+			 "CPU, machine speed, CPU and rep order did not co-vary with the %s", odd ? "odd reps" : "metric");
 	free(s);
 	return found;
 }

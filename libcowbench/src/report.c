@@ -125,6 +125,7 @@ static const struct cb_column columns[] = {
 	STR(stop, "adaptive repetitions (--target-ci): on a cell's last rep, why it stopped: target, max-reps or max-time"),
 	INT(round, "interleaved matrix (--order): the round the rep ran in; rows of one comparison set with the same boot and round ran side by side (empty: sequential or cowbench run)"),
 	INT(run_delay_ns, "writer's time runnable but waiting for a CPU during the loop (/proc/thread-self/schedstat run_delay delta, ns; self-driven workloads: the thread that runs the workload over the whole rep; snapshot: its writer threads' loops)"),
+	INT(ref_ns, "machine-speed probe: wall time of a fixed reference workload (1024 copies of 4 KiB within a 4 MiB buffer) run by the process that runs the rep, mean of one run just before and one just after the rep, outside every timed window (ns; higher: the machine ran slower)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

@@ -125,6 +125,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->precopy_depth = CB_NA;
 	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = row->run_delay_ns = CB_NA;
 	row->round = CB_NA; /* set by an interleaved matrix (cowbench/order.h) */
+	row->ref_ns = CB_NA;
 	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
 	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
 	cb_row_init_workload(row, spec);
@@ -329,13 +330,26 @@ static int run_self_driven(const struct cb_run_spec *spec, struct cb_row *row)
 	return err;
 }
 
+/*
+ * How fast the machine ran around the rep: the reference probe just before
+ * and just after it (never during: the rep's timed windows see no probe),
+ * averaged, as the rep may fall anywhere between the two.
+ */
+static void fill_ref(struct cb_row *row, int64_t before, int64_t after)
+{
+	if (before >= 0 && after >= 0)
+		row->ref_ns = (before + after) / 2;
+}
+
 int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 {
 	struct cb_sys_sample before, after;
 	long ooms = oom_kills();
+	int64_t ref0, ref1;
 	int err;
 
 	cb_row_init(row, spec, rep);
+	ref0 = cb_ref_probe_ns();
 	cb_sys_sample_read(NULL, &before);
 	if (spec->workload->page_order)
 		err = run_page_order(spec, row);
@@ -343,7 +357,9 @@ int cb_run_rep(const struct cb_run_spec *spec, int rep, struct cb_row *row)
 		err = run_self_driven(spec, row);
 	note_oom(row, ooms);
 	cb_sys_sample_read(NULL, &after);
+	ref1 = cb_ref_probe_ns();
 	cb_sys_sample_fill_row(&before, &after, row);
+	fill_ref(row, ref0, ref1);
 	stamp_row(row);
 	return err;
 }

@@ -7,8 +7,8 @@
 
 /*
  * What else the machine did during a rep: the per-rep noise columns
- * (steal_ns, nivcsw, runq, migrations, writer_cpu, run_delay_ns) and the choice of a
- * quiet CPU for the writer. Everything here is read around a rep, never
+ * (steal_ns, nivcsw, runq, migrations, writer_cpu, run_delay_ns, ref_ns) and the choice
+ * of a quiet CPU for the writer. Everything here is read around a rep, never
  * inside the timed loop.
  */
 
@@ -39,6 +39,21 @@ long cb_thread_migrations(void);
  */
 int64_t cb_thread_run_delay_ns(void);
 
+/**
+ * The machine-speed probe behind ref_ns: the wall time (ns) of a fixed
+ * reference workload, CB_REF_COPIES copies of 4 KiB between the halves of a
+ * CB_REF_BYTES buffer (beyond the L2 cache, like the copy of a COW fault).
+ * The same work every call, so its time moves only with the machine: host
+ * tenants, frequency, co-runners. The buffer is mapped and pre-faulted on
+ * a process's first call and kept out of its children (MADV_DONTFORK), so
+ * a call never faults after the first one in a process, also after a fork.
+ * Run it around a rep, never inside a timed window. -1 when the buffer
+ * cannot be mapped.
+ */
+#define CB_REF_BYTES (4u << 20)
+#define CB_REF_COPIES 1024u
+int64_t cb_ref_probe_ns(void);
+
 /** Per-CPU busy ticks (all but idle and iowait) from /proc/stat (or path); returns CPUs read, <0 on error. */
 int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus);
 
@@ -55,7 +70,8 @@ struct cb_row_group;
  * Explain a noisy cell: what co-varied with the metric's odd reps (Tukey
  * outliers more than CB_NOISY_CV from the median, else the smaller side of
  * the widest gap between values) or with
- * the metric itself: steal_ns, nivcsw, migrations, runq, run_delay_ns, writer_cpu, the rep
+ * the metric itself: steal_ns, nivcsw, migrations, runq, run_delay_ns, ref_ns (a slow
+ * machine, judged by a Mann-Whitney test or a rank correlation), writer_cpu, the rep
  * number. One line into buf ("the 2 odd reps had 40.0x the steal time
  * (...)"). Returns 1 when a cause was found, 0 when none (buf says so),
  * -ENOMEM.

@@ -113,6 +113,7 @@ struct cb_row {
 	int64_t run_delay_ns; /* the writer's wait for a CPU (cowbench/noise.h) */
 	char stop[12];
 	int64_t round; /* cb_order.h: the round of an interleaved matrix; CB_NA: none */
+	int64_t ref_ns; /* the machine-speed probe around the rep (cowbench/noise.h) */
 	/* New columns go above this line, in the column table's order. */
 };
 
