@@ -873,9 +873,9 @@ START_TEST(adaptive_baseline_ratio)
 {
 	char path[] = "/tmp/cbtest-ratioXXXXXX", why[512], s1[32], s0[32];
 	int fd = mkstemp(path);
-	/* fork=0 writes fault nothing: a faults ratio has no denominator, so only the bound stops the pair. */
+	/* fork=0 rows have no copied_pages (nothing is copied without a fork): no round pairs, so only the bound stops them. */
 	const char *never[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
-				"--baseline=fork=0", "--baseline-metric=faults", "--max-reps=8", "--output", path,
+				"--baseline=fork=0", "--baseline-metric=copied_pages", "--max-reps=8", "--output", path,
 				"--quiet", NULL };
 	/* pages is the same on both sides: the ratio is exact, so each cell's own target decides. */
 	const char *exact[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--target-ci=50",
