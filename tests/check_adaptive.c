@@ -458,6 +458,30 @@ START_TEST(test_clock_ticks_are_a_cause)
 }
 END_TEST
 
+START_TEST(test_clock_ticks_with_strays)
+{
+	struct cb_row rows[60];
+	char buf[512];
+
+	/* 57 reps on two ticks and one on a third, 2 far off: 58 of 60 on 3 values, 3 % stray. */
+	for (int i = 0; i < 60; i++) {
+		quiet_row(&rows[i], "seq", i + 1);
+		rows[i].touched = 16384;
+		rows[i].lat_p50_ns = i % 5 == 0 ? 29.9 : 20;
+	}
+	rows[7].lat_p50_ns = 40.1;
+	rows[11].lat_p50_ns = 130.4;
+	rows[23].lat_p50_ns = 150.1;
+	ck_assert_int_eq(explain(rows, 60, "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "lat_p50_ns took one of 3 values (20 to 40.1) in 58 of 60 reps") &&
+		      strstr(buf, "the 2 others stand alone (130.4 to 150.1)"), "%s", buf);
+	/* 4 strays (6.7 %) are more than a few: no longer the clock's doing alone. */
+	rows[31].lat_p50_ns = 90;
+	rows[44].lat_p50_ns = 70;
+	ck_assert_int_eq(explain(rows, 60, "lat_p50_ns", buf, sizeof(buf)), 0);
+}
+END_TEST
+
 START_TEST(test_summarize_explains_noise)
 {
 	const char *argv[] = { "cowbench", "summarize", CB_FIXTURE_DIR "/noisy_cells.csv", "--metric=lat_p50_ns",
@@ -661,6 +685,7 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);
 	tcase_add_test(tc, test_clock_ticks_are_a_cause);
+	tcase_add_test(tc, test_clock_ticks_with_strays);
 	tcase_add_test(tc, test_slow_machine_is_a_cause);
 	tcase_add_test(tc, test_machine_speed_correlates);
 	tcase_add_test(tc, test_ref_probe_never_faults);
