@@ -23,9 +23,9 @@ echo "cowbench: running the matrix into $out/results.csv" >&2
 status=0
 # The default matrix runs adaptive reps: each cell until the 95 % interval of its headline metric is
 # within +-3 %, and each fork cell until its headline ratio (the writes' elapsed time after fork over
-# the same writes without fork, paired by round) is too, within a budget of 400 reps or 15 s of
+# the same writes without fork, paired by round) is too, within a budget of 1000 reps or 30 s of
 # reps per cell.
-[ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns --max-reps=400 --max-time=15s
+[ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns --max-reps=1000 --max-time=30s
 "$cowbench" matrix --output "$out/results.csv" "$@" || status=$?
 if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
 	exit "$status" # bad input: nothing measured
