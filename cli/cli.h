@@ -185,7 +185,7 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, bool quiet);
+		       const char *baseline, int ratio_center, bool quiet);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 /* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
@@ -237,12 +237,13 @@ void cli_reps_end(struct cli_reps *r);
 /* The stop the bounds alone call for (the target left out): a cell that must keep pairing its rounds. */
 enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
 /*
- * matrix --baseline: whether mean(num) / mean(den) over the rounds both ran
+ * matrix --baseline: whether centre(num) / centre(den) over the rounds both ran
  * has a 95 % interval (paired bootstrap, as summarize --baseline prints it)
  * within +-target; *pairs gets how many rounds paired. False while fewer
  * than the rule's least reps paired up.
  */
-bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target, size_t *pairs);
+bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, enum cb_center c, double target,
+			size_t *pairs);
 
 /* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
 void cli_info_tuning(void);

@@ -52,10 +52,12 @@ struct matrix_opts {
 	const char *baseline;          /* --baseline NAME=VALUE (with --target-ci) */
 	char base_name[64], base_value[64];
 	const char *baseline_metric;   /* --baseline-metric; NULL: each cell's headline */
+	enum cb_center ratio_center;   /* --ratio-center: mean (the default) or trimmed */
+	bool ratio_center_given;
 };
 
 /* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_TARGET_CI, M_BASELINE, M_BASELINE_METRIC, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
+enum { M_REPS, M_TARGET_CI, M_BASELINE, M_BASELINE_METRIC, M_RATIO_CENTER, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
        M_FORMAT, M_DRY_RUN, M_QUIET, M_PLAN, M_HELP, M_N };
 
 static const struct {
@@ -70,6 +72,8 @@ static const struct {
 			 false },
 	[M_BASELINE_METRIC] = { "baseline-metric", "COLUMN", "the column of that ratio; default: the cell's headline",
 				false },
+	[M_RATIO_CENTER] = { "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed "
+			     "means, which a rep the host stalled does not move", false },
 	[M_MAX_REPS] = { "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", false },
 	[M_MAX_TIME] = { "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
 			 false },
@@ -222,6 +226,13 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 			return false;
 		}
 		o->baseline_metric = v;
+		return true;
+	case M_RATIO_CENTER:
+		if (cb_center_parse(v, &o->ratio_center) < 0 || o->ratio_center == CB_CENTER_MEDIAN) {
+			cli_error("--ratio-center must be mean or trimmed, not '%s'", v);
+			return false;
+		}
+		o->ratio_center_given = true;
 		return true;
 	case M_MAX_REPS:
 		return parse_count("max-reps", v, 1, &o->adaptive.max_reps);
@@ -909,8 +920,8 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 		printf("# %zu cells x %ld to %ld reps until +-%g %% (+%ld warm-up each)", p->cells.n, o->reps, o->cap,
 		       o->adaptive.target * 100, o->warmup);
 	if (o->baseline)
-		printf(", with each cell's %s ratio to its %s cell", o->baseline_metric ? o->baseline_metric : "headline",
-		       o->baseline);
+		printf(", with each cell's %s ratio (%s) to its %s cell",
+		       o->baseline_metric ? o->baseline_metric : "headline", cb_center_name(o->ratio_center), o->baseline);
 	else
 		printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)
@@ -1155,7 +1166,7 @@ static enum cb_stop judge(const struct host_run *h, size_t c)
 	if (s != CB_STOP_TARGET || !h->p->partner)
 		return s;
 	b = h->p->partner[c];
-	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->adaptive.target, &pairs)) ||
+	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->ratio_center, h->o->adaptive.target, &pairs)) ||
 	    pairs_pending(h, c))
 		return cli_reps_judge_bounds(reps);
 	return s;
@@ -1501,8 +1512,8 @@ static int check_combination(struct matrix_opts *o)
 		cli_error("--baseline decides when a cell stops: give --target-ci too");
 		return -1;
 	}
-	if (o->baseline_metric && !o->baseline) {
-		cli_error("--baseline-metric names the column of the --baseline ratio: give --baseline too");
+	if ((o->baseline_metric || o->ratio_center_given) && !o->baseline) {
+		cli_error("--baseline-metric and --ratio-center shape the --baseline ratio: give --baseline too");
 		return -1;
 	}
 	if (o->baseline && o->order == CB_ORDER_SEQUENTIAL) {
@@ -1551,7 +1562,8 @@ static int load_plan(struct matrix_opts *o)
 
 int cmd_matrix(int argc, char **argv)
 {
-	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV, .out_fd = -1 };
+	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV, .out_fd = -1,
+				.ratio_center = CB_CENTER_MEAN };
 	struct plan p;
 	int argi, status = EXIT_USAGE;
 

@@ -34,6 +34,7 @@ struct sum_opts {
 	bool force;
 	bool quiet;
 	int keyw; /* width of the cell column in the table */
+	enum cb_center ratio_center; /* --ratio-center: mean or trimmed */
 };
 
 #define SOPTS(p) ((struct sum_opts *)(p))
@@ -98,10 +99,20 @@ static bool opt_quiet(void *o, const char *v)
 	return true;
 }
 
+static bool opt_ratio_center(void *o, const char *v)
+{
+	if (cb_center_parse(v, &SOPTS(o)->ratio_center) < 0 || SOPTS(o)->ratio_center == CB_CENTER_MEDIAN) {
+		cli_error("--ratio-center must be mean or trimmed, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
 static const struct cli_option sum_options[] = {
 	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, opt_metric },
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
 	  opt_baseline },
+	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", opt_ratio_center },
 	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)", opt_output },
 	{ "force", NULL, "replace an existing --output FILE", opt_force },
@@ -249,12 +260,13 @@ void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_unit
 		snprintf(buf, len, "%.4g", v);
 }
 
-static void table_header(FILE *fp, bool ratios, int keyw)
+static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
 {
 	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
 		"95% CI of mean", "CV%", "out");
 	if (ratios)
-		fprintf(fp, "  %-26s", "ratio to baseline [95% CI]");
+		fprintf(fp, "  %-26s", c == CB_CENTER_TRIMMED ? "ratio of trimmed means [95% CI]" :
+						       "ratio to baseline [95% CI]");
 	fputc('\n', fp);
 }
 
@@ -448,7 +460,7 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 		double *pb = malloc(g[gi].n * sizeof(*pb));
 		size_t np = pb ? round_pairs(&g[gi], b, metric, boot, av, pb) : 0;
 
-		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED,
+		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED,
 						       &l->ratio, &l->rlo, &l->rhi) == 0) {
 			l->has_ratio = true;
 			l->pairs = np;
@@ -458,7 +470,9 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 	if (av && bv && !l->has_ratio) {
 		na = values_in_boot(&g[gi], metric, boot, av);
 		nb = values_in_boot(b, metric, boot, bv);
-		if (na > 0 && nb > 0 && cb_ratio_ci(av, na, bv, nb, BOOT_SEED, &l->ratio, &l->rlo, &l->rhi) == 0)
+		if (na > 0 && nb > 0 &&
+		    cb_boot_ratio_ci(av, na, bv, nb, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED, &l->ratio,
+				     &l->rlo, &l->rhi) == 0)
 			l->has_ratio = true;
 	}
 	free(av);
@@ -532,9 +546,10 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, bool quiet)
+		       const char *baseline, int ratio_center, bool quiet)
 {
-	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet };
+	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
+			      .ratio_center = (enum cb_center)ratio_center };
 	struct cb_row_group *g;
 	size_t ng, lines = 0, ratios = 0;
 	struct noisy_list nl = { 0 };
@@ -551,7 +566,7 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 	if (format == CB_FORMAT_CSV)
 		csv_header(fp);
 	else if (format == CB_FORMAT_TABLE)
-		table_header(fp, baseline != NULL, o.keyw);
+		table_header(fp, baseline != NULL, o.ratio_center, o.keyw);
 	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &nl);
 	if (!err && format == CB_FORMAT_TABLE) {
 		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl.n, CB_NOISY_CV * 100);
@@ -616,7 +631,8 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->quiet);
+	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, (int)o->ratio_center,
+				 o->quiet);
 	if (err) {
 		cli_output_abort(&out);
 		cli_error("summarize: %s", strerror(-err));
@@ -627,7 +643,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 int cmd_summarize(int argc, char **argv)
 {
-	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE };
+	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE, .ratio_center = CB_CENTER_MEAN };
 	int argi;
 
 	cli_options_first(argc, argv, sum_options, N_SUM_OPTIONS);

@@ -392,6 +392,8 @@ static const struct {
 	{ "--baseline=fork", "NAME=VALUE" },
 	{ "--baseline=size=16M", "compared axis" },
 	{ "--baseline-metric=workload", "--baseline-metric" },
+	{ "--ratio-center=median", "--ratio-center" },
+	{ "--ratio-center=trimmed", "--baseline" }, /* shapes a ratio that is not asked for */
 };
 
 START_TEST(cli_bad_flags)

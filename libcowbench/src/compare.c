@@ -145,14 +145,41 @@ static double mean_of(const double *v, size_t n)
 	return sum / (double)n;
 }
 
-/* The centre of v, using tmp[0..n) as scratch for the median. */
+/* The median or the trimmed mean of a sorted sample. */
+static double sorted_center(const double *s, size_t n, enum cb_center c)
+{
+	size_t k = (size_t)(CB_TRIM_SHARE * (double)n);
+
+	if (c == CB_CENTER_TRIMMED)
+		return mean_of(s + k, n - 2 * k);
+	return median_sorted(s, n);
+}
+
+const char *cb_center_name(enum cb_center c)
+{
+	return c == CB_CENTER_MEAN ? "mean" : c == CB_CENTER_TRIMMED ? "trimmed" : "median";
+}
+
+int cb_center_parse(const char *text, enum cb_center *out)
+{
+	static const enum cb_center all[] = { CB_CENTER_MEAN, CB_CENTER_MEDIAN, CB_CENTER_TRIMMED };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(text, cb_center_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* The centre of v, using tmp[0..n) as scratch for the median and the trimmed mean. */
 static double center_scratch(const double *v, size_t n, enum cb_center c, double *tmp)
 {
 	if (c == CB_CENTER_MEAN)
 		return mean_of(v, n);
 	memcpy(tmp, v, n * sizeof(*tmp));
 	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
-	return median_sorted(tmp, n);
+	return sorted_center(tmp, n, c);
 }
 
 double cb_center_of(const double *v, size_t n, enum cb_center c)
@@ -184,7 +211,7 @@ static double resampled_center(const double *v, size_t n, enum cb_center c, uint
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = v[cb_splitmix64(st) % n];
 	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
-	return median_sorted(tmp, n);
+	return sorted_center(tmp, n, c);
 }
 
 /* Linear interpolation between closest ranks (R type 7) of a sorted sample. */

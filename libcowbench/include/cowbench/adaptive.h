@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cowbench/compare.h>
+
 /*
  * Adaptive repetitions: a cell keeps running reps until the 95 % interval
  * of the mean of its headline metric (the workload's `headline` column)
@@ -50,15 +52,15 @@ struct cb_round_values {
 };
 
 /**
- * Whether mean(num) / mean(den) over the rounds both ran has a 95 %
+ * Whether centre(num) / centre(den) (c: mean or trimmed mean) over the rounds both ran has a 95 %
  * paired-bootstrap interval (cb_boot_ratio_ci_paired with `seed`, as
  * summarize --baseline prints it) within +-target, and the delta method's
  * t interval too. *pairs gets the number
  * of rounds that paired: 0 when a round id repeats on one side (rows of two
  * runs), since nothing pairs then. False with fewer than min_pairs pairs.
  */
-bool cb_adaptive_ratio_met(const struct cb_round_values *num, const struct cb_round_values *den, double target,
-			   size_t min_pairs, uint64_t seed, size_t *pairs);
+bool cb_adaptive_ratio_met(const struct cb_round_values *num, const struct cb_round_values *den, enum cb_center c,
+			   double target, size_t min_pairs, uint64_t seed, size_t *pairs);
 
 /** "", "target", "max-reps", "max-time" (the `stop` column). */
 const char *cb_stop_name(enum cb_stop s);
