@@ -8,6 +8,7 @@
 #include <cowbench/report.h>
 #include <cowbench/summary.h>
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/workload.h>
 
 static bool target_met(const struct cb_adaptive *a, const double *v, size_t n)
@@ -57,18 +58,11 @@ static size_t round_pairs(const struct cb_round_values *num, const struct cb_rou
 	return k;
 }
 
-static int cmp_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* v with its k lowest and k highest values pulled in to the nearest kept one (winsorized), into w. */
 static void winsorize(const double *v, size_t n, size_t k, double *w, double *tmp)
 {
 	memcpy(tmp, v, n * sizeof(*tmp));
-	qsort(tmp, n, sizeof(*tmp), cmp_value);
+	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
 	for (size_t i = 0; i < n; i++)
 		w[i] = fmin(fmax(v[i], tmp[k]), tmp[n - 1 - k]);
 }

@@ -172,14 +172,22 @@ int cb_center_parse(const char *text, enum cb_center *out)
 	return -EINVAL;
 }
 
+/* The centre of v[0..n), which is scratch: sorted in place for the median and the trimmed mean. */
+static double center_in_place(double *v, size_t n, enum cb_center c)
+{
+	if (c == CB_CENTER_MEAN)
+		return mean_of(v, n);
+	qsort(v, n, sizeof(*v), cb_cmp_double);
+	return sorted_center(v, n, c);
+}
+
 /* The centre of v, using tmp[0..n) as scratch for the median and the trimmed mean. */
 static double center_scratch(const double *v, size_t n, enum cb_center c, double *tmp)
 {
 	if (c == CB_CENTER_MEAN)
 		return mean_of(v, n);
 	memcpy(tmp, v, n * sizeof(*tmp));
-	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
-	return sorted_center(tmp, n, c);
+	return center_in_place(tmp, n, c);
 }
 
 double cb_center_of(const double *v, size_t n, enum cb_center c)
@@ -210,8 +218,7 @@ static double resampled_center(const double *v, size_t n, enum cb_center c, uint
 	}
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = v[cb_splitmix64(st) % n];
-	qsort(tmp, n, sizeof(*tmp), cb_cmp_double);
-	return sorted_center(tmp, n, c);
+	return center_in_place(tmp, n, c);
 }
 
 /* Linear interpolation between closest ranks (R type 7) of a sorted sample. */
@@ -328,9 +335,9 @@ int cb_boot_ratio_ci_paired(const double *num, const double *den, size_t n, enum
 			ta[j] = num[at];
 			tb[j] = den[at];
 		}
-		b = cb_center_of(tb, n, c);
+		b = center_in_place(tb, n, c); /* ta and tb are this resample's own copies */
 		if (b != 0)
-			boot[k++] = cb_center_of(ta, n, c) / b;
+			boot[k++] = center_in_place(ta, n, c) / b;
 	}
 	if (k > 0)
 		percentile_interval(boot, k, conf, lo, hi);
