@@ -30,7 +30,9 @@
 # stdout and nothing else (vm-run.sh -- cowbench run ... > rows.csv is a CSV),
 # delivered when it ends; its stderr, the boot and every kernel message stream
 # to our stderr (and --log).  We exit with its status, or 1 when a kernel BUG/WARNING/Oops/
-# panic appears on the console, or 124 on timeout.  KVM is used only if a
+# panic appears on the console, or 124 on timeout.  A splat report that ends
+# before the command starts and names no cow_* function boots the guest once
+# more (see lib/qemu_supervise.py); a second one fails.  KVM is used only if a
 # short probe boot with it succeeds (cached per host kernel), otherwise TCG.
 set -euo pipefail
 
@@ -50,7 +52,7 @@ QUIET=""
 ADD=()
 ROWS=""
 
-usage() { sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 log() { echo "vm-run: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do

@@ -23,3 +23,52 @@ cmp "$tmp/want" "$tmp/out" || { echo "stdout is not the command's stdout:" >&2; 
 grep -q 'acpi PNP0A03' "$tmp/err" && grep -q 'crng init' "$tmp/err" && grep -q 'progress on stderr' "$tmp/err" ||
 	{ echo "console lines missing from stderr" >&2; exit 1; }
 echo "ok: stdout is the command's alone"
+
+# A splat report that closes before the command starts and names no cowbench function is
+# boot noise: the guest boots once more and the command runs once. Anything else fails.
+cat > "$tmp/guest" <<'GUEST'
+#!/bin/sh
+# $1: counter file; $2: which boots splat (all|first|none); $3: where (boot|boot-ours|open|cmd)
+n=$(( $(cat "$1" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$1"
+splat=0
+case "$2" in all) splat=1 ;; first) [ "$n" -eq 1 ] && splat=1 ;; esac
+report() {
+	echo '[    2.11] =================================================================='
+	echo '[    2.11] BUG: KASAN: wild-memory-access in rcu_is_watching+0x20/0x35'
+	echo '[    2.11]  irqentry_enter+0x43/0x45'
+	[ "$1" = ours ] && echo '[    2.11]  cow_precopy_one+0x10/0x80'
+	echo '[    2.11]  start_kernel+0x2e8/0x34c'
+	[ "$1" = open ] || echo '[    2.11] =================================================================='
+}
+echo '[    0.10] Linux version 6.12'
+[ "$splat" -eq 1 ] && [ "$3" = boot ] && report
+[ "$splat" -eq 1 ] && [ "$3" = boot-ours ] && report ours
+[ "$splat" -eq 1 ] && [ "$3" = open ] && report open
+echo '@@COWBENCH-CMD-START@@'
+[ "$splat" -eq 1 ] && [ "$3" = cmd ] && report
+echo '@@COWBENCH-STDOUT-BEGIN@@'
+echo 'b2sK'
+echo '@@COWBENCH-STDOUT-END@@'
+echo '@@COWBENCH-EXIT@@ 0'
+GUEST
+chmod +x "$tmp/guest"
+boots() { # WHICH WHERE WANT_RC WANT_BOOTS
+	rm -f "$tmp/n"
+	rc=0
+	python3 "$sup" --timeout 30 --quiet-boot --log "$tmp/log" -- "$tmp/guest" "$tmp/n" "$1" "$2" \
+		> "$tmp/out" 2> "$tmp/err" || rc=$?
+	[ "$rc" -eq "$3" ] && [ "$(cat "$tmp/n")" -eq "$4" ] ||
+		{ echo "splat on $1 boot(s) at $2: exit $rc after $(cat "$tmp/n") boot(s), want $3 after $4" >&2
+		  cat "$tmp/err" >&2; exit 1; }
+}
+boots first boot 0 2
+grep -q 'booting once more' "$tmp/err" && [ "$(cat "$tmp/out")" = ok ] &&
+	[ "$(grep -c 'Linux version' "$tmp/log")" -eq 2 ] ||
+	{ echo "a retried boot must say so, keep both consoles and deliver the command's stdout once" >&2; exit 1; }
+grep -q 'BUG: KASAN' "$tmp/err" || { echo "the retried splat must still show on stderr" >&2; exit 1; }
+boots all boot 1 2
+boots first boot-ours 1 1
+boots first open 1 1
+boots first cmd 1 1
+boots none boot 0 1
+echo "ok: a boot-noise splat boots once more; a repeat, our code or a splat after the start fails"
