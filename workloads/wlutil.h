@@ -70,6 +70,7 @@ static inline int wl_region_prepare(const struct cb_run_spec *spec, struct cb_ro
 		wl_region_status(row, err, p->hugetlb);
 		return err;
 	}
+	cb_region_populate(r);
 	for (size_t i = 0; i < spec->size / spec->page_size; i++)
 		((uint64_t *)((char *)r->addr + i * spec->page_size))[0] = wl_pattern(i);
 	v = cb_region_huge_bytes(r->addr, r->len);

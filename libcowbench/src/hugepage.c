@@ -19,6 +19,10 @@
 #define MADV_WIPEONFORK 18
 #endif
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 #define FREE_HUGEPAGES "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
 static int map_hugetlb(struct cb_region *r, size_t len)
@@ -77,6 +81,12 @@ int cb_region_map(struct cb_region *r, size_t len, const struct cb_wl_params *p)
 	if (err)
 		cb_region_unmap(r);
 	return err;
+}
+
+void cb_region_populate(const struct cb_region *r)
+{
+	/* Errors are left to the caller's writes: they fault (or SIGBUS) as they would have. */
+	(void)madvise(r->addr, r->len, MADV_POPULATE_WRITE);
 }
 
 void cb_region_unmap(struct cb_region *r)

@@ -60,6 +60,7 @@ static int map_region(const struct cb_touch_params *p, struct cb_region *r)
 	err = cb_region_map(r, p->size, p->region ? p->region : &plain);
 	if (err)
 		return err;
+	cb_region_populate(r);
 	for (size_t off = 0; off < p->size; off += p->page_size)
 		*(volatile uint64_t *)((char *)r->addr + off) = off | 1; /* non-zero: never the zero page */
 	return 0;

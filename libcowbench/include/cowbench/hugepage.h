@@ -29,6 +29,14 @@ struct cb_region {
  * wipeonfork); not populated. -ENOMEM for hugetlb means no free huge pages.
  */
 int cb_region_map(struct cb_region *r, size_t len, const struct cb_wl_params *p);
+/**
+ * Fault every page of a mapped region in, for writing, in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14): the same pages, placement and page
+ * table entries as a write to each page, without a fault exception per page,
+ * so a rep spends less of its time getting ready. Best effort: on an older
+ * kernel, or short of memory, the caller's own writes fault the rest in.
+ */
+void cb_region_populate(const struct cb_region *r);
 /** Unmap a region (a zeroed or already unmapped one is left alone). */
 void cb_region_unmap(struct cb_region *r);
 /**
