@@ -596,6 +596,67 @@ START_TEST(test_drift_is_a_cause)
 }
 END_TEST
 
+/* 40 reps of seq, 11 of them slow (3700 against 2800 ns): at reps 12-22 when bunched, else every 4th rep. */
+static void slow_stretch_rows(struct cb_row *rows, bool bunched)
+{
+	for (int i = 0; i < 40; i++) {
+		int rep = i + 1;
+		bool slow = bunched ? rep >= 12 && rep <= 22 : rep % 4 == 1 || rep == 40;
+
+		quiet_row(&rows[i], "seq", rep);
+		rows[i].touched = 4096;
+		rows[i].lat_p50_ns = (slow ? 3700 : 2800) + 5.0 * ((i * 37) % 7); /* jitter: no clock ticks */
+	}
+}
+
+/* Slow reps that come in one stretch of time are explained by it; the same reps scattered are not. */
+START_TEST(test_stretch_is_a_cause)
+{
+	struct cb_row rows[40];
+	char buf[256];
+
+	slow_stretch_rows(rows, true);
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "the 11 odd reps bunched in time (reps 12-22): 3 runs along the rep order where "
+				  "chance gives 16.9"), "%s", buf);
+	/* The rows' order in the file is not the reps' order. */
+	for (int i = 0; i < 20; i++) {
+		struct cb_row t = rows[i];
+
+		rows[i] = rows[39 - i];
+		rows[39 - i] = t;
+	}
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "(reps 12-22)"), "%s", buf);
+	slow_stretch_rows(rows, false);
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "no stated cause") && strstr(buf, "nor did they bunch in time"), "%s", buf);
+}
+END_TEST
+
+/* Without odd reps, a metric that stays above or below its median for stretches moved in stretches. */
+START_TEST(test_slow_swings_are_a_cause)
+{
+	struct cb_row rows[40];
+	char buf[256];
+
+	/* Two slow swings of +-12 %, no gap between values, no drift over the whole run. */
+	for (int i = 0; i < 40; i++) {
+		quiet_row(&rows[i], "seq", i + 1);
+		rows[i].touched = 4096;
+		rows[i].lat_p50_ns = 3000 + 360 * sin(2 * M_PI * i / 20.0) + 3.0 * ((i * 37) % 7);
+	}
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "the metric moved in stretches of consecutive reps: 5 runs above and below its "
+				  "median"), "%s", buf);
+	/* The same values in a scrambled rep order: nothing lasted, nothing is claimed. */
+	for (int i = 0; i < 40; i++)
+		rows[i].rep = (i * 17) % 40 + 1;
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "nor did it move in stretches"), "%s", buf);
+}
+END_TEST
+
 /*
  * 30 reps, 3 of them slow. slow_ref: the slow reps' reference probe took
  * about 1.4x the others'; else theirs lies among the others' (or, with
@@ -758,6 +819,8 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_proc_stat_reader);
 	tcase_add_test(tc, test_summarize_explains_noise);
 	tcase_add_test(tc, test_drift_is_a_cause);
+	tcase_add_test(tc, test_stretch_is_a_cause);
+	tcase_add_test(tc, test_slow_swings_are_a_cause);
 	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);

@@ -4,7 +4,8 @@
  * of the widest gap between values) and the
  * rest, and look for a noise column that differs between the two, or that
  * rises and falls with the metric across all reps (Spearman), or drift
- * with the rep number. ref_ns, the machine-speed probe, is a candidate too,
+ * with the rep number, or odd reps that came in stretches of consecutive
+ * reps. ref_ns, the machine-speed probe, is a candidate too,
  * held to a test of significance: its effects are modest (tens of %), so a
  * factor alone would let coincidences through. What is printed is what
  * co-varied, never a guess.
@@ -49,6 +50,16 @@ static const struct {
  */
 #define REF_MIN_FACTOR 1.1
 #define REF_MAX_P 0.01
+
+/*
+ * The odd reps came in stretches when their runs along the rep order are
+ * far fewer than chance gives (Wald-Wolfowitz runs test, normal
+ * approximation, one-sided p < STRETCH_MAX_P), with at least
+ * STRETCH_MIN_ODD odd reps among STRETCH_MIN_REPS.
+ */
+#define STRETCH_MAX_P 0.001
+#define STRETCH_MIN_ODD 3
+#define STRETCH_MIN_REPS 20
 
 struct sample {
 	double y;            /* the metric */
@@ -448,6 +459,107 @@ static bool few_levels(const struct sample *s, size_t n, const char *metric, cha
 	return yes;
 }
 
+static int cmp_rep(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+/* The odd reps of s (in rep order) as ranges, "12-22, 41", the first few only. */
+static void odd_ranges(const struct sample *s, size_t n, char *buf, size_t len)
+{
+	size_t used = 0, shown = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		size_t j = i;
+		int w;
+
+		if (!s[i].odd)
+			continue;
+		while (j + 1 < n && s[j + 1].odd)
+			j++;
+		if (shown++ == 4) {
+			snprintf(buf + used, len - used, ", ...");
+			return;
+		}
+		w = j > i ? snprintf(buf + used, len - used, "%s%.0f-%.0f", used ? ", " : "", s[i].rep, s[j].rep)
+			  : snprintf(buf + used, len - used, "%s%.0f", used ? ", " : "", s[i].rep);
+		used += w > 0 ? (size_t)w : 0;
+		i = j;
+	}
+}
+
+/*
+ * Wald-Wolfowitz runs test of flag[0..n), in rep order: so few runs of
+ * equal flags that the sequence is not in random order (one-sided p, by
+ * the normal approximation). False when either value is missing.
+ */
+static bool few_runs(const bool *flag, size_t n, size_t *runs, double *mu, double *p)
+{
+	double n1 = 0, n2, nn = (double)n, var;
+
+	*runs = n > 0;
+	for (size_t i = 0; i < n; i++) {
+		n1 += flag[i];
+		*runs += i > 0 && flag[i] != flag[i - 1];
+	}
+	n2 = nn - n1;
+	*mu = 2 * n1 * n2 / nn + 1;
+	var = 2 * n1 * n2 * (2 * n1 * n2 - nn) / (nn * nn * (nn - 1));
+	if (n1 == 0 || n2 == 0 || var <= 0)
+		return false;
+	*p = 0.5 * erfc(((double)*runs - *mu) / sqrt(var) / -sqrt(2.0));
+	return *p < STRETCH_MAX_P;
+}
+
+/*
+ * The reps ran in stretches: the odd ones bunched in time, or (without
+ * odd reps) the metric stayed above or below its median for stretches of
+ * consecutive reps. Something that lasted that long moved them (the host's
+ * load, the memory's state); reps hit by chance one at a time do not bunch.
+ * Sorts s by rep.
+ */
+static bool stretches(struct sample *s, size_t n, size_t odd, char *buf, size_t len)
+{
+	bool *flag = malloc(n * sizeof(*flag)), found = false;
+	double *v = malloc(n * sizeof(*v)), mu, p, med;
+	size_t m = 0, runs;
+	char where[96];
+
+	if (!flag || !v || n < STRETCH_MIN_REPS)
+		goto out;
+	qsort(s, n, sizeof(*s), cmp_rep);
+	if (odd >= STRETCH_MIN_ODD) {
+		for (size_t i = 0; i < n; i++)
+			flag[i] = s[i].odd;
+		found = few_runs(flag, n, &runs, &mu, &p);
+		if (found) {
+			odd_ranges(s, n, where, sizeof(where));
+			snprintf(buf, len, "the %zu odd reps bunched in time (reps %s): %zu runs along the rep order "
+				 "where chance gives %.1f (runs test p %.2g), so something that lasted a while moved them",
+				 odd, where, runs, mu, p);
+		}
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = s[i].y;
+	med = median_in_place(v, n);
+	for (size_t i = 0; i < n; i++)
+		if (s[i].y != med) /* a rep on the median is on neither side */
+			flag[m++] = s[i].y > med;
+	found = m >= STRETCH_MIN_REPS && few_runs(flag, m, &runs, &mu, &p);
+	if (found)
+		snprintf(buf, len, "the metric moved in stretches of consecutive reps: %zu runs above and below its median "
+			 "where chance gives %.1f (runs test p %.2g), so something that lasted a while moved it", runs, mu,
+			 p);
+out:
+	free(flag);
+	free(v);
+	return found;
+}
+
 int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
 {
 	double few;
@@ -484,9 +596,12 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 		found = snprintf(buf, len, "each rep timed %.0f write%s: %s comes from %.0f sample%s, as variable as "
 				 "one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
 				 few == 1 ? "" : "s") > 0;
+	else if (stretches(s, n, odd, buf, len))
+		found = 1;
 	else
 		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
-			 "CPU, machine speed, CPU and rep order did not co-vary with the %s", odd ? "odd reps" : "metric");
+			 "CPU, machine speed, CPU and rep order did not co-vary with the %s%s", odd ? "odd reps" : "metric",
+			 odd ? ", nor did they bunch in time" : ", nor did it move in stretches");
 	free(s);
 	return found;
 }
