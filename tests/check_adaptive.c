@@ -410,6 +410,16 @@ static void quiet_row(struct cb_row *row, const char *wl, int rep)
 	row->writer_cpu = 1;
 }
 
+/* n reps of one seq cell of many writes each, rep i + 1 with per-write p50 p50[i], every noise column quiet. */
+static void seq_p50_rows(struct cb_row *rows, int n, const double *p50)
+{
+	for (int i = 0; i < n; i++) {
+		quiet_row(&rows[i], "seq", i + 1);
+		rows[i].touched = 16384;
+		rows[i].lat_p50_ns = p50[i];
+	}
+}
+
 /* cb_noise_explain on rows of one cell: 1 cause, 0 none (buf says which). */
 static int explain(const struct cb_row *rows, size_t n, const char *metric, char *buf, size_t len)
 {
@@ -519,11 +529,7 @@ START_TEST(test_clock_ticks_are_a_cause)
 	struct cb_row rows[10];
 	char buf[256];
 
-	for (int i = 0; i < 10; i++) {
-		quiet_row(&rows[i], "seq", i + 1);
-		rows[i].touched = 16384;
-		rows[i].lat_p50_ns = p50[i];
-	}
+	seq_p50_rows(rows, 10, p50);
 	ck_assert_int_eq(explain(rows, 10, "lat_p50_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "lat_p50_ns took only 2 distinct values over 10 reps (20 to 29.9)"), "%s", buf);
 	/* Four levels are a spread. */
@@ -536,14 +542,13 @@ END_TEST
 START_TEST(test_clock_ticks_with_strays)
 {
 	struct cb_row rows[60];
+	double p50[60];
 	char buf[512];
 
 	/* 57 reps on two ticks and one on a third, 2 far off: 58 of 60 on 3 values, 3 % stray. */
-	for (int i = 0; i < 60; i++) {
-		quiet_row(&rows[i], "seq", i + 1);
-		rows[i].touched = 16384;
-		rows[i].lat_p50_ns = i % 5 == 0 ? 29.9 : 20;
-	}
+	for (int i = 0; i < 60; i++)
+		p50[i] = i % 5 == 0 ? 29.9 : 20;
+	seq_p50_rows(rows, 60, p50);
 	rows[7].lat_p50_ns = 40.1;
 	rows[11].lat_p50_ns = 130.4;
 	rows[23].lat_p50_ns = 150.1;
@@ -599,14 +604,15 @@ END_TEST
 /* 40 reps of seq, 11 of them slow (3700 against 2800 ns): at reps 12-22 when bunched, else every 4th rep. */
 static void slow_stretch_rows(struct cb_row *rows, bool bunched)
 {
+	double p50[40];
+
 	for (int i = 0; i < 40; i++) {
 		int rep = i + 1;
 		bool slow = bunched ? rep >= 12 && rep <= 22 : rep % 4 == 1 || rep == 40;
 
-		quiet_row(&rows[i], "seq", rep);
-		rows[i].touched = 4096;
-		rows[i].lat_p50_ns = (slow ? 3700 : 2800) + 5.0 * ((i * 37) % 7); /* jitter: no clock ticks */
+		p50[i] = (slow ? 3700 : 2800) + 5.0 * ((i * 37) % 7); /* jitter: no clock ticks */
 	}
+	seq_p50_rows(rows, 40, p50);
 }
 
 /* Slow reps that come in one stretch of time are explained by it; the same reps scattered are not. */
@@ -638,14 +644,13 @@ END_TEST
 START_TEST(test_slow_swings_are_a_cause)
 {
 	struct cb_row rows[40];
+	double p50[40];
 	char buf[256];
 
 	/* Two slow swings of +-12 %, no gap between values, no drift over the whole run. */
-	for (int i = 0; i < 40; i++) {
-		quiet_row(&rows[i], "seq", i + 1);
-		rows[i].touched = 4096;
-		rows[i].lat_p50_ns = 3000 + 360 * sin(2 * M_PI * i / 20.0) + 3.0 * ((i * 37) % 7);
-	}
+	for (int i = 0; i < 40; i++)
+		p50[i] = 3000 + 360 * sin(2 * M_PI * i / 20.0) + 3.0 * ((i * 37) % 7);
+	seq_p50_rows(rows, 40, p50);
 	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
 	ck_assert_msg(strstr(buf, "the metric moved in stretches of consecutive reps: 5 runs above and below its "
 				  "median"), "%s", buf);
