@@ -8,6 +8,7 @@
 
 #include <cowbench/units.h>
 
+#include <cowbench/compare.h> /* enum cb_center */
 #include <cowbench/report.h> /* enum cb_format */
 
 /* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
@@ -185,7 +186,7 @@ void cli_options_first(int argc, char **argv, const struct cli_option *table, in
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, int ratio_center, bool quiet);
+		       const char *baseline, enum cb_center ratio_center, bool quiet);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 /* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
@@ -206,6 +207,8 @@ struct cli_reps_opts {
 
 bool cli_parse_target_ci(const char *text, double *out);
 bool cli_parse_max_time(const char *text, uint64_t *ns);
+/* --ratio-center: mean or trimmed (a median ratio is not offered). */
+bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /* Bounds need a target; a target fills in the default rep bound. -1 after printing why. */
 int cli_reps_check(struct cli_reps_opts *o, long reps);
 

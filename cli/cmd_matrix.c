@@ -228,12 +228,8 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 		o->baseline_metric = v;
 		return true;
 	case M_RATIO_CENTER:
-		if (cb_center_parse(v, &o->ratio_center) < 0 || o->ratio_center == CB_CENTER_MEDIAN) {
-			cli_error("--ratio-center must be mean or trimmed, not '%s'", v);
-			return false;
-		}
 		o->ratio_center_given = true;
-		return true;
+		return cli_parse_ratio_center(v, &o->ratio_center);
 	case M_MAX_REPS:
 		return parse_count("max-reps", v, 1, &o->adaptive.max_reps);
 	case M_MAX_TIME:

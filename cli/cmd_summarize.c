@@ -101,11 +101,7 @@ static bool opt_quiet(void *o, const char *v)
 
 static bool opt_ratio_center(void *o, const char *v)
 {
-	if (cb_center_parse(v, &SOPTS(o)->ratio_center) < 0 || SOPTS(o)->ratio_center == CB_CENTER_MEDIAN) {
-		cli_error("--ratio-center must be mean or trimmed, not '%s'", v);
-		return false;
-	}
-	return true;
+	return cli_parse_ratio_center(v, &SOPTS(o)->ratio_center);
 }
 
 static const struct cli_option sum_options[] = {
@@ -546,10 +542,10 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 }
 
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, int ratio_center, bool quiet)
+		       const char *baseline, enum cb_center ratio_center, bool quiet)
 {
 	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
-			      .ratio_center = (enum cb_center)ratio_center };
+			      .ratio_center = ratio_center };
 	struct cb_row_group *g;
 	size_t ng, lines = 0, ratios = 0;
 	struct noisy_list nl = { 0 };
@@ -631,7 +627,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, (int)o->ratio_center,
+	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
 				 o->quiet);
 	if (err) {
 		cli_output_abort(&out);

@@ -14,6 +14,15 @@
 
 #include "cli.h"
 
+bool cli_parse_ratio_center(const char *text, enum cb_center *out)
+{
+	if (cb_center_parse(text, out) < 0 || *out == CB_CENTER_MEDIAN) {
+		cli_error("--ratio-center must be mean or trimmed, not '%s'", text);
+		return false;
+	}
+	return true;
+}
+
 bool cli_parse_target_ci(const char *text, double *out)
 {
 	char *end;
