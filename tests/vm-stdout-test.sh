@@ -72,3 +72,28 @@ boots first open 1 1
 boots first cmd 1 1
 boots none boot 0 1
 echo "ok: a boot-noise splat boots once more; a repeat, our code or a splat after the start fails"
+
+# A kernel message printed into the middle of a base64 line (the console is shared): the base64
+# before it is kept, so stdout is whole; a splat there still fails the run.
+seq 1 300 > "$tmp/want2"
+b64=$(base64 -w 76 < "$tmp/want2")
+first=$(printf '%s\n' "$b64" | head -1)
+rest=$(printf '%s\n' "$b64" | tail -n +2)
+for msg in 'clocksource: Long readout interval, skipping watchdog check' 'BUG: KASAN: use-after-free in x'; do
+	rc=0
+	python3 "$sup" --timeout 30 -- sh -c "
+echo '@@COWBENCH-CMD-START@@'
+echo '@@COWBENCH-STDOUT-BEGIN@@'
+echo '$(printf '%s' "$first" | cut -c1-10)[   22.637876] $msg'
+echo '$(printf '%s' "$first" | cut -c11-)'
+echo '$rest'
+echo '@@COWBENCH-STDOUT-END@@'
+echo '@@COWBENCH-EXIT@@ 0'" > "$tmp/out" 2> "$tmp/err" || rc=$?
+	cmp -s "$tmp/want2" "$tmp/out" || { echo "a message inside the base64 broke stdout ($msg)" >&2; exit 1; }
+	grep -q "$msg" "$tmp/err" || { echo "the interleaved message is missing from stderr" >&2; exit 1; }
+	case "$msg" in
+	BUG*) [ "$rc" -eq 1 ] || { echo "a splat inside the base64 must fail the run (exit $rc)" >&2; exit 1; } ;;
+	*) [ "$rc" -eq 0 ] || { echo "exit $rc after a harmless message inside the base64" >&2; exit 1; } ;;
+	esac
+done
+echo "ok: a kernel message cut into the base64 loses no byte, and a splat there still fails"

@@ -39,6 +39,8 @@ SPLAT = re.compile(
     r"(^|\]\s)(BUG: |WARNING: |Oops: |Kernel panic|kernel BUG at|"
     r"general protection fault|------------\[ cut here \]|Bad page state|"
     r"Unable to handle kernel|page_table_check)")
+# A kernel message printed into the middle of a base64 line: the line's base64 start, then the message.
+INTERLEAVED = re.compile(r"([A-Za-z0-9+/=]*)(\[\s*\d+\.\d+\]\s.*)")
 # The line that closes a KASAN report, or a WARNING's trace.
 REPORT_END = re.compile(r"(^|\]\s)(={20,}\s*$|---\[ end trace)")
 # Functions of the kernel patch series: a report naming one is never boot noise.
@@ -142,6 +144,14 @@ def run_once(a, logf, current, may_retry):
                 elif re.fullmatch(r"[A-Za-z0-9+/=]*", line):
                     cur_data.append(line)
                 else:
+                    # The console is shared: keep the base64 a kernel message cut into (the rest of
+                    # the line follows on the next one), and judge the message like any other.
+                    m = INTERLEAVED.fullmatch(line)
+                    if m:
+                        cur_data.append(m.group(1))
+                        line = m.group(2)
+                    if SPLAT.search(line):
+                        b.splats.append(line)
                     print(line, file=sys.stderr, flush=True)
                 continue
             m = re.search(r"@@COWBENCH-EXIT@@ (\d+)", line)
