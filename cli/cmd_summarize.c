@@ -139,7 +139,7 @@ struct line {
 	size_t pairs;      /* the ratio pairs reps of the same round (matrix --order); 0: unpaired */
 	const struct cb_row_group *group;
 	int explained;     /* noisy lines: 1 when cb_noise_explain found what co-varied, else 0 */
-	char cause[256];   /* noisy lines: that cause, or that none was found */
+	char cause[512];   /* noisy lines: that cause, or that none was found */
 };
 
 static bool noisy(const struct line *l)
@@ -525,7 +525,7 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 			baseline_ratio(o, g, ng, i, m, &l);
 			free(v);
 			if (noisy(&l)) {
-				l.explained = cb_noise_explain(&g[i], m, l.cause, sizeof(l.cause));
+				l.explained = cb_noise_explain(&g[i], g, ng, m, l.cause, sizeof(l.cause));
 				if (l.explained < 0)
 					return l.explained;
 				noisy_add(nl, &l);

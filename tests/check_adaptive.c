@@ -429,7 +429,7 @@ static int explain(const struct cb_row *rows, size_t n, const char *metric, char
 
 	ck_assert_int_eq(cb_group_rows(rows, n, &g, &ng), 0);
 	ck_assert_uint_eq(ng, 1);
-	found = cb_noise_explain(&g[0], metric, buf, len);
+	found = cb_noise_explain(&g[0], g, ng, metric, buf, len);
 	cb_row_groups_free(g, ng);
 	return found;
 }
@@ -663,6 +663,75 @@ START_TEST(test_slow_swings_are_a_cause)
 END_TEST
 
 /*
+ * A fork cell and its twin, 40 rounds each, rep i in round i + 1. The
+ * machine's speed in round i scales the fork cell's p50 and the twin's
+ * elapsed time alike; its order along the rounds is scrambled, so neither
+ * cell drifts or moves in stretches. twin_round: the round each twin rep
+ * ran in (the fork cell's rep i ran in round i + 1).
+ */
+static void shared_round_rows(struct cb_row *rows, const int *twin_round, const char *twin_boot)
+{
+	for (int i = 0; i < 40; i++) {
+		double machine = 1 + 0.3 * ((i * 17) % 40) / 40.0, own = 1 + 0.02 * ((i * 7) % 5 - 2);
+		struct cb_row *a = &rows[i], *b = &rows[40 + i];
+
+		seq_p50_rows(a, 1, (double[]){ 3000 * machine * own });
+		seq_p50_rows(b, 1, (double[]){ 40 });
+		a->rep = b->rep = i + 1;
+		a->fork = 1;
+		snprintf(a->cell, sizeof(a->cell), "workload=seq fork=1");
+		snprintf(b->cell, sizeof(b->cell), "workload=seq fork=0");
+		snprintf(a->boot, sizeof(a->boot), "a");
+		snprintf(b->boot, sizeof(b->boot), "%s", twin_boot);
+		a->round = i + 1;
+		b->round = twin_round ? twin_round[i] : i + 1;
+		b->elapsed_ns = (int64_t)(200000 * machine / own);
+	}
+}
+
+/* cb_noise_explain on the fork=1 cell of rows, beside its fork=0 twin. */
+static int explain_fork_cell(const struct cb_row *rows, size_t n, char *buf, size_t len)
+{
+	struct cb_row_group *g;
+	size_t ng, at = SIZE_MAX;
+	int found;
+
+	ck_assert_int_eq(cb_group_rows(rows, n, &g, &ng), 0);
+	ck_assert_uint_eq(ng, 2);
+	for (size_t i = 0; i < ng; i++)
+		if (strstr(g[i].key, "fork=1"))
+			at = i;
+	ck_assert_uint_ne(at, SIZE_MAX);
+	found = cb_noise_explain(&g[at], g, ng, "lat_p50_ns", buf, len);
+	cb_row_groups_free(g, ng);
+	return found;
+}
+
+/* A cell that rose and fell with the cell run in the same rounds: the machine's; not when the rounds differ. */
+START_TEST(test_same_rounds_are_a_cause)
+{
+	struct cb_row rows[80];
+	int shuffled[40];
+	char buf[512];
+
+	shared_round_rows(rows, NULL, "a");
+	ck_assert_int_eq(explain_fork_cell(rows, 80, buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "it rose and fell with the elapsed_ns of ") && strstr(buf, "fork=0 in the same rounds") &&
+			      strstr(buf, "over 40 rounds") && strstr(buf, "Bonferroni over 2 tests"),
+		      "%s", buf);
+	/* The same values, but the twin's reps ran in other rounds: nothing shared. */
+	for (int i = 0; i < 40; i++)
+		shuffled[i] = (i * 13) % 40 + 1;
+	shared_round_rows(rows, shuffled, "a");
+	ck_assert_int_eq(explain_fork_cell(rows, 80, buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "no stated cause") && strstr(buf, "the cells of the same rounds"), "%s", buf);
+	/* Round numbers of another boot are other rounds. */
+	shared_round_rows(rows, NULL, "b");
+	ck_assert_int_eq(explain_fork_cell(rows, 80, buf, sizeof(buf)), 0);
+}
+END_TEST
+
+/*
  * 30 reps, 3 of them slow. slow_ref: the slow reps' reference probe took
  * about 1.4x the others'; else theirs lies among the others' (or, with
  * one slow rep only, one probe cannot be told from chance).
@@ -695,7 +764,8 @@ START_TEST(test_slow_machine_is_a_cause)
 	slow_machine_rows(rows, 0, 3);
 	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "no stated cause: steal, context switches, migrations, run queue, wait for a CPU, "
-				  "machine speed, CPU and rep order did not co-vary with the odd reps"), "%s", buf);
+				  "machine speed, CPU, rep order and the cells of the same rounds did not co-vary with "
+				  "the odd reps"), "%s", buf);
 	/* 1.4x, but from one rep: the smallest p of 1 against 29 is 2/30. */
 	slow_machine_rows(rows, 1, 1);
 	ck_assert_int_eq(explain(rows, 30, "fork_ns", buf, sizeof(buf)), 0);
@@ -826,6 +896,7 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_drift_is_a_cause);
 	tcase_add_test(tc, test_stretch_is_a_cause);
 	tcase_add_test(tc, test_slow_swings_are_a_cause);
+	tcase_add_test(tc, test_same_rounds_are_a_cause);
 	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);

@@ -5,7 +5,8 @@
  * rest, and look for a noise column that differs between the two, or that
  * rises and falls with the metric across all reps (Spearman), or drift
  * with the rep number, or odd reps that came in stretches of consecutive
- * reps. ref_ns, the machine-speed probe, is a candidate too,
+ * reps, or with the cells that ran in the same rounds of an interleaved
+ * matrix. ref_ns, the machine-speed probe, is a candidate too,
  * held to a test of significance: its effects are modest (tens of %), so a
  * factor alone would let coincidences through. What is printed is what
  * co-varied, never a guess.
@@ -60,6 +61,17 @@ static const struct {
 #define STRETCH_MAX_P 0.001
 #define STRETCH_MIN_ODD 3
 #define STRETCH_MIN_REPS 20
+
+/*
+ * The cell's reps were slow in the rounds where a cell that ran beside it
+ * (the same round of an interleaved matrix, in the same boot) was slow too:
+ * its metric, or that cell's same metric or elapsed_ns, rank-correlate over
+ * at least SAME_ROUNDS_MIN pairs with rho >= SAME_ROUNDS_MIN_RHO and a
+ * one-sided p < SAME_ROUNDS_MAX_P, Bonferroni-corrected over the tests made.
+ */
+#define SAME_ROUNDS_MIN 20
+#define SAME_ROUNDS_MIN_RHO 0.3
+#define SAME_ROUNDS_MAX_P 0.001
 
 struct sample {
 	double y;            /* the metric */
@@ -560,7 +572,134 @@ out:
 	return found;
 }
 
-int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
+/* A rep of a cell by its round: where it ran in an interleaved matrix. */
+struct in_round {
+	int64_t round;
+	const struct cb_row *row;
+};
+
+static int cmp_round(const void *a, const void *b)
+{
+	const struct in_round *x = a, *y = b;
+
+	return (x->round > y->round) - (x->round < y->round);
+}
+
+/* The rows of g that carry a round, sorted by it; returns how many (0 on ENOMEM). */
+static size_t by_round(const struct cb_row_group *g, struct in_round *out)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (g->rows[i]->round != CB_NA && g->rows[i]->round >= 0)
+			out[m++] = (struct in_round){ g->rows[i]->round, g->rows[i] };
+	qsort(out, m, sizeof(*out), cmp_round);
+	return m;
+}
+
+/*
+ * Pair a's and b's reps of the same round and boot where a has metric and
+ * b has column: their values into x and y; returns the pairs.
+ */
+static size_t pair_rounds(const struct in_round *a, size_t na, const struct in_round *b, size_t nb,
+			  const char *metric, const char *column, double *x, double *y)
+{
+	size_t m = 0;
+
+	for (size_t i = 0, j = 0; i < na && j < nb;) {
+		if (a[i].round != b[j].round) {
+			*(a[i].round < b[j].round ? &i : &j) += 1;
+			continue;
+		}
+		if (strcmp(a[i].row->boot, b[j].row->boot) == 0 && cb_row_number(a[i].row, metric, &x[m]) &&
+		    cb_row_number(b[j].row, column, &y[m]))
+			m++;
+		i++;
+		j++;
+	}
+	return m;
+}
+
+struct round_link {
+	const char *peer, *column;
+	double rho, p;
+	size_t pairs;
+};
+
+/* The one-sided p of a rank correlation rho over n pairs (normal approximation). */
+static double rho_p(double rho, size_t n)
+{
+	return 0.5 * erfc(rho * sqrt((double)n - 1) / sqrt(2.0));
+}
+
+/* Test g's metric against one peer's column over their shared rounds; keep the strongest link in best. */
+static void test_peer(const struct in_round *a, size_t na, const struct in_round *b, size_t nb, const char *metric,
+		      const char *column, const char *peer, double *x, double *y, size_t *tests,
+		      struct round_link *best)
+{
+	size_t m = pair_rounds(a, na, b, nb, metric, column, x, y);
+	double rho;
+
+	if (m < SAME_ROUNDS_MIN)
+		return;
+	(*tests)++;
+	rho = spearman(x, y, m);
+	if (isnan(rho) || rho < SAME_ROUNDS_MIN_RHO || (best->peer && rho_p(rho, m) >= best->p))
+		return;
+	*best = (struct round_link){ .peer = peer, .column = column, .rho = rho, .p = rho_p(rho, m), .pairs = m };
+}
+
+/*
+ * The cells that ran in the same rounds as g were slow in the same rounds:
+ * the machine slowed the round, not the cell. Tests g's metric against
+ * each such peer's same metric and its elapsed_ns.
+ */
+static int same_rounds(const struct cb_row_group *g, const struct cb_row_group *peers, size_t npeers,
+		       const char *metric, char *buf, size_t len)
+{
+	size_t most = g->n, na, tests = 0;
+	struct round_link best = { 0 };
+	struct in_round *a, *b;
+	double *x, *y;
+	int found = 0;
+
+	for (size_t k = 0; k < npeers; k++)
+		most = peers[k].n > most ? peers[k].n : most;
+	a = malloc((g->n + 1) * sizeof(*a));
+	b = malloc((most + 1) * sizeof(*b));
+	x = malloc((most + 1) * 2 * sizeof(*x));
+	y = x ? x + most + 1 : NULL;
+	if (!a || !b || !x) {
+		found = -ENOMEM;
+		goto out;
+	}
+	na = by_round(g, a);
+	for (size_t k = 0; k < npeers && na >= SAME_ROUNDS_MIN; k++) {
+		size_t nb;
+
+		if (&peers[k] == g)
+			continue;
+		nb = by_round(&peers[k], b);
+		test_peer(a, na, b, nb, metric, metric, peers[k].key, x, y, &tests, &best);
+		if (strcmp(metric, "elapsed_ns") != 0)
+			test_peer(a, na, b, nb, metric, "elapsed_ns", peers[k].key, x, y, &tests, &best);
+	}
+	if (best.peer && best.p * (double)tests < SAME_ROUNDS_MAX_P) {
+		snprintf(buf, len, "it rose and fell with the %s of %s in the same rounds (Spearman rho %.2f over %zu "
+			 "rounds, p %.2g, Bonferroni over %zu test%s): part of it is the machine's, shared by a round's "
+			 "cells", best.column, best.peer, best.rho, best.pairs, best.p * (double)tests, tests,
+			 tests == 1 ? "" : "s");
+		found = 1;
+	}
+out:
+	free(a);
+	free(b);
+	free(x);
+	return found;
+}
+
+int cb_noise_explain(const struct cb_row_group *g, const struct cb_row_group *peers, size_t npeers,
+		     const char *metric, char *buf, size_t len)
 {
 	double few;
 	struct sample *s = calloc(g->n ? g->n : 1, sizeof(*s));
@@ -596,11 +735,14 @@ int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf
 		found = snprintf(buf, len, "each rep timed %.0f write%s: %s comes from %.0f sample%s, as variable as "
 				 "one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
 				 few == 1 ? "" : "s") > 0;
+	else if ((found = same_rounds(g, peers, npeers, metric, buf, len)) != 0)
+		;
 	else if (stretches(s, n, odd, buf, len))
 		found = 1;
 	else
 		snprintf(buf, len, "no stated cause: steal, context switches, migrations, run queue, wait for a "
-			 "CPU, machine speed, CPU and rep order did not co-vary with the %s%s", odd ? "odd reps" : "metric",
+			 "CPU, machine speed, CPU, rep order and the cells of the same rounds did not co-vary with the "
+			 "%s%s", odd ? "odd reps" : "metric",
 			 odd ? ", nor did they bunch in time" : ", nor did it move in stretches");
 	free(s);
 	return found;

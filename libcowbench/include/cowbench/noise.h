@@ -72,10 +72,14 @@ struct cb_row_group;
  * the widest gap between values) or with
  * the metric itself: steal_ns, nivcsw, migrations, runq, run_delay_ns, ref_ns (a slow
  * machine, judged by a Mann-Whitney test or a rank correlation), writer_cpu, the rep
- * number. One line into buf ("the 2 odd reps had 40.0x the steal time
- * (...)"). Returns 1 when a cause was found, 0 when none (buf says so),
- * -ENOMEM.
+ * number, the other groups of peers[0..npeers) that ran in the same rounds
+ * (the round column of an interleaved matrix, in the same boot: their metric
+ * or elapsed_ns rising and falling with g's; peers may include g, and may be
+ * NULL), and stretches of consecutive reps. One line into buf ("the 2 odd
+ * reps had 40.0x the steal time (...)"). Returns 1 when a cause was found,
+ * 0 when none (buf says so), -ENOMEM.
  */
-int cb_noise_explain(const struct cb_row_group *g, const char *metric, char *buf, size_t len);
+int cb_noise_explain(const struct cb_row_group *g, const struct cb_row_group *peers, size_t npeers,
+		     const char *metric, char *buf, size_t len);
 
 #endif
