@@ -7,6 +7,7 @@
 
 #include <cowbench/compare.h>
 #include <cowbench/matrix.h>
+#include <cowbench/order.h>
 #include <cowbench/results.h>
 #include <cowbench/summary.h>
 
@@ -183,8 +184,11 @@ static void cmp_usage(void)
 	       "       cowbench compare [OPTIONS] --by=AXIS[=BASE] RESULTS.csv...\n\n"
 	       "Per cell and metric: old and new medians with 95 %% bootstrap intervals, the\n"
 	       "change in %% with the bootstrap interval of the ratio of medians, and the\n"
-	       "Mann-Whitney U p-value. A change is significant when p < alpha and its interval\n"
-	       "excludes 0; otherwise it is printed as '~'. Cells on one side only are listed.\n"
+	       "Mann-Whitney U p-value. With --by on an axis matrix --order interleaves, reps\n"
+	       "that ran in the same round of one boot are compared as pairs: a Wilcoxon\n"
+	       "signed-rank test, and the ratio's interval resamples whole pairs (n=N pairs).\n"
+	       "A change is significant when p < alpha and its interval excludes 0; otherwise\n"
+	       "it is printed as '~'. Cells on one side only are listed.\n"
 	       "Exit status: 0, 1 with --fail-above when a metric got worse beyond PCT, 2 bad input.\n\n");
 	cli_print_options(cmp_options, N_CMP_OPTIONS);
 }
@@ -336,13 +340,32 @@ static const char *verdict_of(const struct cb_compare *c, const char *metric)
 	return up ? "worse" : "better";
 }
 
+/*
+ * --by an axis matrix --order interleaves: the two values' reps that ran in
+ * the same rounds of one boot, side by side, into va and vb. 0 (compare
+ * them unpaired) unless at least PAIRED_SHARE of the smaller side pairs up.
+ */
+#define PAIRED_SHARE 0.9
+
+static size_t paired_values(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
+			    const char *metric, size_t na, size_t nb, double *va, double *vb)
+{
+	const char *boot;
+	size_t np;
+
+	if (!o->by[0] || !cb_order_compared_axis(o->by) || !(boot = cb_shared_boot(a, b)))
+		return 0;
+	np = cb_round_pairs(a, metric, b, metric, boot, va, vb);
+	return np >= 2 && (double)np >= PAIRED_SHARE * (double)(na < nb ? na : nb) ? np : 0;
+}
+
 /* One metric of a cell present on both sides; returns 1 when compared, 0 when not measured on both. */
 static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
 			  const char *metric, struct line *l)
 {
 	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
-	double *va = malloc((a->n ? a->n : 1) * sizeof(*va)), *vb = malloc((b->n ? b->n : 1) * sizeof(*vb));
-	size_t na, nb;
+	size_t most = (a->n > b->n ? a->n : b->n) + 1, na, nb, np;
+	double *va = malloc(most * sizeof(*va)), *vb = malloc(most * sizeof(*vb));
 	int err = 0;
 
 	if (!va || !vb) {
@@ -354,7 +377,12 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 	if (na == 0 || nb == 0)
 		goto out;
 	co.alpha = o->alpha;
-	err = cb_compare_samples(va, na, vb, nb, &co, &l->c);
+	np = paired_values(o, a, b, metric, na, nb, va, vb);
+	if (np)
+		err = cb_compare_paired(va, vb, np, &co, &l->c);
+	else
+		err = cb_compare_samples(va, cb_group_values(a, metric, va), vb, cb_group_values(b, metric, vb), &co,
+					 &l->c);
 	if (err)
 		goto out;
 	l->metric = metric;
@@ -559,7 +587,7 @@ static const char *const number_names[] = {
 static void line_numbers(const struct line *l, double v[N_NUMBERS])
 {
 	const double all[N_NUMBERS] = { l->c.old_center, l->c.old_lo, l->c.old_hi, l->c.new_center, l->c.new_lo,
-					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.test.p };
+					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.p };
 
 	memcpy(v, all, sizeof(all));
 }
@@ -568,7 +596,7 @@ static void csv_header(FILE *fp)
 {
 	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
 	      "new_median,new_ci95_lo,new_ci95_hi,change_pct,change_ci95_lo_pct,change_ci95_hi_pct,p,exact,significant,"
-	      "verdict\r\n",
+	      "verdict,paired\r\n",
 	      fp);
 }
 
@@ -588,14 +616,14 @@ static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	}
 	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
 	if (!l->metric) {
-		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s\r\n", l->failed_old, l->failed_new, l->verdict);
+		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s,\r\n", l->failed_old, l->failed_new, l->verdict);
 		return;
 	}
 	fprintf(fp, ",%zu,%zu,%zu,%zu", l->c.n_old, l->c.n_new, l->failed_old, l->failed_new);
 	line_numbers(l, v);
 	for (size_t i = 0; i < N_NUMBERS; i++)
 		csv_num(fp, v[i]);
-	fprintf(fp, ",%d,%d,%s\r\n", l->c.test.exact, l->c.significant, l->verdict);
+	fprintf(fp, ",%d,%d,%s,%d\r\n", l->c.exact, l->c.significant, l->verdict, l->c.paired);
 }
 
 static void json_num(FILE *fp, const char *name, double v)
@@ -625,8 +653,8 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 		line_numbers(l, v);
 		for (size_t i = 0; i < N_NUMBERS; i++)
 			json_num(fp, number_names[i], v[i]);
-		fprintf(fp, ",\"exact\":%s,\"significant\":%s", l->c.test.exact ? "true" : "false",
-			l->c.significant ? "true" : "false");
+		fprintf(fp, ",\"exact\":%s,\"significant\":%s,\"paired\":%s", l->c.exact ? "true" : "false",
+			l->c.significant ? "true" : "false", l->c.paired ? "true" : "false");
 	}
 	fputs("}\n", fp);
 }
@@ -658,12 +686,15 @@ static void table_line(FILE *fp, const struct line *l, int keyw)
 		snprintf(change, sizeof(change), "~");
 	else if (!isnan(l->change))
 		snprintf(change, sizeof(change), "%+.1f%% [%+.1f%%, %+.1f%%]", l->change, l->change_lo, l->change_hi);
-	if (l->c.test.p < 0.001)
+	if (l->c.p < 0.001)
 		snprintf(p, sizeof(p), "p<0.001");
 	else
-		snprintf(p, sizeof(p), "p=%.3f", l->c.test.p);
-	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s n=%zu+%zu %s", keyw, l->cell, l->metric, oldc, newc, change, p,
-		l->c.n_old, l->c.n_new, strcmp(l->verdict, "~") ? l->verdict : "");
+		snprintf(p, sizeof(p), "p=%.3f", l->c.p);
+	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s ", keyw, l->cell, l->metric, oldc, newc, change, p);
+	if (l->c.paired)
+		fprintf(fp, "n=%zu pairs %s", l->c.n_old, strcmp(l->verdict, "~") ? l->verdict : "");
+	else
+		fprintf(fp, "n=%zu+%zu %s", l->c.n_old, l->c.n_new, strcmp(l->verdict, "~") ? l->verdict : "");
 	if (l->failed_old || l->failed_new)
 		fprintf(fp, " (%zu+%zu failed)", l->failed_old, l->failed_new);
 	fputc('\n', fp);
@@ -731,7 +762,7 @@ static void report_regressions(const struct cmp_opts *o, const struct lines *ls)
 
 		if (exceeds(o, l))
 			cli_error("regression beyond --fail-above=%g%%: %s %s %+.1f%% [%+.1f%%, %+.1f%%], p=%.3g (%s -> %s)",
-				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.test.p,
+				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.p,
 				  l->old->label, l->new_->label);
 	}
 }

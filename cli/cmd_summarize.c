@@ -299,46 +299,6 @@ static const struct cb_row_group *find_group(const struct cb_row_group *g, size_
 	return NULL;
 }
 
-static bool has_boot(const struct cb_row_group *g, const char *boot)
-{
-	for (size_t i = 0; i < g->n; i++)
-		if (strcmp(g->rows[i]->boot, boot) == 0)
-			return true;
-	return false;
-}
-
-/*
- * Ratios mean something only inside one boot (emulated guests drift from
- * boot to boot): the boot both groups have, with the most of a's rows.
- */
-static const char *shared_boot(const struct cb_row_group *a, const struct cb_row_group *b)
-{
-	const char *best = NULL;
-	size_t best_n = 0;
-
-	for (size_t i = 0; i < a->n; i++) {
-		size_t n = 0;
-
-		for (size_t j = 0; j < a->n; j++)
-			n += strcmp(a->rows[j]->boot, a->rows[i]->boot) == 0;
-		if (n > best_n && has_boot(b, a->rows[i]->boot)) {
-			best = a->rows[i]->boot;
-			best_n = n;
-		}
-	}
-	return best;
-}
-
-static size_t values_in_boot(const struct cb_row_group *g, const char *metric, const char *boot, double *out)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < g->n; i++)
-		if (strcmp(g->rows[i]->boot, boot) == 0 && cb_row_number(g->rows[i], metric, &out[k]))
-			k++;
-	return k;
-}
-
 /* Every pair of KEY other than NAME=... is in CELL. */
 static bool pairs_within(const char *key, const char *cell, const char *name)
 {
@@ -377,58 +337,6 @@ static const struct cb_row_group *collapsed_baseline(const struct sum_opts *o, c
 	return best;
 }
 
-/* Row i's value of METRIC when it ran in BOOT with a round id; NAN otherwise. */
-static double round_value(const struct cb_row_group *g, size_t i, const char *metric, const char *boot)
-{
-	double v;
-
-	if (g->rows[i]->round == CB_NA || strcmp(g->rows[i]->boot, boot) != 0 || !cb_row_number(g->rows[i], metric, &v))
-		return NAN;
-	return v;
-}
-
-/* The row of G in BOOT with round id ROUND: its index, -1 when none, -2 when the round repeats. */
-static long row_of_round(const struct cb_row_group *g, const char *metric, const char *boot, int64_t round)
-{
-	long at = -1;
-
-	for (size_t i = 0; i < g->n; i++) {
-		if (g->rows[i]->round != round || isnan(round_value(g, i, metric, boot)))
-			continue;
-		if (at >= 0)
-			return -2;
-		at = (long)i;
-	}
-	return at;
-}
-
-/*
- * The reps of a and b that ran in one round of an interleaved matrix, side
- * by side: a's values into av, b's into bv. 0 pairs when there are none or
- * a round id repeats (rows of two runs on one boot): the ratio is unpaired.
- */
-static size_t round_pairs(const struct cb_row_group *a, const struct cb_row_group *b, const char *metric,
-			  const char *boot, double *av, double *bv)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < a->n; i++) {
-		long j, self;
-
-		if (isnan(round_value(a, i, metric, boot)))
-			continue;
-		self = row_of_round(a, metric, boot, a->rows[i]->round);
-		j = row_of_round(b, metric, boot, a->rows[i]->round);
-		if (self == -2 || j == -2)
-			return 0;
-		if (j >= 0) {
-			av[k] = round_value(a, i, metric, boot);
-			bv[k++] = round_value(b, (size_t)j, metric, boot);
-		}
-	}
-	return k;
-}
-
 /*
  * The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot:
  * over the reps of the same rounds where NAME is an axis matrix --order interleaves, else unpaired.
@@ -448,13 +356,13 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 	b = find_group(g, ng, bkey);
 	if (!b)
 		b = collapsed_baseline(o, g, ng, g[gi].key);
-	if (!b || b->n == 0 || !(boot = shared_boot(&g[gi], b)))
+	if (!b || b->n == 0 || !(boot = cb_shared_boot(&g[gi], b)))
 		return;
 	av = malloc(g[gi].n * sizeof(*av));
 	bv = malloc(b->n * sizeof(*bv));
 	if (av && bv && cb_order_compared_axis(o->base_name)) {
 		double *pb = malloc(g[gi].n * sizeof(*pb));
-		size_t np = pb ? round_pairs(&g[gi], b, metric, boot, av, pb) : 0;
+		size_t np = pb ? cb_round_pairs(&g[gi], metric, b, metric, boot, av, pb) : 0;
 
 		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED,
 						       &l->ratio, &l->rlo, &l->rhi) == 0) {
@@ -464,8 +372,8 @@ static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *
 		free(pb);
 	}
 	if (av && bv && !l->has_ratio) {
-		na = values_in_boot(&g[gi], metric, boot, av);
-		nb = values_in_boot(b, metric, boot, bv);
+		na = cb_values_in_boot(&g[gi], metric, boot, av);
+		nb = cb_values_in_boot(b, metric, boot, bv);
 		if (na > 0 && nb > 0 &&
 		    cb_boot_ratio_ci(av, na, bv, nb, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED, &l->ratio,
 				     &l->rlo, &l->rhi) == 0)

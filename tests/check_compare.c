@@ -98,6 +98,110 @@ START_TEST(test_mwu_exact_agrees_with_normal_for_large_samples)
 }
 END_TEST
 
+/* Signed-rank p-values by complete enumeration of the 2^n sign patterns (n = 5: 32). */
+START_TEST(test_signed_rank_exact_known)
+{
+	const double a[6] = { 0 }, up[5] = { 1, 2, 3, 4, 5 }, mixed[5] = { 1, -2, 3, 4, 5 };
+	const double zeros[6] = { 0, 0, 1, 2, 3, 4 }, same[4] = { 7, 7, 7, 7 };
+	struct cb_wsr w;
+
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, up, 5, &w), 0);
+	ck_assert(w.exact);
+	ck_assert_double_eq_tol(w.w_plus, 15, 1e-12);
+	ck_assert_double_eq_tol(w.p, 2.0 / 32, 1e-12); /* every sign positive: 1 pattern of 32, both tails */
+	/* W+ = 13: {1,3,4,5}, {2,3,4,5} and {1,...,5} reach it, 3 of 32 per tail (SciPy: 0.1875). */
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, mixed, 5, &w), 0);
+	ck_assert_double_eq_tol(w.w_plus, 13, 1e-12);
+	ck_assert_double_eq_tol(w.p, 6.0 / 32, 1e-12);
+	/* Zero differences are dropped: 4 positive of 4 left. */
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, zeros, 6, &w), 0);
+	ck_assert_uint_eq(w.n, 4);
+	ck_assert_double_eq_tol(w.p, 2.0 / 16, 1e-12);
+	/* No difference at all: no evidence. */
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(same, same, 4, &w), 0);
+	ck_assert_uint_eq(w.n, 0);
+	ck_assert_double_eq_tol(w.p, 1, 1e-12);
+	ck_assert_double_eq_tol(cb_wsr_min_p(5), 2.0 / 32, 1e-15);
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, up, 0, &w), -EINVAL);
+}
+END_TEST
+
+/* Past the exact range, and with ties, the normal approximation agrees with the exact tails. */
+START_TEST(test_signed_rank_normal_approximation)
+{
+	double a[80] = { 0 }, d[80];
+	struct cb_wsr exact, approx;
+
+	/* 40 differences, 28 positive, distinct sizes: exact, then the same with one tie (approximate). */
+	for (int i = 0; i < 40; i++)
+		d[i] = (i % 10 < 7 ? 1 : -1) * (i + 1.0);
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, d, 40, &exact), 0);
+	ck_assert(exact.exact);
+	d[39] = d[39] > 0 ? 39 : -39; /* |d| 39 twice */
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, d, 40, &approx), 0);
+	ck_assert(!approx.exact);
+	ck_assert_msg(fabs(approx.p - exact.p) < 0.1 * exact.p + 0.002, "%g vs %g", approx.p, exact.p);
+	/* 80 pairs, all up: far beyond any alpha, and never above 1 the other way. */
+	for (int i = 0; i < 80; i++)
+		d[i] = 1 + i % 7;
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, d, 80, &approx), 0);
+	ck_assert(!approx.exact && approx.p < 1e-10);
+	for (int i = 0; i < 80; i++)
+		d[i] = (i % 2 ? 1 : -1) * (1 + i % 7);
+	ck_assert_int_eq(cb_wilcoxon_signed_rank(a, d, 80, &approx), 0);
+	ck_assert(approx.p > 0.05 && approx.p <= 1);
+}
+END_TEST
+
+/*
+ * n rounds where the machine's speed moves both members of a round alike
+ * (+-25 %), new = old * shift, each give or take own_sd.
+ */
+static void draw_rounds(struct rng *r, double *old, double *new_, size_t n, double shift, double own_sd)
+{
+	for (size_t i = 0; i < n; i++) {
+		double machine = 0.75 + 0.5 * uniform01(r);
+
+		old[i] = 100 * machine * normal(r, 1, own_sd);
+		new_[i] = 100 * machine * shift * normal(r, 1, own_sd);
+	}
+}
+
+/* Paired rounds: '~' at the nominal rate where nothing changed; a 3 % change under 25 % drift is found. */
+START_TEST(test_paired_rounds)
+{
+	struct rng r = { 7 };
+	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
+	struct cb_compare c;
+	double a[20], b[20];
+	int quiet = 0, found = 0, found_unpaired = 0, trials = 400;
+
+	o.resamples = 1000;
+	for (int i = 0; i < trials; i++) {
+		draw_rounds(&r, a, b, 20, 1, 0.02);
+		o.seed = (uint64_t)i;
+		ck_assert_int_eq(cb_compare_paired(a, b, 20, &o, &c), 0);
+		ck_assert(c.paired && c.n_old == 20 && c.n_new == 20);
+		quiet += !c.significant;
+	}
+	ck_assert_msg(quiet >= 0.95 * trials, "'~' in only %d of %d trials", quiet, trials);
+	for (int i = 0; i < 200; i++) {
+		draw_rounds(&r, a, b, 20, 0.97, 0.01);
+		ck_assert_int_eq(cb_compare_paired(a, b, 20, &o, &c), 0);
+		found += c.significant && c.ratio < 1;
+		ck_assert(c.ratio_lo <= c.ratio && c.ratio <= c.ratio_hi);
+		ck_assert_double_eq_tol(c.p, c.wsr.p, 1e-15);
+		ck_assert_int_eq(cb_compare_samples(a, 20, b, 20, &o, &c), 0);
+		ck_assert(!c.paired);
+		found_unpaired += c.significant;
+	}
+	ck_assert_msg(found >= 0.99 * 200, "paired: significant in only %d of 200", found);
+	/* Unpaired, the drift hides the same change nearly always: what pairing is for. */
+	ck_assert_msg(found_unpaired <= 0.2 * 200, "unpaired: significant in %d of 200", found_unpaired);
+	ck_assert_int_eq(cb_compare_paired(a, b, 0, &o, &c), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_t_quantiles)
 {
 	ck_assert_double_eq_tol(cb_t_quantile(0.975, 1), 12.7062047, 1e-6);
@@ -325,7 +429,7 @@ START_TEST(test_cli_csv_and_json)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	fp = fmemopen(r.out, r.out_len, "r");
 	ck_assert_int_eq(cb_csv_read_record(fp, &h), 1);
-	ck_assert_uint_eq(h.nfields, 23);
+	ck_assert_uint_eq(h.nfields, 24);
 	while (cb_csv_read_record(fp, &rec) == 1) {
 		ck_assert_uint_eq(rec.nfields, h.nfields);
 		rows++;
@@ -419,6 +523,32 @@ START_TEST(test_cli_by_axis)
 }
 END_TEST
 
+/* --by on an interleaved axis pairs the reps of one round: a 3 % change under 25 % drift. */
+START_TEST(test_cli_by_axis_paired)
+{
+	const char *table[] = { "cowbench", "compare", "--by=precopy", FX("compare_rounds.csv"), NULL };
+	const char *csv[] = { "cowbench", "compare", "--by=precopy", "--format=csv", FX("compare_rounds.csv"), NULL };
+	const char *unpaired[] = { "cowbench", "compare", "--format=csv", OLD, NEW, NULL };
+	struct cli_result r = tu_run_cli(table);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "better") && strstr(l, "n=20 pairs") && strstr(l, "p<0.001"), "%s", r.out);
+	tu_free(&r);
+	r = tu_run_cli(csv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, ",verdict,paired\r\n"));
+	ck_assert_ptr_nonnull(line_with(r.out, "elapsed_ns,both,20,20,", ",better,1\r"));
+	tu_free(&r);
+	/* Two files are two runs: never paired. */
+	r = tu_run_cli(unpaired);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=1,elapsed_ns", ",worse,0\r"));
+	tu_free(&r);
+}
+END_TEST
+
 /*
  * A stock and a patched guest in one file (cowbench matrix --kernel=stock,patched
  * --workload=seq,single --size=16M --precopy=2 --reps=10, measured here): the
@@ -507,6 +637,9 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_mwu_exact_known);
 	tcase_add_test(tc, test_mwu_ties_normal_approximation);
 	tcase_add_test(tc, test_mwu_exact_agrees_with_normal_for_large_samples);
+	tcase_add_test(tc, test_signed_rank_exact_known);
+	tcase_add_test(tc, test_signed_rank_normal_approximation);
+	tcase_add_test(tc, test_paired_rounds);
 	tcase_add_test(tc, test_t_quantiles);
 	tcase_add_test(tc, test_reps_needed);
 	tcase_add_test(tc, test_t_interval_coverage);
@@ -523,6 +656,7 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_cli_csv_and_json);
 	tcase_add_test(tc, test_cli_fail_above);
 	tcase_add_test(tc, test_cli_by_axis);
+	tcase_add_test(tc, test_cli_by_axis_paired);
 	tcase_add_test(tc, test_cli_by_kernel_collapsed_axis);
 	tcase_add_test(tc, test_cli_output_file);
 	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));

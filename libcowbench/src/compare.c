@@ -129,6 +129,89 @@ int cb_mann_whitney(const double *a, size_t na, const double *b, size_t nb, stru
 	return 0;
 }
 
+/* ---- Wilcoxon signed-rank ---- */
+
+double cb_wsr_min_p(size_t n)
+{
+	return fmin(1.0, 2 * pow(0.5, (double)n));
+}
+
+/*
+ * Null distribution of W+ over n ranks 1..n without ties: f[k] counts the
+ * subsets of the ranks that sum to k (each rank positive or not, 2^n in all).
+ * Returns P(W+ <= w) and P(W+ >= w).
+ */
+static int wsr_exact_tails(size_t n, double w, double *lower, double *upper)
+{
+	size_t len = n * (n + 1) / 2 + 1;
+	double *f = calloc(len, sizeof(*f)), total = 0, lo = 0, hi = 0;
+
+	if (!f)
+		return -ENOMEM;
+	f[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t k = len; k-- > r;)
+			f[k] += f[k - r];
+	for (size_t k = 0; k < len; k++) {
+		total += f[k];
+		lo += (double)k <= w + 1e-9 ? f[k] : 0;
+		hi += (double)k >= w - 1e-9 ? f[k] : 0;
+	}
+	*lower = lo / total;
+	*upper = hi / total;
+	free(f);
+	return 0;
+}
+
+int cb_wilcoxon_signed_rank(const double *a, const double *b, size_t n, struct cb_wsr *out)
+{
+	double *d, ties = 0, mean, var, z;
+	size_t m = 0;
+
+	if (n == 0)
+		return -EINVAL;
+	d = malloc(n * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != a[i])
+			d[m++] = b[i] - a[i];
+	out->n = m;
+	out->p = 1; /* no non-zero difference: no evidence of one */
+	/* Rank |d| with mid-ranks; the signs ride along. */
+	for (size_t i = 0; i < m; i++) {
+		double less = 0, same = 0;
+
+		for (size_t j = 0; j < m; j++) {
+			less += fabs(d[j]) < fabs(d[i]);
+			same += fabs(d[j]) == fabs(d[i]);
+		}
+		out->w_plus += d[i] > 0 ? less + (same + 1) / 2 : 0;
+		ties += (same * same * same - same) / same; /* each tied group adds t^3 - t once */
+	}
+	free(d);
+	if (m == 0)
+		return 0;
+	out->exact = ties == 0 && m <= CB_WSR_EXACT_MAX;
+	if (out->exact) {
+		double lo, hi;
+		int err = wsr_exact_tails(m, out->w_plus, &lo, &hi);
+
+		if (err)
+			return err;
+		out->p = fmin(1.0, 2 * fmin(lo, hi));
+		return 0;
+	}
+	mean = (double)m * ((double)m + 1) / 4;
+	var = (double)m * ((double)m + 1) * (2 * (double)m + 1) / 24 - ties / 48;
+	if (var <= 0)
+		return 0;
+	z = fmax(0, fabs(out->w_plus - mean) - 0.5) / sqrt(var);
+	out->p = fmin(1.0, erfc(z / M_SQRT2));
+	return 0;
+}
+
 /* ---- centres and bootstrap intervals ---- */
 
 static double median_sorted(const double *s, size_t n)
@@ -473,13 +556,12 @@ size_t cb_reps_needed(double cv, double half_width, double conf)
 
 /* ---- comparing two samples ---- */
 
-int cb_compare_samples(const double *old, size_t n_old, const double *new_, size_t n_new,
-		       const struct cb_compare_opts *o, struct cb_compare *out)
+/* Each side's median and its bootstrap interval. */
+static int compare_centers(const double *old, size_t n_old, const double *new_, size_t n_new,
+			   const struct cb_compare_opts *o, struct cb_compare *out)
 {
 	int err;
 
-	if (n_old == 0 || n_new == 0)
-		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->n_old = n_old;
 	out->n_new = n_new;
@@ -490,6 +572,25 @@ int cb_compare_samples(const double *old, size_t n_old, const double *new_, size
 	if (!err)
 		err = cb_boot_center_ci(new_, n_new, CB_CENTER_MEDIAN, o->conf, o->resamples, o->seed + 1, &out->new_lo,
 					&out->new_hi);
+	return err;
+}
+
+/* Significant: p < alpha, and the ratio's interval excludes 1 (where there is a ratio). */
+static void judge_significance(const struct cb_compare_opts *o, struct cb_compare *out)
+{
+	out->significant = out->p < o->alpha;
+	if (out->significant && !isnan(out->ratio))
+		out->significant = out->ratio_lo > 1 || out->ratio_hi < 1;
+}
+
+int cb_compare_samples(const double *old, size_t n_old, const double *new_, size_t n_new,
+		       const struct cb_compare_opts *o, struct cb_compare *out)
+{
+	int err;
+
+	if (n_old == 0 || n_new == 0)
+		return -EINVAL;
+	err = compare_centers(old, n_old, new_, n_new, o, out);
 	if (err)
 		return err;
 	out->ratio = out->ratio_lo = out->ratio_hi = NAN;
@@ -500,10 +601,61 @@ int cb_compare_samples(const double *old, size_t n_old, const double *new_, size
 	err = cb_mann_whitney(old, n_old, new_, n_new, &out->test);
 	if (err)
 		return err;
+	out->p = out->test.p;
+	out->exact = out->test.exact;
 	out->can_be_significant = cb_mwu_min_p(n_old, n_new) < o->alpha;
-	out->significant = out->test.p < o->alpha;
-	if (out->significant && !isnan(out->ratio))
-		out->significant = out->ratio_lo > 1 || out->ratio_hi < 1;
+	judge_significance(o, out);
+	return 0;
+}
+
+/*
+ * The change of paired rounds: the median of the per-round ratios new/old
+ * (what drifted for both members of a round divides out) with its
+ * bootstrap interval. NAN where an old value is 0.
+ */
+static int paired_ratio(const double *old, const double *new_, size_t n, const struct cb_compare_opts *o,
+			struct cb_compare *out)
+{
+	double *r = malloc(n * sizeof(*r));
+	int err = 0;
+
+	out->ratio = out->ratio_lo = out->ratio_hi = NAN;
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (old[i] == 0)
+			goto out;
+		else
+			r[i] = new_[i] / old[i];
+	out->ratio = cb_center_of(r, n, CB_CENTER_MEDIAN);
+	err = cb_boot_center_ci(r, n, CB_CENTER_MEDIAN, o->conf, o->resamples, o->seed + 2, &out->ratio_lo,
+				&out->ratio_hi);
+out:
+	free(r);
+	return err;
+}
+
+int cb_compare_paired(const double *old, const double *new_, size_t n, const struct cb_compare_opts *o,
+		      struct cb_compare *out)
+{
+	int err;
+
+	if (n == 0)
+		return -EINVAL;
+	err = compare_centers(old, n, new_, n, o, out);
+	if (err)
+		return err;
+	out->paired = true;
+	err = paired_ratio(old, new_, n, o, out);
+	if (err)
+		return err;
+	err = cb_wilcoxon_signed_rank(old, new_, n, &out->wsr);
+	if (err)
+		return err;
+	out->p = out->wsr.p;
+	out->exact = out->wsr.exact;
+	out->can_be_significant = cb_wsr_min_p(n) < o->alpha;
+	judge_significance(o, out);
 	return 0;
 }
 

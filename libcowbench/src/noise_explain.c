@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,54 +573,6 @@ out:
 	return found;
 }
 
-/* A rep of a cell by its round: where it ran in an interleaved matrix. */
-struct in_round {
-	int64_t round;
-	const struct cb_row *row;
-};
-
-static int cmp_round(const void *a, const void *b)
-{
-	const struct in_round *x = a, *y = b;
-
-	return (x->round > y->round) - (x->round < y->round);
-}
-
-/* The rows of g that carry a round, sorted by it; returns how many (0 on ENOMEM). */
-static size_t by_round(const struct cb_row_group *g, struct in_round *out)
-{
-	size_t m = 0;
-
-	for (size_t i = 0; i < g->n; i++)
-		if (g->rows[i]->round != CB_NA && g->rows[i]->round >= 0)
-			out[m++] = (struct in_round){ g->rows[i]->round, g->rows[i] };
-	qsort(out, m, sizeof(*out), cmp_round);
-	return m;
-}
-
-/*
- * Pair a's and b's reps of the same round and boot where a has metric and
- * b has column: their values into x and y; returns the pairs.
- */
-static size_t pair_rounds(const struct in_round *a, size_t na, const struct in_round *b, size_t nb,
-			  const char *metric, const char *column, double *x, double *y)
-{
-	size_t m = 0;
-
-	for (size_t i = 0, j = 0; i < na && j < nb;) {
-		if (a[i].round != b[j].round) {
-			*(a[i].round < b[j].round ? &i : &j) += 1;
-			continue;
-		}
-		if (strcmp(a[i].row->boot, b[j].row->boot) == 0 && cb_row_number(a[i].row, metric, &x[m]) &&
-		    cb_row_number(b[j].row, column, &y[m]))
-			m++;
-		i++;
-		j++;
-	}
-	return m;
-}
-
 struct round_link {
 	const char *peer, *column;
 	double rho, p;
@@ -632,12 +585,33 @@ static double rho_p(double rho, size_t n)
 	return 0.5 * erfc(rho * sqrt((double)n - 1) / sqrt(2.0));
 }
 
-/* Test g's metric against one peer's column over their shared rounds; keep the strongest link in best. */
-static void test_peer(const struct in_round *a, size_t na, const struct in_round *b, size_t nb, const char *metric,
-		      const char *column, const char *peer, double *x, double *y, size_t *tests,
-		      struct round_link *best)
+/* The first and last round g's rows ran in; false when none carries one. */
+static bool round_range(const struct cb_row_group *g, int64_t *lo, int64_t *hi)
 {
-	size_t m = pair_rounds(a, na, b, nb, metric, column, x, y);
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->rows[i]->round != CB_NA) {
+			*lo = g->rows[i]->round < *lo ? g->rows[i]->round : *lo;
+			*hi = g->rows[i]->round > *hi ? g->rows[i]->round : *hi;
+		}
+	return *lo <= *hi;
+}
+
+/* Whether a and b may have run in the same rounds (their round ranges overlap): a cheap test before pairing. */
+static bool rounds_overlap(const struct cb_row_group *a, const struct cb_row_group *b)
+{
+	int64_t alo, ahi, blo, bhi;
+
+	return round_range(a, &alo, &ahi) && round_range(b, &blo, &bhi) && alo <= bhi && blo <= ahi;
+}
+
+/* Test g's metric against a peer's column over the rounds both ran in; keep the strongest link in best. */
+static void test_peer(const struct cb_row_group *g, const struct cb_row_group *peer, const char *metric,
+		      const char *column, double *x, double *y, size_t *tests, struct round_link *best)
+{
+	const char *boot = rounds_overlap(g, peer) ? cb_shared_boot(g, peer) : NULL;
+	size_t m = boot ? cb_round_pairs(g, metric, peer, column, boot, x, y) : 0;
 	double rho;
 
 	if (m < SAME_ROUNDS_MIN)
@@ -646,56 +620,38 @@ static void test_peer(const struct in_round *a, size_t na, const struct in_round
 	rho = spearman(x, y, m);
 	if (isnan(rho) || rho < SAME_ROUNDS_MIN_RHO || (best->peer && rho_p(rho, m) >= best->p))
 		return;
-	*best = (struct round_link){ .peer = peer, .column = column, .rho = rho, .p = rho_p(rho, m), .pairs = m };
+	*best = (struct round_link){ .peer = peer->key, .column = column, .rho = rho, .p = rho_p(rho, m), .pairs = m };
 }
 
 /*
- * The cells that ran in the same rounds as g were slow in the same rounds:
- * the machine slowed the round, not the cell. Tests g's metric against
- * each such peer's same metric and its elapsed_ns.
+ * The cells that ran in the same rounds as g rose and fell with it: the
+ * machine moved the round, not the cell alone. Tests g's metric against
+ * each peer's same metric and its elapsed_ns.
  */
 static int same_rounds(const struct cb_row_group *g, const struct cb_row_group *peers, size_t npeers,
 		       const char *metric, char *buf, size_t len)
 {
-	size_t most = g->n, na, tests = 0;
 	struct round_link best = { 0 };
-	struct in_round *a, *b;
-	double *x, *y;
-	int found = 0;
+	double *x = malloc((g->n + 1) * 2 * sizeof(*x)), *y = x ? x + g->n + 1 : NULL;
+	size_t tests = 0;
 
-	for (size_t k = 0; k < npeers; k++)
-		most = peers[k].n > most ? peers[k].n : most;
-	a = malloc((g->n + 1) * sizeof(*a));
-	b = malloc((most + 1) * sizeof(*b));
-	x = malloc((most + 1) * 2 * sizeof(*x));
-	y = x ? x + most + 1 : NULL;
-	if (!a || !b || !x) {
-		found = -ENOMEM;
-		goto out;
-	}
-	na = by_round(g, a);
-	for (size_t k = 0; k < npeers && na >= SAME_ROUNDS_MIN; k++) {
-		size_t nb;
-
+	if (!x)
+		return -ENOMEM;
+	for (size_t k = 0; k < npeers && g->n >= SAME_ROUNDS_MIN; k++) {
 		if (&peers[k] == g)
 			continue;
-		nb = by_round(&peers[k], b);
-		test_peer(a, na, b, nb, metric, metric, peers[k].key, x, y, &tests, &best);
+		test_peer(g, &peers[k], metric, metric, x, y, &tests, &best);
 		if (strcmp(metric, "elapsed_ns") != 0)
-			test_peer(a, na, b, nb, metric, "elapsed_ns", peers[k].key, x, y, &tests, &best);
+			test_peer(g, &peers[k], metric, "elapsed_ns", x, y, &tests, &best);
 	}
-	if (best.peer && best.p * (double)tests < SAME_ROUNDS_MAX_P) {
-		snprintf(buf, len, "it rose and fell with the %s of %s in the same rounds (Spearman rho %.2f over %zu "
-			 "rounds, p %.2g, Bonferroni over %zu test%s): part of it is the machine's, shared by a round's "
-			 "cells", best.column, best.peer, best.rho, best.pairs, best.p * (double)tests, tests,
-			 tests == 1 ? "" : "s");
-		found = 1;
-	}
-out:
-	free(a);
-	free(b);
 	free(x);
-	return found;
+	if (!best.peer || best.p * (double)tests >= SAME_ROUNDS_MAX_P)
+		return 0;
+	snprintf(buf, len, "it rose and fell with the %s of %s in the same rounds (Spearman rho %.2f over %zu "
+		 "rounds, p %.2g, Bonferroni over %zu test%s): part of it is the machine's, shared by a round's "
+		 "cells", best.column, best.peer, best.rho, best.pairs, best.p * (double)tests, tests,
+		 tests == 1 ? "" : "s");
+	return 1;
 }
 
 int cb_noise_explain(const struct cb_row_group *g, const struct cb_row_group *peers, size_t npeers,

@@ -231,3 +231,86 @@ size_t cb_group_values(const struct cb_row_group *g, const char *column, double 
 			k++;
 	return k;
 }
+
+static bool has_boot(const struct cb_row_group *g, const char *boot)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->rows[i]->boot, boot) == 0)
+			return true;
+	return false;
+}
+
+const char *cb_shared_boot(const struct cb_row_group *a, const struct cb_row_group *b)
+{
+	const char *best = NULL;
+	size_t best_n = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		size_t n = 0;
+
+		for (size_t j = 0; j < a->n; j++)
+			n += strcmp(a->rows[j]->boot, a->rows[i]->boot) == 0;
+		if (n > best_n && has_boot(b, a->rows[i]->boot)) {
+			best = a->rows[i]->boot;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+size_t cb_values_in_boot(const struct cb_row_group *g, const char *column, const char *boot, double *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(g->rows[i]->boot, boot) == 0 && cb_row_number(g->rows[i], column, &out[k]))
+			k++;
+	return k;
+}
+
+/* Row i's value of column when it ran in boot with a round id; NAN otherwise. */
+static double round_value(const struct cb_row_group *g, size_t i, const char *column, const char *boot)
+{
+	double v;
+
+	if (g->rows[i]->round == CB_NA || strcmp(g->rows[i]->boot, boot) != 0 || !cb_row_number(g->rows[i], column, &v))
+		return NAN;
+	return v;
+}
+
+/* The row of g in boot with round id round: its index, -1 when none, -2 when the round repeats. */
+static long row_of_round(const struct cb_row_group *g, const char *column, const char *boot, int64_t round)
+{
+	long at = -1;
+
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->rows[i]->round != round || isnan(round_value(g, i, column, boot)))
+			continue;
+		if (at >= 0)
+			return -2;
+		at = (long)i;
+	}
+	return at;
+}
+
+size_t cb_round_pairs(const struct cb_row_group *a, const char *column_a, const struct cb_row_group *b,
+		      const char *column_b, const char *boot, double *av, double *bv)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		long j, self;
+
+		if (isnan(round_value(a, i, column_a, boot)))
+			continue;
+		self = row_of_round(a, column_a, boot, a->rows[i]->round);
+		j = row_of_round(b, column_b, boot, a->rows[i]->round);
+		if (self == -2 || j == -2)
+			return 0;
+		if (j >= 0) {
+			av[k] = round_value(a, i, column_a, boot);
+			bv[k++] = round_value(b, (size_t)j, column_b, boot);
+		}
+	}
+	return k;
+}

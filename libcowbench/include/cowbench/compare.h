@@ -90,6 +90,25 @@ int cb_t_mean_ci(const double *v, size_t n, double conf, double *mean, double *l
  */
 size_t cb_reps_needed(double cv, double half_width, double conf);
 
+/**
+ * Two-sided Wilcoxon signed-rank test of n pairs: the differences
+ * b[i] - a[i], zeros dropped, ranked by size (mid-ranks for ties).
+ */
+struct cb_wsr {
+	double w_plus; /* rank sum of the positive differences */
+	size_t n;      /* non-zero differences */
+	double p;      /* two-sided p-value (1 when every difference is 0) */
+	bool exact;    /* p from the exact null distribution (no tied |differences|, n <= CB_WSR_EXACT_MAX) */
+};
+
+#define CB_WSR_EXACT_MAX 60 /* non-zero differences up to which the exact distribution is computed */
+
+/** Exact p without ties among |b - a| for up to CB_WSR_EXACT_MAX pairs, else the normal approximation with tie and continuity corrections. -EINVAL when n is 0; -ENOMEM. */
+int cb_wilcoxon_signed_rank(const double *a, const double *b, size_t n, struct cb_wsr *out);
+
+/** The smallest two-sided p the test can give over n pairs: 2 / 2^n. */
+double cb_wsr_min_p(size_t n);
+
 /* ---- comparing two samples ---- */
 
 struct cb_compare_opts {
@@ -105,8 +124,13 @@ struct cb_compare {
 	size_t n_old, n_new;
 	double old_center, old_lo, old_hi; /* median of each side and its bootstrap interval */
 	double new_center, new_lo, new_hi;
-	double ratio, ratio_lo, ratio_hi;  /* median(new) / median(old) with bootstrap interval; NAN if median(old) is 0 */
-	struct cb_mwu test;
+	/* median(new) / median(old), paired: the median of new/old per pair; bootstrap interval; NAN on a 0 */
+	double ratio, ratio_lo, ratio_hi;
+	struct cb_mwu test;  /* unpaired */
+	struct cb_wsr wsr;   /* paired */
+	bool paired;         /* cb_compare_paired: pairs of one round, so the test is the signed-rank one */
+	double p;            /* the two-sided p of the test made */
+	bool exact;          /* that p is exact */
 	/*
 	 * Significant: p < alpha and the ratio's interval excludes 1, so a change
 	 * reported as real never has an interval that says "maybe none".
@@ -118,6 +142,16 @@ struct cb_compare {
 /** Compare a metric's old and new samples. -EINVAL when a sample is empty; -ENOMEM. */
 int cb_compare_samples(const double *old, size_t n_old, const double *new_, size_t n_new,
 		       const struct cb_compare_opts *o, struct cb_compare *out);
+
+/**
+ * The same for n pairs measured side by side (old[i] and new_[i] ran in one
+ * round of an interleaved matrix): a Wilcoxon signed-rank test of the pairs,
+ * and as the ratio the median of the per-pair ratios new/old with its
+ * bootstrap interval (NAN where an old value is 0), so what drifted for
+ * both members of a pair divides out. -EINVAL when n is 0; -ENOMEM.
+ */
+int cb_compare_paired(const double *old, const double *new_, size_t n, const struct cb_compare_opts *o,
+		      struct cb_compare *out);
 
 /* ---- noise verdict of one sample ---- */
 

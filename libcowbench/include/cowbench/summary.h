@@ -65,6 +65,24 @@ int cb_group_rows_by(const struct cb_row *rows, size_t n, cb_row_key_fn key, voi
 void cb_row_groups_free(struct cb_row_group *g, size_t n);
 /** The measured values of a numeric column in a group (out[] has room for g->n); returns how many. */
 size_t cb_group_values(const struct cb_row_group *g, const char *column, double *out);
+
+/**
+ * Ratios and pairs mean something only inside one boot (emulated guests
+ * drift from boot to boot): the boot both groups have rows of, with the
+ * most of a's rows; NULL when none.
+ */
+const char *cb_shared_boot(const struct cb_row_group *a, const struct cb_row_group *b);
+/** g's values of column from rows of boot; returns how many. */
+size_t cb_values_in_boot(const struct cb_row_group *g, const char *column, const char *boot, double *out);
+/**
+ * The reps of a and b that ran in one round of an interleaved matrix
+ * (the round column) in boot, side by side: a's column_a into av, b's
+ * column_b into bv (each as large as a's rows); returns the pairs. 0 when
+ * a round id repeats in either (rows of two runs on one boot): those
+ * rounds were not side by side.
+ */
+size_t cb_round_pairs(const struct cb_row_group *a, const char *column_a, const struct cb_row_group *b,
+		      const char *column_b, const char *boot, double *av, double *bv);
 /** strcmp with runs of digits compared as numbers, and K/M/G/T size suffixes honoured. */
 int cb_natural_cmp(const char *a, const char *b);
 
