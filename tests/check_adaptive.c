@@ -652,11 +652,51 @@ START_TEST(test_slow_swings_are_a_cause)
 		p50[i] = 3000 + 360 * sin(2 * M_PI * i / 20.0) + 3.0 * ((i * 37) % 7);
 	seq_p50_rows(rows, 40, p50);
 	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
-	ck_assert_msg(strstr(buf, "the metric moved in stretches of consecutive reps: 5 runs above and below its "
-				  "median"), "%s", buf);
+	/* The cut between the modes (4 runs) tells the swings apart better than the median (5 runs). */
+	ck_assert_msg(strstr(buf, "the metric moved in stretches of consecutive reps: its reps below and above 2953 (the "
+				  "cut between its two modes) came in 4 runs") && strstr(buf, "two splits tried"),
+		      "%s", buf);
 	/* The same values in a scrambled rep order: nothing lasted, nothing is claimed. */
 	for (int i = 0; i < 40; i++)
 		rows[i].rep = (i * 17) % 40 + 1;
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "nor did it move in stretches"), "%s", buf);
+}
+END_TEST
+
+/*
+ * Two modes, as a host that slows a whole rep gives: a tight fast one
+ * (2.75-2.93 us) in three stretches of reps and a broad slow one
+ * (3.19-3.73 us) whose values swing from rep to rep, so that the median,
+ * which lies inside the slow mode, splits the reps into 14 runs (p 0.01).
+ */
+static void two_mode_rows(struct cb_row *rows, bool scrambled)
+{
+	static const int fast_from[3] = { 0, 15, 27 }, fast_len[3] = { 5, 4, 5 };
+	double p50[40];
+
+	for (int i = 0; i < 40; i++)
+		p50[i] = (i % 2 ? 3470 : 3150) + 20.0 * ((i * 7) % 15);
+	for (int k = 0; k < 3; k++)
+		for (int j = 0; j < fast_len[k]; j++)
+			p50[fast_from[k] + j] = 2750 + 12.0 * ((fast_from[k] + j) % 16);
+	seq_p50_rows(rows, 40, p50);
+	for (int i = 0; scrambled && i < 40; i++)
+		rows[i].rep = (i * 17) % 40 + 1;
+}
+
+/* A bimodal metric whose modes came in stretches: found by the cut between the modes, not by the median. */
+START_TEST(test_stretches_of_two_modes)
+{
+	struct cb_row rows[40];
+	char buf[512];
+
+	two_mode_rows(rows, false);
+	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "the metric moved in stretches of consecutive reps: its reps below and above ") &&
+			      strstr(buf, "(the cut between its two modes) came in 6 runs"),
+		      "%s", buf);
+	two_mode_rows(rows, true);
 	ck_assert_int_eq(explain(rows, 40, "lat_p50_ns", buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "nor did it move in stretches"), "%s", buf);
 }
@@ -897,6 +937,7 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_stretch_is_a_cause);
 	tcase_add_test(tc, test_slow_swings_are_a_cause);
 	tcase_add_test(tc, test_same_rounds_are_a_cause);
+	tcase_add_test(tc, test_stretches_of_two_modes);
 	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);
