@@ -702,6 +702,38 @@ START_TEST(test_stretches_of_two_modes)
 }
 END_TEST
 
+/* 30 snapshot reps: slowdown = writer_ns / baseline_ns, one of them steady, the other spread 20 %. */
+static void quotient_rows(struct cb_row *rows, bool spread_in_baseline)
+{
+	for (int i = 0; i < 30; i++) {
+		double spread = 1 + 0.2 * (((i * 11) % 30) - 15) / 15.0, steady = 1 + 0.01 * (i % 3);
+
+		quiet_row(&rows[i], "snapshot", i + 1);
+		rows[i].baseline_ns = (int64_t)(1e8 * (spread_in_baseline ? spread : steady));
+		rows[i].writer_ns = (int64_t)(1.7e8 * (spread_in_baseline ? steady : spread));
+		rows[i].slowdown = (double)rows[i].writer_ns / (double)rows[i].baseline_ns;
+	}
+}
+
+/* A quotient's spread is placed in the part it came from. */
+START_TEST(test_quotient_part_is_named)
+{
+	struct cb_row rows[30];
+	char buf[512];
+
+	quotient_rows(rows, true);
+	ck_assert_int_eq(explain(rows, 30, "slowdown", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "slowdown is writer_ns / baseline_ns, and it fell as baseline_ns rose") &&
+			      strstr(buf, "the spread is in baseline_ns, the same writers' time without a snapshot"),
+		      "%s", buf);
+	quotient_rows(rows, false);
+	ck_assert_int_eq(explain(rows, 30, "slowdown", buf, sizeof(buf)), 1);
+	ck_assert_msg(strstr(buf, "and it rose as writer_ns rose") && strstr(buf, "the spread is in writer_ns"), "%s", buf);
+	/* writer_ns itself is no quotient: nothing to place. */
+	ck_assert_int_eq(explain(rows, 30, "writer_ns", buf, sizeof(buf)), 0);
+}
+END_TEST
+
 /*
  * A fork cell and its twin, 40 rounds each, rep i in round i + 1. The
  * machine's speed in round i scales the fork cell's p50 and the twin's
@@ -938,6 +970,7 @@ static Suite *adaptive_suite(void)
 	tcase_add_test(tc, test_slow_swings_are_a_cause);
 	tcase_add_test(tc, test_same_rounds_are_a_cause);
 	tcase_add_test(tc, test_stretches_of_two_modes);
+	tcase_add_test(tc, test_quotient_part_is_named);
 	tcase_add_test(tc, test_run_delay_sees_a_co_runner);
 	tcase_add_test(tc, test_wait_for_a_cpu_is_a_cause);
 	tcase_add_test(tc, test_one_write_per_rep_is_a_cause);

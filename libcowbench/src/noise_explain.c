@@ -634,6 +634,67 @@ out:
 	return found;
 }
 
+/* Metrics that divide one column of a rep by another: their spread may sit in either part. */
+static const struct {
+	const char *metric, *num, *den;
+	const char *num_what, *den_what;
+} quotients[] = {
+	{ "slowdown", "writer_ns", "baseline_ns", "the writers' time beside the snapshot",
+	  "the same writers' time without a snapshot, timed first in each rep" },
+};
+
+/* The coefficient of variation of column over g's rows; NAN when a row lacks it. */
+static double column_cv(const struct cb_row_group *g, const char *column)
+{
+	double sum = 0, sq = 0, v, n = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		if (!cb_row_number(g->rows[i], column, &v))
+			return NAN;
+		sum += v;
+		sq += v * v;
+		n++;
+	}
+	if (n < 2 || sum == 0)
+		return NAN;
+	return sqrt(fmax(0, (sq - sum * sum / n) / (n - 1))) / fabs(sum / n);
+}
+
+/*
+ * A quotient whose spread comes from one of its parts: it rank-correlates
+ * with that part (|rho| as correlation() asks) and the part varies more
+ * than the other. Says which part, so the noise is placed inside the rep.
+ */
+static bool quotient_part(const struct cb_row_group *g, const char *metric, char *buf, size_t len)
+{
+	size_t n = g->n;
+	double *y = malloc(2 * (n + 1) * sizeof(*y)), *x = y ? y + n + 1 : NULL;
+	bool found = false;
+
+	for (size_t q = 0; y && q < sizeof(quotients) / sizeof(quotients[0]) && n >= 6; q++) {
+		double cv_num = column_cv(g, quotients[q].num), cv_den = column_cv(g, quotients[q].den), rho;
+		bool den = cv_den > cv_num;
+		const char *part = den ? quotients[q].den : quotients[q].num;
+		size_t m = 0;
+
+		if (strcmp(metric, quotients[q].metric) != 0 || isnan(cv_num) || isnan(cv_den))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (cb_row_number(g->rows[i], metric, &y[m]) && cb_row_number(g->rows[i], part, &x[m]))
+				m++;
+		rho = m >= 6 ? spearman(y, x, m) : NAN;
+		if (isnan(rho) || fabs(rho) < MIN_RHO || fabs(rho) < RHO_Z / sqrt((double)m - 1))
+			continue;
+		snprintf(buf, len, "%s is %s / %s, and it %s as %s rose (Spearman rho %.2f over %zu reps; its CV %.0f %% "
+			 "against %.0f %%): the spread is in %s, %s", metric, quotients[q].num, quotients[q].den,
+			 rho > 0 ? "rose" : "fell", part, rho, m, (den ? cv_den : cv_num) * 100,
+			 (den ? cv_num : cv_den) * 100, part, den ? quotients[q].den_what : quotients[q].num_what);
+		found = true;
+	}
+	free(y);
+	return found;
+}
+
 struct round_link {
 	const char *peer, *column;
 	double rho, p;
@@ -752,6 +813,8 @@ int cb_noise_explain(const struct cb_row_group *g, const struct cb_row_group *pe
 		found = snprintf(buf, len, "each rep timed %.0f write%s: %s comes from %.0f sample%s, as variable as "
 				 "one fault (cache and TLB state)", few, few == 1 ? "" : "s", metric, few,
 				 few == 1 ? "" : "s") > 0;
+	else if (quotient_part(g, metric, buf, len))
+		found = 1;
 	else if ((found = same_rounds(g, peers, npeers, metric, buf, len)) != 0)
 		;
 	else if (stretches(s, n, odd, buf, len))
