@@ -24,9 +24,9 @@ status=0
 # The default matrix runs adaptive reps: each cell until the 95 % interval of its headline metric is
 # within +-3 %, and each fork cell until its headline ratio (the writes' elapsed time after fork over
 # the same writes without fork, 10 % trimmed means, paired by round) is too, within a budget of 1000
-# reps or 60 s of reps per cell. Trimmed: a microsecond rep the host stalled 15x moves no ratio.
+# reps or 90 s of reps per cell. Trimmed: a microsecond rep the host stalled 15x moves no ratio.
 [ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns --ratio-center=trimmed \
-	--max-reps=1000 --max-time=60s
+	--max-reps=1000 --max-time=90s
 "$cowbench" matrix --output "$out/results.csv" "$@" || status=$?
 if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
 	exit "$status" # bad input: nothing measured
