@@ -342,20 +342,20 @@ static const char *verdict_of(const struct cb_compare *c, const char *metric)
 
 /*
  * --by an axis matrix --order interleaves: the two values' reps that ran in
- * the same rounds of one boot, side by side, into va and vb. 0 (compare
+ * the same rounds of one boot, side by side, into pa and pb. 0 (compare
  * them unpaired) unless at least PAIRED_SHARE of the smaller side pairs up.
  */
 #define PAIRED_SHARE 0.9
 
 static size_t paired_values(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
-			    const char *metric, size_t na, size_t nb, double *va, double *vb)
+			    const char *metric, size_t na, size_t nb, double *pa, double *pb)
 {
 	const char *boot;
 	size_t np;
 
 	if (!o->by[0] || !cb_order_compared_axis(o->by) || !(boot = cb_shared_boot(a, b)))
 		return 0;
-	np = cb_round_pairs(a, metric, b, metric, boot, va, vb);
+	np = cb_round_pairs(a, metric, b, metric, boot, pa, pb);
 	return np >= 2 && (double)np >= PAIRED_SHARE * (double)(na < nb ? na : nb) ? np : 0;
 }
 
@@ -365,10 +365,11 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 {
 	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
 	size_t most = (a->n > b->n ? a->n : b->n) + 1, na, nb, np;
-	double *va = malloc(most * sizeof(*va)), *vb = malloc(most * sizeof(*vb));
+	double *va = malloc(4 * most * sizeof(*va)), *vb = va ? va + most : NULL;
+	double *pa = va ? vb + most : NULL, *pb = va ? pa + most : NULL; /* the pairs, when there are */
 	int err = 0;
 
-	if (!va || !vb) {
+	if (!va) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -377,12 +378,8 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 	if (na == 0 || nb == 0)
 		goto out;
 	co.alpha = o->alpha;
-	np = paired_values(o, a, b, metric, na, nb, va, vb);
-	if (np)
-		err = cb_compare_paired(va, vb, np, &co, &l->c);
-	else
-		err = cb_compare_samples(va, cb_group_values(a, metric, va), vb, cb_group_values(b, metric, vb), &co,
-					 &l->c);
+	np = paired_values(o, a, b, metric, na, nb, pa, pb);
+	err = np ? cb_compare_paired(pa, pb, np, &co, &l->c) : cb_compare_samples(va, na, vb, nb, &co, &l->c);
 	if (err)
 		goto out;
 	l->metric = metric;
@@ -393,7 +390,6 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 	err = 1;
 out:
 	free(va);
-	free(vb);
 	return err;
 }
 

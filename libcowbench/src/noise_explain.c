@@ -672,13 +672,19 @@ static bool quotient_part(const struct cb_row_group *g, const char *metric, char
 	bool found = false;
 
 	for (size_t q = 0; y && q < sizeof(quotients) / sizeof(quotients[0]) && n >= 6; q++) {
-		double cv_num = column_cv(g, quotients[q].num), cv_den = column_cv(g, quotients[q].den), rho;
-		bool den = cv_den > cv_num;
-		const char *part = den ? quotients[q].den : quotients[q].num;
+		double cv_num, cv_den, rho;
+		const char *part;
 		size_t m = 0;
+		bool den;
 
-		if (strcmp(metric, quotients[q].metric) != 0 || isnan(cv_num) || isnan(cv_den))
+		if (strcmp(metric, quotients[q].metric) != 0)
 			continue;
+		cv_num = column_cv(g, quotients[q].num);
+		cv_den = column_cv(g, quotients[q].den);
+		if (isnan(cv_num) || isnan(cv_den))
+			continue;
+		den = cv_den > cv_num;
+		part = den ? quotients[q].den : quotients[q].num;
 		for (size_t i = 0; i < n; i++)
 			if (cb_row_number(g->rows[i], metric, &y[m]) && cb_row_number(g->rows[i], part, &x[m]))
 				m++;
