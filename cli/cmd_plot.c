@@ -77,11 +77,12 @@ static const struct cli_option plot_options[] = {
 static void plot_usage(void)
 {
 	printf("usage: cowbench plot RESULTS.csv... --out DIR\n\n"
-	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first-write latency\n"
-	       "distributions per workload (CDF and tail from the rows' histograms), the pre-copy\n"
-	       "trade-off, latency against write index (--samples files), runtime and faults by pre-copy mode, fork latency against size,\n"
+	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first what a write costs\n"
+	       "after fork (each cell against its --no-fork twin, medians and their ratio with 95 %% CIs),\n"
+	       "then first-write latency distributions per workload, the pre-copy trade-off, latency against\n"
+	       "write index (--samples files), runtime and faults by pre-copy mode, fork latency against size,\n"
 	       "snapshot slowdown by method and the time-per-fault breakdown, as PNG and SVG, plus\n"
-	       "DIR/report.md with a summary table. Plots whose rows are absent are skipped.\n\n");
+	       "DIR/report.md. Plots whose rows are absent are skipped. Prints the files it wrote, one a line.\n\n");
 	cli_print_options(plot_options, N_PLOT_OPTIONS);
 }
 
