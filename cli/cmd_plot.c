@@ -227,6 +227,10 @@ static void append_pair(char *out, size_t len, const char *p, size_t plen)
 
 	if (eq && nl == 4 && strncmp(p, "fork", 4) == 0)
 		snprintf(text, sizeof(text), "%s", eq[1] == '0' ? "no fork" : "after fork");
+	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0 && plen == 9 && eq[1] == '0')
+		snprintf(text, sizeof(text), "pre-copy off");
+	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0)
+		snprintf(text, sizeof(text), "pre-copy %.*s", (int)(plen - nl - 1), eq + 1);
 	else if (eq && ((nl == 8 && !strncmp(p, "workload", 8)) || (nl == 4 && !strncmp(p, "size", 4)) ||
 			(nl == 8 && !strncmp(p, "snapshot", 8)) || (nl == 6 && !strncmp(p, "method", 6))))
 		snprintf(text, sizeof(text), "%.*s", (int)(plen - nl - 1), eq + 1);

@@ -367,6 +367,12 @@ START_TEST(plot_renders_every_plot)
 	ck_assert_msg(strstr(dat, "\n\"seq 16M\"\t") && strstr(dat, "\n\"random 64M\"\t"), "%s", dat);
 	ck_assert_int_eq(tu_count_lines(dat), 1 + 4); /* a comment, then the four fork cells with a twin */
 	free(dat);
+	/* Legends people read: "no fork" and "after fork", never fork=0/1. */
+	snprintf(path, sizeof(path), "%s/data/cdf_seq.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(strstr(dat, "\"16M no fork\"") && strstr(dat, "\"16M after fork\"") && !strstr(dat, "fork="), "%s", dat);
+	free(dat);
 	free(report);
 	tu_free(&r);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
