@@ -38,7 +38,7 @@ metrics=lat_p50_ns,elapsed_ns,fork_ns,slowdown
 	>"$out/summary.txt"
 "$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 --ratio-center=trimmed --format=csv \
 	"$out/results.csv" >"$out/summary.csv"
-"$cowbench" plot "$out/results.csv" --out "$out"
+"$cowbench" plot "$out/results.csv" --out "$out" >&2 # the files it wrote: stderr, stdout keeps the folder
 # The headline ratios, first in report.md: what a cell's writes cost after fork, against its
 # --no-fork twin's, paired by round. Half-width: the larger side of the interval, relative.
 "$cowbench" summarize --quiet --metric=elapsed_ns --baseline fork=0 --ratio-center=trimmed --format=csv "$out/results.csv" |

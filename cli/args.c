@@ -84,7 +84,7 @@ bool cli_parse_u64(const char *text, uint64_t *out)
 	return true;
 }
 
-/* Short options for the common long ones, as fio and hyperfine have them (README: Options). */
+/* Short options for the common long ones, as fio and hyperfine have them (docs/reference.md: Options of cowbench run). */
 static const struct {
 	char letter;
 	const char *name;

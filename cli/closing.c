@@ -88,7 +88,7 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
  * already-private pages, unrecorded, without probes, over the first 16 MiB
  * at most (a private write's latency does not depend on the region's size,
  * and 4096 writes give a stable median). It costs one populate of at most
- * 16 MiB and one pass of cheap writes (README: "The closing summary").
+ * 16 MiB and one pass of cheap writes (docs/guide.md: "Measure: cowbench run").
  */
 #define REFERENCE_MAX_BYTES (16u << 20)
 void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec)

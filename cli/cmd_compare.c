@@ -76,7 +76,7 @@ static bool opt_metric(void *o, const char *v)
 		const struct cb_column *c = cb_column_find(m);
 
 		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in docs/reference.md)", m);
 			return false;
 		}
 		if (COPTS(o)->nmetric == MAX_METRICS) {

@@ -194,7 +194,7 @@ static void config_lines(void)
 
 static const char *present(const char *path)
 {
-	return cb_path_exists(path) ? "present" : "absent (stock kernel: see README, kernel/)";
+	return cb_path_exists(path) ? "present" : "absent (stock kernel: see docs/kernel.md)";
 }
 
 static void info_usage(void)

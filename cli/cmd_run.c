@@ -644,7 +644,7 @@ static int close_samples(const struct run_opts *o, struct samples_file *sf)
 	return 0;
 }
 
-/* Test aid (documented in README): COWBENCH_INJECT=child-kill@REP kills the child of that rep. */
+/* Test aid (documented in docs/develop.md): COWBENCH_INJECT=child-kill@REP kills the child of that rep. */
 static int injected_signal(long rep)
 {
 	const char *v = getenv("COWBENCH_INJECT");
@@ -868,7 +868,7 @@ int cmd_run(int argc, char **argv)
 	spec.samples = o.samples ? &sink : NULL;
 	if (o.probes & CB_PROBES_INLINE)
 		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
-			 "include that work (README: \"Explaining COW on a stock kernel\")");
+			 "include that work (docs/guide.md: \"Explaining COW on a stock kernel\")");
 	if (o.explain && !(ex = cli_explain_new())) {
 		cli_error("out of memory");
 		return EXIT_INTERNAL;

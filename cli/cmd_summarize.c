@@ -48,7 +48,7 @@ static bool opt_metric(void *o, const char *v)
 		const struct cb_column *c = cb_column_find(m);
 
 		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in docs/reference.md)", m);
 			return false;
 		}
 	}
@@ -479,7 +479,7 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 				nl.n - nl.explained);
 		fputc('\n', fp);
 		if (nl.n)
-			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: README):\n");
+			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):\n");
 		for (size_t i = 0; i < nl.n; i++)
 			fprintf(fp, "  %s\n", nl.text[i]);
 	}

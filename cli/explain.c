@@ -342,10 +342,10 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 	if (ex->failed)
 		fprintf(fp, "  %zu failed reps left out (their rows say how)\n", ex->failed);
 	if (ex->notes[0] && ex->noted < ex->rows + ex->evidence_rows)
-		fprintf(fp, "cowbench: note: not measured in %zu of %zu reps: %s (see README, \"Explaining COW on a stock kernel\")\n",
+		fprintf(fp, "cowbench: note: not measured in %zu of %zu reps: %s (see docs/guide.md, \"Explaining COW on a stock kernel\")\n",
 			ex->noted, ex->rows + ex->evidence_rows, ex->notes);
 	else if (ex->notes[0])
-		fprintf(fp, "cowbench: note: not measured: %s (see README, \"Explaining COW on a stock kernel\")\n",
+		fprintf(fp, "cowbench: note: not measured: %s (see docs/guide.md, \"Explaining COW on a stock kernel\")\n",
 			ex->notes);
 }
 

@@ -24,12 +24,7 @@
 
 #define TRADEOFF_SEED 20261122u
 
-struct dataset {
-	FILE *dat, *meta;
-	char dat_path[4096], meta_path[4096];
-};
-
-static int dataset_open(struct dataset *d, const char *dir, const char *name)
+int plot_dataset_open(struct dataset *d, const char *dir, const char *name)
 {
 	snprintf(d->dat_path, sizeof(d->dat_path), "%s/data/%s.dat", dir, name);
 	snprintf(d->meta_path, sizeof(d->meta_path), "%s/data/%s.gp", dir, name);
@@ -43,7 +38,7 @@ static int dataset_open(struct dataset *d, const char *dir, const char *name)
 	return -1;
 }
 
-static int dataset_close(struct dataset *d)
+int plot_dataset_close(struct dataset *d)
 {
 	int bad = ferror(d->dat) || ferror(d->meta);
 
@@ -54,7 +49,7 @@ static int dataset_close(struct dataset *d)
 	return bad ? -1 : 0;
 }
 
-static void dataset_discard(struct dataset *d)
+void plot_dataset_discard(struct dataset *d)
 {
 	fclose(d->dat);
 	fclose(d->meta);
@@ -153,20 +148,21 @@ static int plot_dist_workload(const char *dir, const struct cb_row_group *g, siz
 			      struct cb_hist *h, plot_made_fn made, void *arg)
 {
 	static const char *const drop[] = { "workload", NULL };
-	char name[64], label[CB_ROW_KEY_LEN], caption[200];
+	char name[64], label[CB_ROW_KEY_LEN], stripped[CB_ROW_KEY_LEN], caption[200];
 	struct dataset d;
 	int blocks = 0;
 	uint64_t fewest = UINT64_MAX;
 
 	snprintf(name, sizeof(name), "dist_%s", wl);
-	if (dataset_open(&d, dir, name) < 0)
+	if (plot_dataset_open(&d, dir, name) < 0)
 		return -1;
 	for (size_t i = 0; i < ng; i++) {
 		struct cdf_out o = { d.dat, 0 };
 
 		if (strcmp(group_workload(&g[i]), wl) != 0 || group_hist(&g[i], h) == 0)
 			continue;
-		key_strip(g[i].key, drop, label, sizeof(label));
+		key_strip(g[i].key, drop, stripped, sizeof(stripped));
+		plot_readable(stripped, label, sizeof(label));
 		fputs(blocks ? "\n\n" : "", d.dat);
 		data_label(d.dat, label[0] ? label : wl);
 		fputs("\t\"ns\"\t\"tail\"\n", d.dat);
@@ -176,7 +172,7 @@ static int plot_dist_workload(const char *dir, const struct cb_row_group *g, siz
 		blocks++;
 	}
 	if (blocks == 0) {
-		dataset_discard(&d);
+		plot_dataset_discard(&d);
 		return 0;
 	}
 	/* The tail can say nothing below 1/writes: the axis stops there (and at 1e-4). */
@@ -184,7 +180,7 @@ static int plot_dist_workload(const char *dir, const struct cb_row_group *g, siz
 	snprintf(caption, sizeof(caption),
 		 "Every first write of workload %s: CDF and tail (1 - CDF, log) per cell, all reps pooled (lat_hist)", wl);
 	made(arg, name, caption);
-	return dataset_close(&d);
+	return plot_dataset_close(&d);
 }
 
 int plot_dists(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg)
@@ -305,32 +301,72 @@ int plot_samples_check(const char *path)
 	return samples_read(path, NULL, NULL);
 }
 
+/* The reps of a --samples file, in order of first appearance (at most MAX_INDEX_REPS). */
+#define MAX_INDEX_REPS 32
+
+struct rep_set {
+	unsigned long long rep[MAX_INDEX_REPS];
+	int n;
+};
+
+static void collect_rep(void *arg, unsigned long long rep, unsigned long long index, double lat)
+{
+	struct rep_set *rs = arg;
+
+	(void)index;
+	(void)lat;
+	for (int i = 0; i < rs->n; i++)
+		if (rs->rep[i] == rep)
+			return;
+	if (rs->n < MAX_INDEX_REPS)
+		rs->rep[rs->n++] = rep;
+}
+
+struct rep_writer {
+	FILE *fp;
+	unsigned long long rep;
+};
+
 static void write_sample(void *arg, unsigned long long rep, unsigned long long index, double lat)
 {
-	fprintf(arg, "%llu\t%.1f\t%llu\n", index, lat, rep);
+	struct rep_writer *w = arg;
+
+	if (rep == w->rep)
+		fprintf(w->fp, "%llu\t%.1f\n", index, lat);
+}
+
+/* One data block per rep, titled "rep N": the key then has one entry per colour. */
+static int write_index_blocks(FILE *dat, const char *path, const struct rep_set *rs)
+{
+	for (int r = 0; r < rs->n; r++) {
+		struct rep_writer w = { dat, rs->rep[r] };
+
+		fprintf(dat, "%s\"rep %llu\"\t\"latency\"\n", r ? "\n\n" : "", rs->rep[r]);
+		if (samples_read(path, write_sample, &w) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int plot_index(const char *dir, const char *const *samples, int n, plot_made_fn made, void *arg)
 {
 	for (int i = 0; i < n; i++) {
-		const char *base = strrchr(samples[i], '/');
 		char name[32], caption[200];
+		struct rep_set rs = { .n = 0 };
 		struct dataset d;
 
 		snprintf(name, sizeof(name), "index_%d", i + 1);
-		if (dataset_open(&d, dir, name) < 0)
+		if (samples_read(samples[i], collect_rep, &rs) < 0 || plot_dataset_open(&d, dir, name) < 0)
 			return -1;
-		data_label(d.dat, base ? base + 1 : samples[i]);
-		fputs("\t\"latency\"\t\"rep\"\n", d.dat);
-		if (samples_read(samples[i], write_sample, d.dat) < 0) {
-			dataset_discard(&d);
+		if (write_index_blocks(d.dat, samples[i], &rs) < 0) {
+			plot_dataset_discard(&d);
 			return -1;
 		}
-		fputs("N = 1\n", d.meta);
+		fprintf(d.meta, "N = %d\n", rs.n);
 		snprintf(caption, sizeof(caption), "Latency of every first write against its place in the write order "
-			 "(--samples file %d, one colour per rep)", i + 1);
+			 "(--samples file %d, one colour per rep%s)", i + 1, rs.n == MAX_INDEX_REPS ? ", the first 32 reps" : "");
 		made(arg, name, caption);
-		if (dataset_close(&d) < 0)
+		if (plot_dataset_close(&d) < 0)
 			return -1;
 	}
 	return 0;
@@ -431,48 +467,96 @@ static void mode_name(const struct trade *t, char *buf, size_t len)
 
 #define MAX_TRADES 128
 
-/* "workload=seq size=16M stride=2" -> "seq 16M stride=2": the values people know by sight. */
-static char *compact(char *label)
+/* One pair as people read it: workload and size by value, "after fork" / "no fork", "pre-copy off". */
+static void readable_pair(char *out, size_t len, const char *p, size_t pl)
 {
-	static const char *const bare[] = { "workload=", "size=" };
+	const char *eq = memchr(p, '=', pl), *v = eq ? eq + 1 : "";
+	size_t nl = eq ? (size_t)(eq - p) : pl, o = strlen(out);
+	int vl = eq ? (int)(pl - nl - 1) : 0;
+	char text[160];
 
-	for (size_t i = 0; i < 2; i++) {
-		char *p = strstr(label, bare[i]);
-
-		if (p && (p == label || p[-1] == ' '))
-			memmove(p, p + strlen(bare[i]), strlen(p + strlen(bare[i])) + 1);
-	}
-	return label;
+	if (eq && nl == 4 && strncmp(p, "fork", 4) == 0)
+		snprintf(text, sizeof(text), "%s", vl == 1 && *v == '0' ? "no fork" : "after fork");
+	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0 && vl == 1 && *v == '0')
+		snprintf(text, sizeof(text), "pre-copy off");
+	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0)
+		snprintf(text, sizeof(text), "pre-copy %.*s", vl, v);
+	else if (eq && ((nl == 8 && strncmp(p, "workload", 8) == 0) || (nl == 4 && strncmp(p, "size", 4) == 0)))
+		snprintf(text, sizeof(text), "%.*s", vl, v);
+	else
+		snprintf(text, sizeof(text), "%.*s", (int)pl, p);
+	if (o + strlen(text) + 2 < len)
+		snprintf(out + o, len - o, "%s%s", o ? " " : "", text);
 }
 
+char *plot_readable(const char *key, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (const char *p = key; *p;) {
+		size_t pl = strcspn(p, " ");
+
+		if (pl)
+			readable_pair(out, len, p, pl);
+		p += pl;
+		while (*p == ' ')
+			p++;
+	}
+	return out;
+}
+
+/* The index (1, 2, ...) of a trade's mode among the modes seen so far; names[] collects them. */
+static int mode_index(const struct trade *t, char names[][32], int *nmodes)
+{
+	char mode[32];
+
+	mode_name(t, mode, sizeof(mode));
+	for (int m = 0; m < *nmodes; m++)
+		if (strcmp(names[m], mode) == 0)
+			return m + 1;
+	if (*nmodes == 8)
+		return 8;
+	snprintf(names[*nmodes], 32, "%s", mode);
+	return ++*nmodes;
+}
+
+/*
+ * One row per cell and mode (a dot plot: every label on its own line, so
+ * none can overlap), four panels side by side: faults saved, copies wasted,
+ * extra memory, p99. Colour and the key: the mode.
+ */
 int plot_tradeoff(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg)
 {
 	struct trade *t = malloc(MAX_TRADES * sizeof(*t));
 	size_t n = t ? find_trades(g, ng, t, MAX_TRADES) : 0;
-	char label[CB_ROW_KEY_LEN], mode[32];
+	char stripped[CB_ROW_KEY_LEN], label[CB_ROW_KEY_LEN], mode[32], names[8][32];
 	static const char *const drop[] = { "precopy", "precopy_depth", "precopy-depth", "fork", "seed", NULL };
 	struct dataset d;
-	int err;
+	int err, nmodes = 0;
 
-	if (n == 0 || dataset_open(&d, dir, "tradeoff") < 0) {
+	if (n == 0 || plot_dataset_open(&d, dir, "tradeoff") < 0) {
 		free(t);
 		return n == 0 ? 0 : -1;
 	}
-	fputs("# cell and mode, faults saved %, wasted % of touched, extra MiB, p99 ratio, lo, hi, precopy mode\n", d.dat);
+	fputs("# cell and mode, faults saved %, wasted % of touched, extra MiB, p99 ratio, lo, hi, precopy mode, "
+	      "mode index\n", d.dat);
 	for (size_t i = 0; i < n; i++) {
 		trade_measure(&t[i]);
-		key_strip(t[i].mode->key, drop, label, sizeof(label));
+		key_strip(t[i].mode->key, drop, stripped, sizeof(stripped));
+		plot_readable(stripped, label, sizeof(label));
 		mode_name(&t[i], mode, sizeof(mode));
 		snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", mode);
-		data_label(d.dat, compact(label));
-		fprintf(d.dat, "\t%.2f\t%.2f\t%.3f\t%.4g\t%.4g\t%.4g\t%lld\n", t[i].saved_pct,
+		data_label(d.dat, label);
+		fprintf(d.dat, "\t%.2f\t%.2f\t%.3f\t%.4g\t%.4g\t%.4g\t%lld\t%d\n", t[i].saved_pct,
 			t[i].touched > 0 ? 100.0 * t[i].wasted / t[i].touched : NAN, t[i].extra_mib, t[i].p99[0],
-			t[i].p99[1], t[i].p99[2], t[i].precopy);
+			t[i].p99[1], t[i].p99[2], t[i].precopy, mode_index(&t[i], names, &nmodes));
 	}
-	fprintf(d.meta, "N = %zu\n", n);
-	made(arg, "tradeoff", "Pre-copy trade-off per cell and mode against pre-copy off: faults saved vs. pages "
-	     "copied for nothing, extra memory, and p99 (ratio of means, 95 % CI)");
-	err = dataset_close(&d);
+	/* Mode names are made here from numbers ("depth 1", "adaptive"), never read from the CSV. */
+	fprintf(d.meta, "N = %zu\nM = %d\n", n, nmodes);
+	for (int m = 0; m < nmodes; m++)
+		fprintf(d.meta, "mode%d = '%s'\n", m + 1, names[m]);
+	made(arg, "tradeoff", "Pre-copy trade-off per cell and mode against pre-copy off: faults saved, pages "
+	     "copied for nothing, extra memory and p99 (ratio of means, 95 % CI)");
+	err = plot_dataset_close(&d);
 	free(t);
 	return err;
 }

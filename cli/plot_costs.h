@@ -10,6 +10,19 @@
 /* Called for every plot written: its name (DIR/NAME.png) and a caption for the report. */
 typedef void (*plot_made_fn)(void *arg, const char *name, const char *caption);
 
+/* A plot's data: DIR/data/NAME.dat (numbers, sanitised labels) and DIR/data/NAME.gp (numbers only). */
+struct dataset {
+	FILE *dat, *meta;
+	char dat_path[4096], meta_path[4096];
+};
+
+int plot_dataset_open(struct dataset *d, const char *dir, const char *name);
+int plot_dataset_close(struct dataset *d);
+/** Close and remove a dataset that ended up with nothing to plot. */
+void plot_dataset_discard(struct dataset *d);
+/** A cell key as people read it: "workload=seq size=16M fork=0 precopy=0" -> "seq 16M no fork pre-copy off". */
+char *plot_readable(const char *key, char *out, size_t len);
+
 /** A label in a data file: characters with a meaning to gnuplot become '_' (cmd_plot.c). */
 void gp_data_label(FILE *fp, const char *s);
 /** Whether the workload's rows carry lat_hist, so dist_WL replaces the six-point cdf_WL. */
@@ -25,6 +38,16 @@ int plot_samples_check(const char *path);
 int plot_index(const char *dir, const char *const *samples, int n, plot_made_fn made, void *arg);
 /** tradeoff: per cell and pre-copy mode, faults saved against copies wasted, memory and p99. */
 int plot_tradeoff(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg);
+/**
+ * cost, the first plot: per cell, a write after fork against the same write
+ * without (median ns per write with the median's 95 % CI), and their ratio
+ * with its 95 % CI, paired by round where the rows carry rounds (plot_cost.c).
+ */
+int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg);
+/** fork: fork() latency against size per method, median with the median's 95 % CI (plot_cost.c). */
+int plot_fork(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg);
+/** The report's table of the same (nothing when no cell has a --no-fork twin). */
+void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng);
 /** The report's pre-copy trade-off table (nothing when no cell has pre-copy on and off). */
 void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng);
 

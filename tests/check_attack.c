@@ -65,7 +65,7 @@ START_TEST(plot_never_runs_data)
 {
 	char dir[] = "/tmp/cbtest-q'uo\"teXXXXXX", out[600], path[700];
 	const char *argv[] = { "cowbench", "plot", path, "--out", out, NULL };
-	const char *pwned[] = { "cbpw1", "cbpw2" };
+	const char *pwned[] = { "cbpw1", "cbpw2", "cbpw3" };
 	struct cli_result r;
 	char *src = tu_slurp(FX("results_plot.csv"), NULL), *evil;
 	size_t n = 0;
@@ -74,12 +74,20 @@ START_TEST(plot_never_runs_data)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	unlink("cbpw1");
 	unlink("cbpw2");
-	/* Workload cells: one with a gnuplot backquote, one breaking out of plot.sh's quotes. */
+	unlink("cbpw3");
+	/*
+	 * Workload cells: one with a gnuplot backquote, one breaking out of
+	 * plot.sh's quotes; and a backquote in the cell key, which labels the
+	 * first plot (cost: the key without fork).
+	 */
 	evil = malloc(strlen(src) * 3 + 1);
 	for (const char *p = src; *p; p++) {
 		if (strncmp(p, "\n1,seq,", 7) == 0) {
 			n += (size_t)sprintf(evil + n, "\n1,x`touch cbpw1`,");
 			p += 6;
+		} else if (strncmp(p, "workload=seq size=16M", 21) == 0) {
+			n += (size_t)sprintf(evil + n, "workload=seq size=16M x=`touch cbpw3`");
+			p += 20;
 		} else if (strncmp(p, "\n1,random,", 10) == 0) {
 			n += (size_t)sprintf(evil + n, "\n1,\"x';system('touch cbpw2');'\",");
 			p += 9;
@@ -92,14 +100,23 @@ START_TEST(plot_never_runs_data)
 	snprintf(out, sizeof(out), "%s/out 'put\"", dir);
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "plot: %d %s", r.status, r.err);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		char inside[800];
 
 		snprintf(inside, sizeof(inside), "%s/%s", out, pwned[i]);
 		ck_assert_msg(access(pwned[i], F_OK) != 0 && access(inside, F_OK) != 0, "gnuplot ran %s", pwned[i]);
 	}
-	snprintf(path, sizeof(path), "%s/precopy.png", out);
+	snprintf(path, sizeof(path), "%s/cost.png", out);
 	ck_assert_msg(access(path, F_OK) == 0, "no plot in a directory with quotes");
+	/* The hostile workload names reach the first plot's labels only as sanitised data. */
+	snprintf(path, sizeof(path), "%s/data/cost.dat", out);
+	{
+		char *dat = tu_slurp(path, NULL);
+
+		ck_assert_ptr_nonnull(dat);
+		ck_assert_msg(strstr(dat, "16M x=_touch cbpw3_\"") && !strchr(dat, '`') && !strchr(dat, '\''), "%s", dat);
+		free(dat);
+	}
 	tu_free(&r);
 	free(src);
 	free(evil);

@@ -267,6 +267,18 @@ START_TEST(test_plot_distributions)
 	ck_assert_int_eq(access(path, F_OK), 0);
 	snprintf(path, sizeof(path), "%s/cdf_hotset.png", dir);
 	ck_assert_int_eq(access(path, F_OK), -1);
+	/* index_1: one titled block per rep, so the key has one entry per colour. */
+	snprintf(path, sizeof(path), "%s/data/index_1.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(strncmp(dat, "\"rep 1\"\t\"latency\"\n", strlen("\"rep 1\"\t\"latency\"\n")) == 0 && strstr(dat, "\n\n\n\"rep 2\"\t\"latency\"\n"),
+		      "%.200s", dat);
+	free(dat);
+	snprintf(path, sizeof(path), "%s/data/index_1.gp", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_str_eq(dat, "N = 2\n");
+	free(dat);
 	/* Many points: one per non-empty bucket, the last at CDF 1 with no tail. */
 	snprintf(path, sizeof(path), "%s/data/dist_hotset.dat", dir);
 	dat = tu_slurp(path, NULL);
@@ -323,7 +335,17 @@ START_TEST(test_plot_tradeoff)
 	ck_assert_ptr_nonnull(dat);
 	ck_assert_int_eq(tu_count_lines(dat), 3); /* a comment, then one line per mode */
 	ck_assert_ptr_nonnull(strstr(dat, "\"stride 4M depth 1\"\t50.00\t50.00\t1.000\t2\t"));
+	ck_assert_msg(strstr(dat, "\t1\t1\n") && strstr(dat, "\t2\t2\n"), "mode index column: %s", dat);
+	free(dat);
+	/* The key's names: modes made from numbers, one per colour. */
+	snprintf(path, sizeof(path), "%s/data/tradeoff.gp", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(strstr(dat, "M = 2\nmode1 = 'depth 1'\nmode2 = 'adaptive'\n"), "%s", dat);
 	snprintf(path, sizeof(path), "%s/tradeoff.png", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	/* Three pre-copy modes: precopy.png is drawn (only a single series is skipped). */
+	snprintf(path, sizeof(path), "%s/precopy.png", dir);
 	ck_assert_int_eq(access(path, F_OK), 0);
 	free(dat);
 	free(report);

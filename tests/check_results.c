@@ -316,34 +316,104 @@ static bool file_starts_with(const char *path, const char *magic, size_t len, si
 	return ok;
 }
 
-/* Every plot of the fixture (which has rows for all of them) as a real PNG and SVG, and the report. */
+/*
+ * Every plot of the fixture as a real PNG and SVG, and the report. The first
+ * plot and the report's first table answer what a write costs after fork;
+ * plot lists every file it wrote on stdout, one per line; precopy.png is not
+ * drawn from a stock kernel's single series, and a note says so.
+ */
 START_TEST(plot_renders_every_plot)
 {
 	char dir[] = "/tmp/cbtest-plotXXXXXX", path[512];
 	const char *argv[] = { "cowbench", "plot", FX("results_plot.csv"), "--out", dir, NULL };
-	const char *plots[] = { "cdf_seq", "cdf_random", "precopy", "fork", "snapshot", "breakdown" };
+	const char *plots[] = { "cost", "cdf_seq", "cdf_random", "fork", "snapshot", "breakdown" };
 	struct cli_result r;
-	char *report;
+	char *report, *dat;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	tu_free(&r);
 	snprintf(path, sizeof(path), "%s/report.md", dir);
 	report = tu_slurp(path, NULL);
 	ck_assert_ptr_nonnull(report);
 	ck_assert_ptr_nonnull(strstr(report, "| `workload=seq size=16M fork=1` | elapsed_ns | 3 |"));
+	ck_assert_msg(strstr(report, "alone.\n\n## What a write costs after fork\n"), "%s", report);
+	ck_assert_msg(strstr(report, "### What a write costs after fork") < strstr(report, "### First-write latency CDF"),
+		      "the cost plot is not the first plot");
 	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
-		char needle[64];
+		char needle[600];
 
 		snprintf(path, sizeof(path), "%s/%s.png", dir, plots[i]);
 		ck_assert_msg(file_starts_with(path, "\x89PNG\r\n\x1a\n", 8, 2000), "%s is not a PNG", path);
+		snprintf(needle, sizeof(needle), "%s\n", path);
+		ck_assert_msg(strstr(r.out, needle), "plot did not list %s:\n%s", path, r.out);
 		snprintf(path, sizeof(path), "%s/%s.svg", dir, plots[i]);
 		ck_assert_msg(file_starts_with(path, "<?xml", 5, 2000), "%s is not an SVG", path);
+		snprintf(needle, sizeof(needle), "%s\n", path);
+		ck_assert_msg(strstr(r.out, needle), "plot did not list %s", path);
 		snprintf(needle, sizeof(needle), "](%s.png)", plots[i]);
 		ck_assert_msg(strstr(report, needle), "report.md lacks %s", needle);
 	}
+	snprintf(path, sizeof(path), "%s/report.md\n", dir);
+	ck_assert_msg(strstr(r.out, path), "plot did not list report.md");
+	ck_assert_int_eq(tu_count_lines(r.out), 2 * 6 + 1); /* nothing else on stdout */
+	snprintf(path, sizeof(path), "%s/precopy.png", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_msg(strstr(r.err, "precopy plot skipped: the rows have one pre-copy mode (a stock kernel)"), "%s", r.err);
+	/* The cost rows: seq 16M no fork 2.51 us... per write from the fixture: the label is the cell without fork. */
+	snprintf(path, sizeof(path), "%s/data/cost.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(strstr(dat, "\n\"seq 16M\"\t") && strstr(dat, "\n\"random 64M\"\t"), "%s", dat);
+	ck_assert_int_eq(tu_count_lines(dat), 1 + 4); /* a comment, then the four fork cells with a twin */
+	free(dat);
+	/* Legends people read: "no fork" and "after fork", never fork=0/1. */
+	snprintf(path, sizeof(path), "%s/data/cdf_seq.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(strstr(dat, "\"16M no fork\"") && strstr(dat, "\"16M after fork\"") && !strstr(dat, "fork="), "%s", dat);
+	free(dat);
 	free(report);
+	tu_free(&r);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/*
+ * fork.png draws medians, so its whiskers are the median's interval: seven
+ * reps of 1 ms and one of 100 ms have a median of 1 ms whose interval stays
+ * at 1 ms (the mean's would reach far above: the bug this guards against).
+ */
+START_TEST(plot_fork_whiskers_are_the_medians)
+{
+	char dir[] = "/tmp/cbtest-plotXXXXXX", csv[600], path[700], *dat;
+	const char *argv[] = { "cowbench", "plot", csv, "--out", path, NULL };
+	static const char head[] = "schema,workload,size_bytes,pages,touched,writer,fork,rep,status,elapsed_ns,thp,clock,"
+				   "method,fork_ns,ms_per_gib,cell\n";
+	struct cli_result r;
+	FILE *fp;
+	double x, med, lo, hi;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(csv, sizeof(csv), "%s/r.csv", dir);
+	fp = fopen(csv, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(head, fp);
+	for (int rep = 1; rep <= 7; rep++)
+		fprintf(fp, "1,fork,16777216,4096,,child,1,%d,ok,%d,off,tsc,fork,%d,1,workload=fork size=16M\n", rep,
+			rep == 7 ? 100000000 : 1000000, rep == 7 ? 100000000 : 1000000);
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	snprintf(path, sizeof(path), "%s/out/data/fork.dat", dir);
+	dat = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(dat);
+	ck_assert_msg(sscanf(strchr(dat, '\n') + 1, "%lf %lf %lf %lf", &x, &med, &lo, &hi) == 4, "%s", dat);
+	ck_assert_msg(med == 1.0 && lo == 1.0 && hi == 1.0, "fork.dat: median %g whiskers %g to %g", med, lo, hi);
+	free(dat);
+	tu_free(&r);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(path), 0);
 }
@@ -402,6 +472,7 @@ static Suite *results_suite(void)
 	tcase_add_test(cli, merge_rejections);
 	tcase_add_test(cli, evidence_rows_feed_only_evidence);
 	tcase_add_test(cli, plot_renders_every_plot);
+	tcase_add_test(cli, plot_fork_whiskers_are_the_medians);
 	tcase_add_test(cli, plot_skips_absent_workloads);
 	tcase_add_test(cli, plot_bad_input);
 	tcase_set_timeout(cli, 60);

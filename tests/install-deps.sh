@@ -15,7 +15,7 @@ packages=(
 	gnuplot-nox            # plots (analysis/)
 	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
 	tmux                   # screen tests: progress, rows and the closing summary on a real terminal
-	slurm-wlm munge        # the slurm test: README's array job on a single-node Slurm (tests/slurm-test.sh)
+	slurm-wlm munge        # the slurm test: docs/guide.md's array job on a single-node Slurm (tests/slurm-test.sh)
 	clang libclang-rt-14-dev # libFuzzer targets of tests/fuzz (ctest -L fuzz; without them only the corpus replays)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static

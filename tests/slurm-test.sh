@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Slurm for real (ctest label "slurm"): start munged, a single-node slurmctld and slurmd on
-# this machine with a generated slurm.conf in a temporary directory, submit README.md's array
+# this machine with a generated slurm.conf in a temporary directory, submit docs/guide.md's array
 # job verbatim, wait for it, merge the parts and check that the merged cell set is exactly the
 # unsharded --dry-run's, with every (cell, rep) once. Then resubmit one task, as a requeue
 # would, and check that --resume adds nothing. Every daemon is stopped on every path.
@@ -141,14 +141,14 @@ node_idle() {
 wait_for 60 node_idle || fail "node cbnode did not become idle: $(sinfo -h -n cbnode -o '%T %E' 2>&1)"
 kill -0 "${pids[-1]}" 2>/dev/null || fail "slurmd exited"
 
-# --- README's array job, verbatim ---
-mapfile -t lines < <(grep -E '^sbatch --array=1-4 analysis/slurm-matrix\.sbatch ' "$src/README.md" | sed 's/ *#.*$//')
-[ "${#lines[@]}" -eq 1 ] || fail "README.md should have exactly one 'sbatch --array=1-4 analysis/slurm-matrix.sbatch' line, has ${#lines[@]}"
+# --- docs/guide.md's array job, verbatim ---
+mapfile -t lines < <(grep -E '^sbatch --array=1-4 analysis/slurm-matrix\.sbatch ' "$src/docs/guide.md" | sed 's/ *#.*$//')
+[ "${#lines[@]}" -eq 1 ] || fail "docs/guide.md should have exactly one 'sbatch --array=1-4 analysis/slurm-matrix.sbatch' line, has ${#lines[@]}"
 line=${lines[0]}
 read -ra words <<<"$line"
 shards=${words[3]} outdir=${words[4]}
 matrix_args=("${words[@]:5}")
-[ "$shards" = 4 ] || fail "README's job should have 4 shards for --array=1-4, has '$shards'"
+[ "$shards" = 4 ] || fail "the guide's job should have 4 shards for --array=1-4, has '$shards'"
 say "submitting: $line"
 cd "$tmp/work"
 ln -s "$src/analysis" analysis

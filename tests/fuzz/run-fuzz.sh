@@ -3,7 +3,7 @@
 # usage: run-fuzz.sh TARGET CORPUS-DIR SECONDS
 # New inputs go to a temporary corpus (the checked-in one is only read); a crash leaves its
 # input as ./crash-* in the working directory (ctest: build/tests/fuzz/) and fails the test.
-# Longer runs by hand: TARGET -max_total_time=3600 NEWDIR CORPUS-DIR   (see README, "Fuzzing").
+# Longer runs by hand: TARGET -max_total_time=3600 NEWDIR CORPUS-DIR   (see docs/develop.md, "Fuzzing").
 set -eu
 [ $# -eq 3 ] || { echo "usage: $0 TARGET CORPUS-DIR SECONDS" >&2; exit 2; }
 bin=$1 corpus=$2 secs=$3
