@@ -131,6 +131,10 @@ void cli_evidence_info(void);
 /* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
 void cli_guest_info(void);
 
+/* A workload's default thread counts beyond cpus (options not in given[]): one note (run_notes.c). */
+struct cb_workload;
+void cli_note_thread_defaults(const struct cb_workload *w, const char *const *given, size_t ngiven, long cpus);
+
 /* The closing summary of cowbench run on a terminal (closing.c). */
 struct cli_closing;
 struct cli_closing *cli_closing_new(void);

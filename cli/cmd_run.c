@@ -834,6 +834,16 @@ static int apply_sysctls(const struct run_opts *o)
 	return 0;
 }
 
+static void note_thread_defaults(const struct run_opts *o, const struct cb_workload *w)
+{
+	const char *given[MAX_WL_SETTINGS];
+
+	for (int i = 0; i < o->nwl; i++)
+		given[i] = o->wl[i].name;
+	if (!o->quiet)
+		cli_note_thread_defaults(w, given, (size_t)o->nwl, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = run_defaults;
@@ -863,6 +873,7 @@ int cmd_run(int argc, char **argv)
 	o.format = cli_format_resolve(o.format, o.output);
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
+	note_thread_defaults(&o, spec.workload);
 	out = open_output(&o);
 	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;

@@ -5,8 +5,10 @@
  */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cowbench/report.h>
+#include <cowbench/workload.h>
 
 #include "cli.h"
 #include "testutil.h"
@@ -93,6 +95,46 @@ START_TEST(test_tight_run_is_quiet)
 }
 END_TEST
 
+/* What cli_note_thread_defaults writes to stderr for snapshot on `cpus` CPUs. */
+static char *thread_note(const char *const *given, size_t ngiven, long cpus)
+{
+	static char buf[1024];
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	ck_assert(tmp && saved >= 0);
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	cli_note_thread_defaults(cb_workload_find("snapshot"), given, ngiven, cpus);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(buf, 1, sizeof(buf) - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+	return buf;
+}
+
+/* snapshot's seed defaults (28 writers, 4 checkpointers) on a small machine are named, once. */
+START_TEST(test_thread_defaults_note)
+{
+	const char *threads[] = { "threads" }, *both[] = { "threads", "checkpointers" };
+	char *out = thread_note(NULL, 0, 2);
+
+	ck_assert_msg(strstr(out, "snapshot runs with its defaults --threads=28 and --checkpointers=4 on 2 CPUs"), "%s",
+		      out);
+	ck_assert_int_eq(tu_count_lines(out), 1);
+	/* --threads given: only the default still in force is named (4 checkpointers > 2 CPUs). */
+	out = thread_note(threads, 1, 2);
+	ck_assert_msg(strstr(out, "its defaults --checkpointers=4 on 2 CPUs") && !strstr(out, "threads="), "%s", out);
+	ck_assert_str_eq(thread_note(both, 2, 2), "");
+	ck_assert_str_eq(thread_note(NULL, 0, 64), "");
+	ck_assert_str_eq(thread_note(threads, 1, 4), "");
+}
+END_TEST
+
 static Suite *closing_suite(void)
 {
 	Suite *s = suite_create("closing");
@@ -101,6 +143,7 @@ static Suite *closing_suite(void)
 	tcase_add_test(tc, test_timer_floor);
 	tcase_add_test(tc, test_outliers_and_wide_interval);
 	tcase_add_test(tc, test_tight_run_is_quiet);
+	tcase_add_test(tc, test_thread_defaults_note);
 	suite_add_tcase(s, tc);
 	return s;
 }
