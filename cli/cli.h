@@ -134,6 +134,8 @@ void cli_guest_info(void);
 /* A workload's default thread counts beyond cpus (options not in given[]): one note (run_notes.c). */
 struct cb_workload;
 void cli_note_thread_defaults(const struct cb_workload *w, const char *const *given, size_t ngiven, long cpus);
+/* A matrix that ended: where its rows went (file, NULL: stdout) and what reads them, on stderr. */
+void cli_note_rows_onward(const char *file, size_t rows);
 
 /* The closing summary of cowbench run on a terminal (closing.c). */
 struct cli_closing;

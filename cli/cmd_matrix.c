@@ -1444,21 +1444,6 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 	return fp;
 }
 
-/* A matrix that ends says where its rows went and what reads them (stderr: stdout may be the rows). */
-static void point_onward(const struct matrix_opts *o, size_t rows)
-{
-	const char *file = o->resume ? o->resume : o->output;
-
-	if (o->quiet || o->plan)
-		return;
-	if (file)
-		cli_note("%zu rows written to %s; next: cowbench summarize %s, cowbench plot %s --out DIR", rows, file, file,
-			 file);
-	else
-		cli_note("%zu rows written; cowbench summarize and cowbench plot read them from a file (--output=FILE)",
-			 rows);
-}
-
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
@@ -1500,8 +1485,8 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
-	if (status >= 0)
-		point_onward(o, rep.rows);
+	if (status >= 0 && !o->quiet && !o->plan)
+		cli_note_rows_onward(o->resume ? o->resume : o->output, rep.rows);
 	return status < 0 ? EXIT_RUN_FAILED : status; /* the worst row's code (cowbench/error.h) */
 }
 

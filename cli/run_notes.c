@@ -2,7 +2,8 @@
  * Notes cowbench run owes a person before it measures: a workload whose
  * default thread counts exceed this machine's CPUs (snapshot keeps the
  * seed's 28 writers and 4 checkpointers, so its results compare with the
- * seed's) says so instead of silently time-sharing them.
+ * seed's) says so instead of silently time-sharing them. And what a
+ * matrix owes one when it ends: where its rows went and what reads them.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -47,4 +48,14 @@ void cli_note_thread_defaults(const struct cb_workload *w, const char *const *gi
 	cli_note("%s runs with its defaults %s on %ld CPU%s: the threads time-share; give smaller values to fit "
 		 "this machine",
 		 w->name, list, cpus, cpus == 1 ? "" : "s");
+}
+
+void cli_note_rows_onward(const char *file, size_t rows)
+{
+	if (file)
+		cli_note("%zu rows written to %s; next: cowbench summarize %s, cowbench plot %s --out DIR", rows, file, file,
+			 file);
+	else
+		cli_note("%zu rows written; cowbench summarize and cowbench plot read them from a file (--output=FILE)",
+			 rows);
 }

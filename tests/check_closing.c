@@ -95,8 +95,8 @@ START_TEST(test_tight_run_is_quiet)
 }
 END_TEST
 
-/* What cli_note_thread_defaults writes to stderr for snapshot on `cpus` CPUs. */
-static char *thread_note(const char *const *given, size_t ngiven, long cpus)
+/* What fn(arg) writes to stderr. */
+static char *stderr_of(void (*fn)(const void *), const void *arg)
 {
 	static char buf[1024];
 	FILE *tmp = tmpfile();
@@ -106,7 +106,7 @@ static char *thread_note(const char *const *given, size_t ngiven, long cpus)
 	ck_assert(tmp && saved >= 0);
 	fflush(stderr);
 	dup2(fileno(tmp), STDERR_FILENO);
-	cli_note_thread_defaults(cb_workload_find("snapshot"), given, ngiven, cpus);
+	fn(arg);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -116,6 +116,45 @@ static char *thread_note(const char *const *given, size_t ngiven, long cpus)
 	fclose(tmp);
 	return buf;
 }
+
+struct note_args {
+	const char *const *given;
+	size_t ngiven;
+	long cpus;
+};
+
+static void call_thread_note(const void *arg)
+{
+	const struct note_args *a = arg;
+
+	cli_note_thread_defaults(cb_workload_find("snapshot"), a->given, a->ngiven, a->cpus);
+}
+
+/* What cli_note_thread_defaults writes to stderr for snapshot on `cpus` CPUs. */
+static char *thread_note(const char *const *given, size_t ngiven, long cpus)
+{
+	struct note_args a = { given, ngiven, cpus };
+
+	return stderr_of(call_thread_note, &a);
+}
+
+static void call_rows_onward(const void *arg)
+{
+	cli_note_rows_onward(arg, 24);
+}
+
+/* A matrix that ends names its file and what reads it; without a file, how to get one. */
+START_TEST(test_rows_onward)
+{
+	char *out = stderr_of(call_rows_onward, "r.csv");
+
+	ck_assert_str_eq(out, "cowbench: note: 24 rows written to r.csv; next: cowbench summarize r.csv, cowbench plot "
+			      "r.csv --out DIR\n");
+	out = stderr_of(call_rows_onward, NULL);
+	ck_assert_msg(strstr(out, "24 rows written; cowbench summarize and cowbench plot read them from a file"), "%s",
+		      out);
+}
+END_TEST
 
 /* snapshot's seed defaults (28 writers, 4 checkpointers) on a small machine are named, once. */
 START_TEST(test_thread_defaults_note)
@@ -144,6 +183,7 @@ static Suite *closing_suite(void)
 	tcase_add_test(tc, test_outliers_and_wide_interval);
 	tcase_add_test(tc, test_tight_run_is_quiet);
 	tcase_add_test(tc, test_thread_defaults_note);
+	tcase_add_test(tc, test_rows_onward);
 	suite_add_tcase(s, tc);
 	return s;
 }
