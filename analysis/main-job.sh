@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 build=${COWBENCH_BUILD_DIR:-build}
 study=${COWBENCH_STUDY:-analysis/study.ini}
 
-./tests/install-deps.sh
+# stdout is the results folder alone (its last line): what the installer and the build say goes to stderr.
+./tests/install-deps.sh >&2
 cmake -S . -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 cowbench=$build/cli/cowbench
@@ -27,7 +28,24 @@ status=0
 # reps or 90 s of reps per cell. Trimmed: a microsecond rep the host stalled 15x moves no ratio.
 [ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns --ratio-center=trimmed \
 	--max-reps=1000 --max-time=90s
+# Off a terminal (CI logs, nohup) the matrix draws no progress line: say every minute how far it got.
+ticker=
+if [ ! -t 2 ]; then
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		start=$SECONDS
+		while :; do
+			sleep 60 &
+			nap=$!
+			wait "$nap"
+			rows=$(($(wc -l <"$out/results.csv" 2>/dev/null || echo 1) - 1))
+			echo "cowbench: matrix running for $(((SECONDS - start) / 60)) min, $((rows < 0 ? 0 : rows)) rows so far" >&2
+		done
+	) &
+	ticker=$!
+fi
 "$cowbench" matrix --output "$out/results.csv" "$@" || status=$?
+[ -z "$ticker" ] || { kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true; }
 if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
 	exit "$status" # bad input: nothing measured
 fi
@@ -38,7 +56,7 @@ metrics=lat_p50_ns,elapsed_ns,fork_ns,slowdown
 	>"$out/summary.txt"
 "$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 --ratio-center=trimmed --format=csv \
 	"$out/results.csv" >"$out/summary.csv"
-"$cowbench" plot "$out/results.csv" --out "$out" >&2 # the files it wrote: stderr, stdout keeps the folder
+"$cowbench" plot "$out/results.csv" --out "$out" >&2
 # The headline ratios, first in report.md: what a cell's writes cost after fork, against its
 # --no-fork twin's, paired by round. Half-width: the larger side of the interval, relative.
 "$cowbench" summarize --quiet --metric=elapsed_ns --baseline fork=0 --ratio-center=trimmed --format=csv "$out/results.csv" |

@@ -26,6 +26,13 @@ bool cli_parse_u64(const char *text, uint64_t *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 bool cli_parse_output(const char *text, const char **out);
+/*
+ * Rows without --format (run, matrix): a table for a person at a terminal,
+ * CSV when stdout is a pipe or a file or --output is given, which is what
+ * scripts read. CLI_FORMAT_AUTO marks "not given".
+ */
+#define CLI_FORMAT_AUTO ((enum cb_format)-1)
+enum cb_format cli_format_resolve(enum cb_format f, const char *output);
 
 /*
  * Options are data: one table per command drives getopt_long, the
@@ -124,14 +131,38 @@ void cli_evidence_info(void);
 /* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
 void cli_guest_info(void);
 
+/* A workload's default thread counts beyond cpus (options not in given[]): one note (run_notes.c). */
+struct cb_workload;
+void cli_note_thread_defaults(const struct cb_workload *w, const char *const *given, size_t ngiven, long cpus);
+/* A matrix that ended: where its rows went (file, NULL: stdout) and what reads them, on stderr. */
+void cli_note_rows_onward(const char *file, size_t rows);
+
 /* The closing summary of cowbench run on a terminal (closing.c). */
 struct cli_closing;
 struct cli_closing *cli_closing_new(void);
 void cli_closing_add(struct cli_closing *cl, const struct cb_row *row);
 /* One unrecorded --no-fork rep of the same writes: the reference the summary compares with. */
 void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec);
+/* Whether that reference applies: a page-order workload's writes after a fork (not fork, snapshot, multi). */
+bool cli_closing_wants_reference(const struct cli_closing *cl, const struct cb_run_spec *spec);
 void cli_closing_print(const struct cli_closing *cl, FILE *fp);
 void cli_closing_free(struct cli_closing *cl);
+
+/* The closing summary's warnings (closing_warn.c), where hyperfine warns. */
+#define CLI_TIMER_FLOOR_READS 3   /* a time under this many timer reads' cost is mostly the timer */
+#define CLI_WIDE_INTERVAL 0.10    /* a 95 % interval wider than +-10 % of the mean is worth a warning */
+struct cli_noise_input {
+	const struct cb_row *rows; /* the run's ok timed reps */
+	size_t n;
+	const char *column;        /* the headline column: lat_p50_ns, fork_ns, slowdown */
+	const char *what;          /* how the summary names it: "COW write p50" */
+	bool time;                 /* the column is in ns */
+	double timer_ns;           /* the clock's read cost (median of two back-to-back reads); 0: unknown */
+};
+/** Whether a time is within CLI_TIMER_FLOOR_READS reads of the timer's cost. */
+bool cli_at_timer_floor(double v_ns, double timer_ns);
+/** One line per warning (timer floor, outliers, a wide interval), each with its likely cause. */
+void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_units_style st);
 
 /* One transient progress line on stderr at a terminal (progress.c); cleared before other output. */
 bool cli_progress_enabled(void);

@@ -24,6 +24,9 @@ struct cli_closing {
 	double *v[V_N];
 	size_t n[V_N], cap;
 	double reference_p50;   /* the same writes on private pages, one unrecorded rep; NaN: none */
+	struct cb_row *rows;    /* the ok reps themselves, for the warnings' causes */
+	size_t nrows;
+	double timer_ns;        /* the clock's read cost; 0: unknown */
 };
 
 struct cli_closing *cli_closing_new(void)
@@ -41,6 +44,7 @@ void cli_closing_free(struct cli_closing *cl)
 		return;
 	for (int i = 0; i < V_N; i++)
 		free(cl->v[i]);
+	free(cl->rows);
 	free(cl);
 }
 
@@ -67,6 +71,7 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 	}
 	if (cl->ok == cl->cap) {
 		size_t cap = cl->cap ? cl->cap * 2 : 8;
+		struct cb_row *nr;
 
 		for (int i = 0; i < V_N; i++) {
 			double *nv = realloc(cl->v[i], cap * sizeof(*nv));
@@ -75,8 +80,13 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 				return; /* out of memory: this rep is left out of the summary */
 			cl->v[i] = nv;
 		}
+		nr = realloc(cl->rows, cap * sizeof(*nr));
+		if (!nr)
+			return;
+		cl->rows = nr;
 		cl->cap = cap;
 	}
+	cl->rows[cl->nrows++] = *row;
 	cl->ok++;
 	for (int i = 0; i < V_N; i++)
 		if (!isnan(v[i]))
@@ -91,12 +101,20 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
  * 16 MiB and one pass of cheap writes (docs/guide.md: "Measure: cowbench run").
  */
 #define REFERENCE_MAX_BYTES (16u << 20)
+bool cli_closing_wants_reference(const struct cli_closing *cl, const struct cb_run_spec *spec)
+{
+	/* Self-driven workloads (fork, snapshot, multi) have no page order to repeat without a fork. */
+	return cl && spec->workload->page_order && spec->fork && cl->ok > 0;
+}
+
 void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec)
 {
 	struct cb_run_spec ref = *spec;
 	struct cb_row row;
 
-	if (!cl || !spec->workload->page_order || !spec->fork || cl->ok == 0)
+	if (cl && spec->clock)
+		cl->timer_ns = spec->clock->overhead_ns;
+	if (!cli_closing_wants_reference(cl, spec))
 		return;
 	ref.fork = false;
 	if (ref.size > REFERENCE_MAX_BYTES)
@@ -162,11 +180,36 @@ static void print_writes(const struct cli_closing *cl, FILE *fp, enum cb_units_s
 	if (spread_of(cl, V_P99, &p99))
 		fprintf(fp, " (p99 %s)", cb_fmt_ns(b, sizeof(b), p99.median, st));
 	print_spread(fp, &p50, true, st);
-	if (!isnan(cl->reference_p50) && cl->reference_p50 > 0)
+	if (!isnan(cl->reference_p50) && cl->reference_p50 > 0 && cli_at_timer_floor(cl->reference_p50, cl->timer_ns))
+		/* The measured private write is mostly the timer's own cost: the true one is smaller, the ratio larger. */
+		fprintf(fp, ";\n  at least %.0f%s the same write without COW (%s, one unrecorded --no-fork rep, is within "
+			    "%d reads of the timer's cost, %s a read: the private write is below what the timer resolves)",
+			p50.median / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x",
+			cb_fmt_ns(a, sizeof(a), cl->reference_p50, st), CLI_TIMER_FLOOR_READS,
+			cb_fmt_ns(b, sizeof(b), cl->timer_ns, st));
+	else if (!isnan(cl->reference_p50) && cl->reference_p50 > 0)
 		fprintf(fp, ";\n  %.0f%s the same write without COW (%s, one unrecorded --no-fork rep)",
 			p50.median / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x", cb_fmt_ns(a, sizeof(a), cl->reference_p50, st));
 	if (spread_of(cl, V_MEMCPY, &mc))
 		fprintf(fp, ";\n  a 4 KiB memcpy in user space takes %s", cb_fmt_ns(b, sizeof(b), mc.median, st));
+}
+
+/* The headline the summary led with, and its warnings. */
+static void warn(const struct cli_closing *cl, FILE *fp, enum cb_units_style st)
+{
+	struct cli_noise_input in = { .rows = cl->rows, .n = cl->nrows, .timer_ns = cl->timer_ns };
+
+	if (cl->n[V_FORK]) {
+		in.column = "fork_ns", in.what = "fork()", in.time = true;
+	} else if (cl->n[V_SLOWDOWN]) {
+		in.column = "slowdown", in.what = "slowdown", in.time = false;
+	} else if (cl->n[V_P50]) {
+		in.column = "lat_p50_ns", in.time = true;
+		in.what = cl->first.fork == 1 ? "COW write p50" : "write p50";
+	} else {
+		return;
+	}
+	cli_noise_warnings(&in, fp, st);
 }
 
 void cli_closing_print(const struct cli_closing *cl, FILE *fp)
@@ -201,4 +244,5 @@ void cli_closing_print(const struct cli_closing *cl, FILE *fp)
 	if (cl->failed)
 		fprintf(fp, "; %zu of %zu reps failed (see status)", cl->failed, cl->ok + cl->failed);
 	fputc('\n', fp);
+	warn(cl, fp, st);
 }

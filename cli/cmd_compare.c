@@ -12,6 +12,7 @@
 #include <cowbench/summary.h>
 
 #include "cli.h"
+#include "compare_int.h"
 
 /*
  * cowbench compare OLD.csv NEW.csv (benchstat for copy-on-write): per cell
@@ -24,19 +25,6 @@
  */
 
 #define DEFAULT_METRICS "elapsed_ns,faults,lat_p50_ns,lat_p99_ns,cow_faults,fork_ns,slowdown"
-
-#define MAX_METRICS 32
-
-struct cmp_opts {
-	char metric[MAX_METRICS][48]; /* --metric, split at commas */
-	size_t nmetric;
-	char by[64];      /* --by=AXIS: compare values of AXIS inside the files; "" = two files */
-	char by_base[64]; /* --by=AXIS=VALUE: the baseline value; "" = the first in natural order */
-	double alpha;
-	double fail_above; /* percent; < 0 when not given */
-	enum cb_format format;
-	const char *output;
-};
 
 #define COPTS(p) ((struct cmp_opts *)(p))
 
@@ -157,6 +145,29 @@ static bool opt_fail_above(void *o, const char *v)
 	return true;
 }
 
+static bool opt_threshold(void *o, const char *v)
+{
+	double p;
+
+	if (!parse_number(v, true, &p) || p < 0 || p >= 100) {
+		cli_error("--threshold must be the smallest change worth a verdict, in percent from 0 to below 100 "
+			  "(e.g. 5), not '%s'",
+			  v);
+		return false;
+	}
+	COPTS(o)->threshold = p / 100;
+	return true;
+}
+
+static bool opt_correction(void *o, const char *v)
+{
+	if (cb_p_adjust_parse(v, &COPTS(o)->correction) < 0) {
+		cli_error("--correction must be bh, holm or none, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
 static bool opt_format(void *o, const char *v)
 {
 	return cli_parse_format(v, &COPTS(o)->format);
@@ -170,7 +181,11 @@ static bool opt_output(void *o, const char *v)
 static const struct cli_option cmp_options[] = {
 	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, opt_metric },
 	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", opt_by },
-	{ "alpha", "A", "significance level of the Mann-Whitney test (default 0.05)", opt_alpha },
+	{ "alpha", "A", "significance level, after the correction for many comparisons (default 0.05)", opt_alpha },
+	{ "threshold", "PCT", "smallest change called better/worse: its interval must lie beyond +-PCT % (default 5)",
+	  opt_threshold },
+	{ "correction", "bh|holm|none", "adjust p-values over the comparison set (default bh: Benjamini-Hochberg)",
+	  opt_correction },
 	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", opt_fail_above },
 	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
 	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
@@ -187,8 +202,10 @@ static void cmp_usage(void)
 	       "Mann-Whitney U p-value. With --by on an axis matrix --order interleaves, reps\n"
 	       "that ran in the same round of one boot are compared as pairs: a Wilcoxon\n"
 	       "signed-rank test, and the ratio's interval resamples whole pairs (n=N pairs).\n"
-	       "A change is significant when p < alpha and its interval excludes 0; otherwise\n"
-	       "it is printed as '~'. Cells on one side only are listed.\n"
+	       "Every change is printed with its interval. It is better or worse when p,\n"
+	       "adjusted over all comparisons (Benjamini-Hochberg), is below alpha and its\n"
+	       "whole interval lies beyond +-threshold; otherwise '~', with the reps that would\n"
+	       "decide it where too few were measured. Cells on one side only are listed.\n"
 	       "Exit status: 0, 1 with --fail-above when a metric got worse beyond PCT, 2 bad input.\n\n");
 	cli_print_options(cmp_options, N_CMP_OPTIONS);
 }
@@ -263,12 +280,6 @@ static bool side_key(const struct cb_row *row, char *buf, size_t len, size_t *ce
 	return true;
 }
 
-struct side {
-	char label[CB_ROW_KEY_LEN + 72]; /* the file, or AXIS=VALUE */
-	char value[CB_ROW_KEY_LEN]; /* --by: this side's value of the axis */
-	struct cb_row_group *g;
-	size_t ng;
-};
 
 /*
  * Group one side's rows by cell. Grouping drops the pairs after the cell
@@ -295,24 +306,6 @@ static int group_side(const struct cb_row *rows, size_t n, const char *axis, str
 
 /* ---- lines of the comparison ---- */
 
-enum present { BOTH, OLD_ONLY, NEW_ONLY };
-
-struct line {
-	const struct side *old, *new_;
-	const char *cell, *metric; /* metric NULL: a cell on one side only, or with no common metric */
-	enum present present;
-	size_t failed_old, failed_new;
-	struct cb_compare c;
-	const char *verdict; /* ~ better worse changed only-old only-new no-data */
-	double change, change_lo, change_hi; /* percent; NAN when the old median is 0 */
-};
-
-struct lines {
-	struct line *l;
-	size_t n, cap;
-	size_t underpowered; /* comparisons that could not be significant at alpha */
-	size_t min_n;        /* the smallest side among those */
-};
 
 static struct line *add_line(struct lines *ls)
 {
@@ -378,12 +371,12 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 	if (na == 0 || nb == 0)
 		goto out;
 	co.alpha = o->alpha;
+	co.threshold = o->threshold;
 	np = paired_values(o, a, b, metric, na, nb, pa, pb);
 	err = np ? cb_compare_paired(pa, pb, np, &co, &l->c) : cb_compare_samples(va, na, vb, nb, &co, &l->c);
 	if (err)
 		goto out;
 	l->metric = metric;
-	l->verdict = verdict_of(&l->c, metric);
 	l->change = (l->c.ratio - 1) * 100;
 	l->change_lo = (l->c.ratio_lo - 1) * 100;
 	l->change_hi = (l->c.ratio_hi - 1) * 100;
@@ -424,12 +417,6 @@ static int compare_cell(const struct cmp_opts *o, const struct side *old, const 
 		l->cell = cell;
 		l->failed_old = a->failed;
 		l->failed_new = b->failed;
-		if (!l->c.can_be_significant) {
-			size_t small = l->c.n_old < l->c.n_new ? l->c.n_old : l->c.n_new;
-
-			ls->underpowered++;
-			ls->min_n = ls->min_n && ls->min_n < small ? ls->min_n : small;
-		}
 	}
 	if (ls->n == before) {
 		struct line *l = add_line(ls);
@@ -548,219 +535,6 @@ static int compare_sides(const struct cmp_opts *o, const struct side *old, const
 	free(old_done);
 	free(new_done);
 	return err;
-}
-
-/* ---- output ---- */
-
-static void csv_num(FILE *fp, double v)
-{
-	fputc(',', fp);
-	if (!isnan(v))
-		fprintf(fp, "%.10g", v);
-}
-
-/* What a line compares, from where to where (free text: quoted/escaped on output). */
-static const char *const text_names[] = { "by", "old", "new", "cell" };
-
-#define N_TEXTS (sizeof(text_names) / sizeof(text_names[0]))
-
-static void line_texts(const struct cmp_opts *o, const struct line *l, const char *t[N_TEXTS])
-{
-	t[0] = o->by;
-	t[1] = l->old->label;
-	t[2] = l->new_->label;
-	t[3] = l->cell;
-}
-
-/* The numbers of a compared line, in CSV column order (NAN: not defined). */
-static const char *const number_names[] = {
-	"old_median", "old_ci95_lo", "old_ci95_hi", "new_median", "new_ci95_lo", "new_ci95_hi",
-	"change_pct", "change_ci95_lo_pct", "change_ci95_hi_pct", "p",
-};
-
-#define N_NUMBERS (sizeof(number_names) / sizeof(number_names[0]))
-
-static void line_numbers(const struct line *l, double v[N_NUMBERS])
-{
-	const double all[N_NUMBERS] = { l->c.old_center, l->c.old_lo, l->c.old_hi, l->c.new_center, l->c.new_lo,
-					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.p };
-
-	memcpy(v, all, sizeof(all));
-}
-
-static void csv_header(FILE *fp)
-{
-	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
-	      "new_median,new_ci95_lo,new_ci95_hi,change_pct,change_ci95_lo_pct,change_ci95_hi_pct,p,exact,significant,"
-	      "verdict,paired\r\n",
-	      fp);
-}
-
-static const char *const present_names[] = { "both", "old", "new" };
-
-static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
-{
-	double v[N_NUMBERS];
-
-	const char *t[N_TEXTS];
-
-	line_texts(o, l, t);
-	for (size_t i = 0; i < N_TEXTS; i++) {
-		if (i)
-			fputc(',', fp);
-		cb_csv_write_field(fp, t[i]);
-	}
-	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
-	if (!l->metric) {
-		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s,\r\n", l->failed_old, l->failed_new, l->verdict);
-		return;
-	}
-	fprintf(fp, ",%zu,%zu,%zu,%zu", l->c.n_old, l->c.n_new, l->failed_old, l->failed_new);
-	line_numbers(l, v);
-	for (size_t i = 0; i < N_NUMBERS; i++)
-		csv_num(fp, v[i]);
-	fprintf(fp, ",%d,%d,%s,%d\r\n", l->c.exact, l->c.significant, l->verdict, l->c.paired);
-}
-
-static void json_num(FILE *fp, const char *name, double v)
-{
-	fprintf(fp, ",\"%s\":", name);
-	if (isnan(v))
-		fputs("null", fp);
-	else
-		fprintf(fp, "%.10g", v);
-}
-
-static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
-{
-	double v[N_NUMBERS];
-
-	const char *t[N_TEXTS];
-
-	line_texts(o, l, t);
-	for (size_t i = 0; i < N_TEXTS; i++) {
-		fprintf(fp, "%s\"%s\":", i ? "," : "{", text_names[i]);
-		cb_json_string(fp, t[i]);
-	}
-	fprintf(fp, ",\"present\":\"%s\",\"verdict\":\"%s\",\"failed_old\":%zu,\"failed_new\":%zu",
-		present_names[l->present], l->verdict, l->failed_old, l->failed_new);
-	if (l->metric) {
-		fprintf(fp, ",\"metric\":\"%s\",\"n_old\":%zu,\"n_new\":%zu", l->metric, l->c.n_old, l->c.n_new);
-		line_numbers(l, v);
-		for (size_t i = 0; i < N_NUMBERS; i++)
-			json_num(fp, number_names[i], v[i]);
-		fprintf(fp, ",\"exact\":%s,\"significant\":%s,\"paired\":%s", l->c.exact ? "true" : "false",
-			l->c.significant ? "true" : "false", l->c.paired ? "true" : "false");
-	}
-	fputs("}\n", fp);
-}
-
-/* "10.8 ms [10.7 ms, 10.8 ms]": the metric's unit (cowbench/units.h) */
-static void center_text(char *buf, size_t len, const char *metric, double c, double lo, double hi)
-{
-	char a[24], b[24], d[24];
-
-	cli_human(a, sizeof(a), c, metric, CB_UNITS_ASCII);
-	cli_human(b, sizeof(b), lo, metric, CB_UNITS_ASCII);
-	cli_human(d, sizeof(d), hi, metric, CB_UNITS_ASCII);
-	snprintf(buf, len, "%s [%s, %s]", a, b, d);
-}
-
-static void table_line(FILE *fp, const struct line *l, int keyw)
-{
-	char oldc[80], newc[80], change[64] = "-", p[16];
-
-	if (!l->metric) {
-		fprintf(fp, "%-*s %s\n", keyw, l->cell,
-			l->present == BOTH ? "(no metric measured on both sides)" :
-			l->present == OLD_ONLY ? "only in old" : "only in new");
-		return;
-	}
-	center_text(oldc, sizeof(oldc), l->metric, l->c.old_center, l->c.old_lo, l->c.old_hi);
-	center_text(newc, sizeof(newc), l->metric, l->c.new_center, l->c.new_lo, l->c.new_hi);
-	if (!l->c.significant)
-		snprintf(change, sizeof(change), "~");
-	else if (!isnan(l->change))
-		snprintf(change, sizeof(change), "%+.1f%% [%+.1f%%, %+.1f%%]", l->change, l->change_lo, l->change_hi);
-	if (l->c.p < 0.001)
-		snprintf(p, sizeof(p), "p<0.001");
-	else
-		snprintf(p, sizeof(p), "p=%.3f", l->c.p);
-	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s ", keyw, l->cell, l->metric, oldc, newc, change, p);
-	if (l->c.paired)
-		fprintf(fp, "n=%zu pairs %s", l->c.n_old, strcmp(l->verdict, "~") ? l->verdict : "");
-	else
-		fprintf(fp, "n=%zu+%zu %s", l->c.n_old, l->c.n_new, strcmp(l->verdict, "~") ? l->verdict : "");
-	if (l->failed_old || l->failed_new)
-		fprintf(fp, " (%zu+%zu failed)", l->failed_old, l->failed_new);
-	fputc('\n', fp);
-}
-
-static void table_out(FILE *fp, const struct cmp_opts *o, const struct lines *ls)
-{
-	int keyw = 20;
-	size_t better = 0, worse = 0, same = 0, changed = 0, one_side = 0;
-	const struct side *cur = NULL;
-
-	for (size_t i = 0; i < ls->n; i++)
-		if ((int)strlen(ls->l[i].cell) > keyw)
-			keyw = (int)strlen(ls->l[i].cell);
-	for (size_t i = 0; i < ls->n; i++) {
-		const struct line *l = &ls->l[i];
-
-		if (l->new_ != cur) {
-			cur = l->new_;
-			fprintf(fp, "%sold: %s\nnew: %s\n", i ? "\n" : "", l->old->label, l->new_->label);
-			fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s %s\n", keyw, "cell", "metric", "old median [95% CI]",
-				"new median [95% CI]", "change [95% CI]", "p", "n");
-		}
-		table_line(fp, l, keyw);
-		better += strcmp(l->verdict, "better") == 0;
-		worse += strcmp(l->verdict, "worse") == 0;
-		changed += strcmp(l->verdict, "changed") == 0;
-		same += strcmp(l->verdict, "~") == 0;
-		one_side += l->present != BOTH;
-	}
-	fprintf(fp, "\n%zu better, %zu worse, %zu changed, %zu ~ (not significant at alpha %g); cells on one side only: %zu\n",
-		better, worse, changed, same, o->alpha, one_side);
-}
-
-static bool exceeds(const struct cmp_opts *o, const struct line *l)
-{
-	return o->fail_above >= 0 && l->metric && strcmp(l->verdict, "worse") == 0 &&
-	       (isnan(l->change) || l->change > o->fail_above);
-}
-
-/* Print everything; returns how many metrics got worse beyond --fail-above. */
-static size_t print_lines(FILE *fp, const struct cmp_opts *o, const struct lines *ls)
-{
-	size_t regressions = 0;
-
-	if (o->format == CB_FORMAT_TABLE)
-		table_out(fp, o, ls);
-	else if (o->format == CB_FORMAT_CSV)
-		csv_header(fp);
-	for (size_t i = 0; i < ls->n; i++) {
-		if (o->format == CB_FORMAT_CSV)
-			csv_line(fp, o, &ls->l[i]);
-		else if (o->format == CB_FORMAT_JSON)
-			json_line(fp, o, &ls->l[i]);
-		if (exceeds(o, &ls->l[i]))
-			regressions++;
-	}
-	return regressions;
-}
-
-static void report_regressions(const struct cmp_opts *o, const struct lines *ls)
-{
-	for (size_t i = 0; i < ls->n; i++) {
-		const struct line *l = &ls->l[i];
-
-		if (exceeds(o, l))
-			cli_error("regression beyond --fail-above=%g%%: %s %s %+.1f%% [%+.1f%%, %+.1f%%], p=%.3g (%s -> %s)",
-				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.p,
-				  l->old->label, l->new_->label);
-	}
 }
 
 /* ---- the sides of a run ---- */
@@ -887,6 +661,32 @@ nomem:
 	return -1;
 }
 
+/*
+ * Every compared line is one of the set: adjust their p-values together,
+ * apply the threshold, then name each line's verdict.
+ */
+static int judge_lines(const struct cmp_opts *o, struct lines *ls)
+{
+	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
+	struct cb_compare **set = malloc((ls->n + 1) * sizeof(*set));
+	int err;
+
+	if (!set)
+		return -ENOMEM;
+	ls->compared = 0;
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->l[i].metric)
+			set[ls->compared++] = &ls->l[i].c;
+	co.alpha = o->alpha;
+	co.threshold = o->threshold;
+	err = cb_compare_decide(set, ls->compared, o->correction, &co);
+	for (size_t i = 0; i < ls->n && !err; i++)
+		if (ls->l[i].metric)
+			ls->l[i].verdict = verdict_of(&ls->l[i].c, ls->l[i].metric);
+	free(set);
+	return err;
+}
+
 static int compare_all(const struct cmp_opts *o, const struct inputs *in, struct lines *ls)
 {
 	for (size_t i = 1; i < in->nsides; i++) {
@@ -895,7 +695,7 @@ static int compare_all(const struct cmp_opts *o, const struct inputs *in, struct
 		if (err)
 			return err;
 	}
-	return 0;
+	return judge_lines(o, ls);
 }
 
 /* Write the comparison to --output or stdout; the exit status. */
@@ -908,17 +708,13 @@ static int write_out(const struct cmp_opts *o, const struct lines *ls)
 		cli_error("cannot write %s: %s", o->output, strerror(errno));
 		return EXIT_USAGE;
 	}
-	regressions = print_lines(out, o, ls);
+	regressions = cmp_print_lines(out, o, ls);
 	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
 		cli_error("cannot write the comparison: %s", strerror(errno));
 		return EXIT_RUN_FAILED;
 	}
-	if (ls->underpowered)
-		cli_note("%zu comparisons cannot be significant at alpha %g with so few values (%zu on the smaller side): "
-			 "measure more reps",
-			 ls->underpowered, o->alpha, ls->min_n);
 	if (regressions) {
-		report_regressions(o, ls);
+		cmp_report_regressions(o, ls);
 		return EXIT_RUN_FAILED;
 	}
 	return 0;
@@ -926,7 +722,8 @@ static int write_out(const struct cmp_opts *o, const struct lines *ls)
 
 int cmd_compare(int argc, char **argv)
 {
-	struct cmp_opts o = { .alpha = 0.05, .fail_above = -1, .format = CB_FORMAT_TABLE };
+	struct cmp_opts o = { .alpha = 0.05, .threshold = 0.05, .correction = CB_ADJUST_BH, .fail_above = -1,
+			      .format = CB_FORMAT_TABLE };
 	struct inputs in = { 0 };
 	struct lines ls = { 0 };
 	int argi, nfiles, status = EXIT_USAGE, err;

@@ -88,7 +88,7 @@ static const struct {
 	[M_RESUME] = { "resume", "FILE", "append to FILE (CSV), skipping the reps already in it", false },
 	[M_OUTPUT] = { "output", "FILE", "write rows to FILE (a new file) instead of standard output", false },
 	[M_FORCE] = { "force", NULL, "replace an existing non-empty --output FILE", false },
-	[M_FORMAT] = { "format", "csv|json|table", "row format; default csv (json: JSON Lines)", false },
+	[M_FORMAT] = { "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output (json: JSON Lines)", false },
 	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
 	[M_QUIET] = { "quiet", NULL, "no progress line on a terminal", false },
 	[M_PLAN] = { "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", false },
@@ -1485,6 +1485,8 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
+	if (status >= 0 && !o->quiet && !o->plan)
+		cli_note_rows_onward(o->resume ? o->resume : o->output, rep.rows);
 	return status < 0 ? EXIT_RUN_FAILED : status; /* the worst row's code (cowbench/error.h) */
 }
 
@@ -1558,7 +1560,7 @@ static int load_plan(struct matrix_opts *o)
 
 int cmd_matrix(int argc, char **argv)
 {
-	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CB_FORMAT_CSV, .out_fd = -1,
+	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CLI_FORMAT_AUTO, .out_fd = -1,
 				.ratio_center = CB_CENTER_MEAN };
 	struct plan p;
 	int argi, status = EXIT_USAGE;
@@ -1576,6 +1578,9 @@ int cmd_matrix(int argc, char **argv)
 	}
 	if (o.plan && load_plan(&o) < 0)
 		goto out;
+	/* A --plan guest writes to a serial port, a terminal the host reads as CSV. */
+	o.format = o.plan && o.format == CLI_FORMAT_AUTO ? CB_FORMAT_CSV :
+		   cli_format_resolve(o.format, o.output ? o.output : o.resume);
 	if ((o.file && load_file(&o) < 0) || (!o.file && !o.any_axis && set_default_matrix(&o) < 0) ||
 	    check_combination(&o) < 0 || resolve_axes(&o) < 0 || build_plan(&o, &p) < 0)
 		goto out;

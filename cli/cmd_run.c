@@ -327,7 +327,7 @@ static const struct cli_option generic_options[] = {
 	{ "output", "FILE", "write rows to FILE instead of standard output (an existing FILE needs --force)",
 	  opt_output },
 	{ "force", NULL, "replace an existing non-empty --output FILE", opt_force },
-	{ "format", "csv|json|table", "row format; default csv (JSON Lines for json)", opt_format },
+	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output (json: JSON Lines)", opt_format },
 	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
 	  "(page-order workloads)", opt_samples },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
@@ -745,7 +745,7 @@ static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct c
 
 static const struct run_opts run_defaults = {
 	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
-	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CB_FORMAT_CSV,
+	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CLI_FORMAT_AUTO,
 	.precopy = -1, .precopy_depth = -1,
 };
 
@@ -834,6 +834,16 @@ static int apply_sysctls(const struct run_opts *o)
 	return 0;
 }
 
+static void note_thread_defaults(const struct run_opts *o, const struct cb_workload *w)
+{
+	const char *given[MAX_WL_SETTINGS];
+
+	for (int i = 0; i < o->nwl; i++)
+		given[i] = o->wl[i].name;
+	if (!o->quiet)
+		cli_note_thread_defaults(w, given, (size_t)o->nwl, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = run_defaults;
@@ -860,8 +870,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (cli_reps_check(&o.adaptive, o.reps) < 0)
 		return EXIT_USAGE;
+	o.format = cli_format_resolve(o.format, o.output);
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
+	note_thread_defaults(&o, spec.workload);
 	out = open_output(&o);
 	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;
@@ -887,7 +899,7 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
-	if (cl && !o.no_fork)
+	if (!o.quiet && cli_closing_wants_reference(cl, &spec))
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);
 	cli_progress_clear();

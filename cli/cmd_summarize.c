@@ -17,7 +17,8 @@
 /*
  * cowbench summarize FILE...: per cell and metric the median, mean,
  * standard deviation, 95 % bootstrap interval of the mean, coefficient of
- * variation and outliers; noisy cells warned about on stderr; with
+ * variation and outliers; noisy cells named below the table (on stderr
+ * for CSV and JSON, whose stdout is data); with
  * --baseline NAME=VALUE, each cell's ratio to the cell that differs only
  * in NAME having VALUE.
  */
@@ -437,7 +438,8 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 				if (l.explained < 0)
 					return l.explained;
 				noisy_add(nl, &l);
-				if (!o->quiet)
+				/* The table says it in its closing section: stderr only where stdout is data. */
+				if (!o->quiet && o->format != CB_FORMAT_TABLE)
 					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
 						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m, l.cause);
 			}

@@ -202,3 +202,10 @@ int cli_output_commit(struct cli_output *out)
 	}
 	return 0;
 }
+
+enum cb_format cli_format_resolve(enum cb_format f, const char *output)
+{
+	if (f != CLI_FORMAT_AUTO)
+		return f;
+	return !output && isatty(STDOUT_FILENO) == 1 ? CB_FORMAT_TABLE : CB_FORMAT_CSV;
+}

@@ -399,10 +399,38 @@ START_TEST(test_cli_table)
 	ck_assert_msg(l && strstr(l, "better") && strstr(l, "-75.0%"), "%s", r.out);
 	/* The same distribution on both sides: '~'. */
 	l = line_with(r.out, "workload=seq size=1M fork=0 ", "elapsed_ns");
-	ck_assert_msg(l && strstr(l, " ~ ") && !strstr(l, "worse") && !strstr(l, "better"), "%s", r.out);
+	ck_assert_msg(l && strstr(l, " ~") && !strstr(l, "worse") && !strstr(l, "better"), "%s", r.out);
+	/* Noise too shows its change and interval. */
+	ck_assert_msg(l && strstr(l, "-0.0% [-3.5%, +3.9%]"), "%s", r.out);
 	ck_assert_ptr_nonnull(line_with(r.out, "workload=random size=1M fork=1", "only in old"));
 	ck_assert_ptr_nonnull(line_with(r.out, "workload=single size=1M fork=1", "only in new"));
 	ck_assert_ptr_nonnull(strstr(r.out, "1 better, 1 worse, 0 changed, 4 ~"));
+	/* The footer states the rule. */
+	ck_assert_ptr_nonnull(strstr(r.out, "better/worse: p adjusted (Benjamini-Hochberg over 6 comparisons) < 0.05 and "
+					    "the change's 95% interval beyond +-5%"));
+	tu_free(&r);
+}
+END_TEST
+
+/* --threshold and --correction change the rule, and the footer says how. */
+START_TEST(test_cli_threshold_and_correction)
+{
+	const char *wide[] = { "cowbench", "compare", "--threshold=25", OLD, NEW, NULL };
+	const char *holm[] = { "cowbench", "compare", "--correction=holm", OLD, NEW, NULL };
+	struct cli_result r = tu_run_cli(wide);
+	char *l;
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	/* +18.9 % [+14.0 %, +23.3 %] reaches into +-25 %: no longer worse; -75 % faults still better. */
+	l = line_with(r.out, "workload=seq size=1M fork=1 ", "elapsed_ns");
+	ck_assert_msg(l && !strstr(l, "worse") && strstr(l, "+18.9%"), "%s", r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "0 better, 0 worse") == NULL ? strstr(r.out, "1 better, 0 worse") : NULL);
+	ck_assert_ptr_nonnull(strstr(r.out, "beyond +-25%"));
+	tu_free(&r);
+	r = tu_run_cli(holm);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "p adjusted (Holm over 6 comparisons)"));
+	ck_assert_ptr_nonnull(strstr(r.out, "1 better, 1 worse"));
 	tu_free(&r);
 }
 END_TEST
@@ -429,7 +457,7 @@ START_TEST(test_cli_csv_and_json)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	fp = fmemopen(r.out, r.out_len, "r");
 	ck_assert_int_eq(cb_csv_read_record(fp, &h), 1);
-	ck_assert_uint_eq(h.nfields, 24);
+	ck_assert_uint_eq(h.nfields, 28);
 	while (cb_csv_read_record(fp, &rec) == 1) {
 		ck_assert_uint_eq(rec.nfields, h.nfields);
 		rows++;
@@ -526,25 +554,33 @@ END_TEST
 /* --by on an interleaved axis pairs the reps of one round: a 3 % change under 25 % drift. */
 START_TEST(test_cli_by_axis_paired)
 {
-	const char *table[] = { "cowbench", "compare", "--by=precopy", FX("compare_rounds.csv"), NULL };
-	const char *csv[] = { "cowbench", "compare", "--by=precopy", "--format=csv", FX("compare_rounds.csv"), NULL };
+	const char *table[] = { "cowbench", "compare", "--by=precopy", "--threshold=1", FX("compare_rounds.csv"), NULL };
+	const char *csv[] = { "cowbench", "compare", "--by=precopy", "--format=csv", "--threshold=1%",
+			      FX("compare_rounds.csv"), NULL };
+	const char *default_threshold[] = { "cowbench", "compare", "--by=precopy", FX("compare_rounds.csv"), NULL };
 	const char *unpaired[] = { "cowbench", "compare", "--format=csv", OLD, NEW, NULL };
 	struct cli_result r = tu_run_cli(table);
 	char *l;
 
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
-	ck_assert_msg(l && strstr(l, "better") && strstr(l, "n=20 pairs") && strstr(l, "p<0.001"), "%s", r.out);
+	ck_assert_msg(l && strstr(l, "better") && strstr(l, "20 pairs") && strstr(l, "<0.001 (<0.001)"), "%s", r.out);
+	tu_free(&r);
+	/* -2.7 % [-3.3 %, -2.3 %] is real but inside the default +-5 %: '~', and the row says why. */
+	r = tu_run_cli(default_threshold);
+	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
+	ck_assert_msg(l && strstr(l, "~ (the interval reaches into +-5 %)") && strstr(l, "-2.7% [-3.3%, -2.3%]"), "%s",
+		      r.out);
 	tu_free(&r);
 	r = tu_run_cli(csv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, ",verdict,paired\r\n"));
-	ck_assert_ptr_nonnull(line_with(r.out, "elapsed_ns,both,20,20,", ",better,1\r"));
+	ck_assert_ptr_nonnull(strstr(r.out, ",verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis\r\n"));
+	ck_assert_ptr_nonnull(line_with(r.out, "elapsed_ns,both,20,20,", ",better,1,"));
 	tu_free(&r);
 	/* Two files are two runs: never paired. */
 	r = tu_run_cli(unpaired);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=1,elapsed_ns", ",worse,0\r"));
+	ck_assert_ptr_nonnull(line_with(r.out, "workload=seq size=1M fork=1,elapsed_ns", ",worse,0,"));
 	tu_free(&r);
 }
 END_TEST
@@ -620,6 +656,11 @@ static const char *const bad_inputs[][8] = {
 	{ "cowbench", "compare", "--by=fork", NULL },
 	{ "cowbench", "compare", "--output=/nonexistent/dir/x.csv", OLD, NEW, NULL },
 	{ "cowbench", "compare", "--bogus", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--threshold=-1", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--threshold=100", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--threshold=5x", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--correction=bonferroni", OLD, NEW, NULL },
+	{ "cowbench", "compare", "--correction=", OLD, NEW, NULL },
 };
 
 START_TEST(test_cli_bad_input)
@@ -654,6 +695,7 @@ static Suite *compare_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_cli_table);
 	tcase_add_test(tc, test_cli_csv_and_json);
+	tcase_add_test(tc, test_cli_threshold_and_correction);
 	tcase_add_test(tc, test_cli_fail_above);
 	tcase_add_test(tc, test_cli_by_axis);
 	tcase_add_test(tc, test_cli_by_axis_paired);

@@ -18,13 +18,23 @@ struct expect {
 static const struct expect cases[] = {
 	/* 2. the table shows each workload's own results, in units */
 	{ { "run", "--workload=fork", "--size=4M", "--reps=2", "--warmup=0", "--format=table" }, 0,
-	  "fork_ns", "lat_p50_ns", NULL },
-	{ { "run", "--workload=fork", "--size=4M", "--reps=1", "--warmup=0", "--format=table" }, 0, "ms_per_gib", NULL,
+	  "fork()", "write p50", NULL },
+	{ { "run", "--workload=fork", "--size=4M", "--reps=1", "--warmup=0", "--format=table" }, 0, "ms/GiB", NULL,
 	  NULL },
+	/* the header names the quantity, not the CSV's unit: "elapsed" over "72.3 ms", never "elapsed_ns" */
+	{ { "run", "--size=2M", "--reps=1", "--warmup=0", "--format=table" }, 0, "   elapsed  ", "elapsed_ns", NULL },
+	/* the evidence rep is no "rep 1" again: its rep cell is "-" */
+	{ { "run", "--size=2M", "--reps=1", "--warmup=0", "--format=table" }, 0, "     -  evidence", "1  evidence",
+	  NULL },
+	/* off a terminal (these tests read a pipe) the default is CSV, as with --output */
+	{ { "run", "--size=2M", "--reps=1", "--warmup=0" }, 0, "schema,workload,size_bytes,", "   elapsed  ", NULL },
+	{ { "matrix", "-w", "seq", "-s", "1M", "--fork=0", "-r", "1", "--warmup=0" }, 0, "schema,workload,size_bytes,",
+	  "   elapsed  ", NULL },
 	{ { "run", "--workload=snapshot", "--size=2M", "--threads=2", "--checkpointers=1", "--reps=1", "--warmup=0",
 	    "--format=table" }, 0, "slowdown", "fork_ns", NULL },
 	{ { "run", "--size=2M", "--reps=1", "--warmup=0", "--format=table" }, 0, "  2 MiB", "2097152", NULL },
-	{ { "run", "--size=2M", "--reps=1", "--warmup=0", "--format=table" }, 0, "lat_p50_ns", " - ", NULL },
+	{ { "run", "--size=2M", "--reps=1", "--warmup=0", "--probes=none", "--format=table" }, 0, "write p50", " - ",
+	  NULL },
 	/* 3. CSV and JSON stay raw numbers; JSON null for an empty cell (text ones too) */
 	{ { "run", "--workload=fork", "--size=2M", "--reps=1", "--warmup=0", "--format=json" }, 0,
 	  "\"writer\":null", "\"writer\":\"\"", NULL },

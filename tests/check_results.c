@@ -221,6 +221,19 @@ START_TEST(evidence_rows_feed_only_evidence)
 }
 END_TEST
 
+/* The table names a noisy cell's diagnosis once, in its closing section, not again on stderr. */
+START_TEST(summarize_table_diagnosis_once)
+{
+	const char *table[] = { "cowbench", "summarize", FX("results_known.csv"), NULL };
+	struct cli_result t = tu_run_cli(table);
+
+	ck_assert_int_eq(t.status, 0);
+	ck_assert_ptr_nonnull(strstr(t.out, "Noisy cells and what co-varied"));
+	ck_assert_ptr_null(strstr(t.err, "noisy cell"));
+	tu_free(&t);
+}
+END_TEST
+
 START_TEST(summarize_table_and_json)
 {
 	const char *table[] = { "cowbench", "summarize", "--quiet", FX("results_known.csv"), NULL };
@@ -466,6 +479,7 @@ static Suite *results_suite(void)
 	tcase_add_test(lib, natural_order);
 	tcase_add_test(cli, summarize_known_csv);
 	tcase_add_test(cli, summarize_table_and_json);
+	tcase_add_test(cli, summarize_table_diagnosis_once);
 	tcase_add_loop_test(cli, summarize_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	tcase_add_test(cli, summarize_bad_options);
 	tcase_add_test(cli, merge_shards);

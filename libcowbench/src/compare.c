@@ -575,9 +575,26 @@ static int compare_centers(const double *old, size_t n_old, const double *new_, 
 	return err;
 }
 
-/* Significant: p < alpha, and the ratio's interval excludes 1 (where there is a ratio). */
+/* Relative spread (sample stddev / |mean|) of v; NAN for fewer than 2 values or a zero mean. */
+static double cv_of(const double *v, size_t n)
+{
+	double m;
+
+	if (n < 2)
+		return NAN;
+	m = mean_of(v, n);
+	return m == 0 ? NAN : stddev_of(v, n, m) / fabs(m);
+}
+
+/*
+ * Significant on its own: p < alpha, and the ratio's interval excludes 1
+ * (where there is a ratio). cb_compare_decide() later judges the same
+ * comparison as one of a set.
+ */
 static void judge_significance(const struct cb_compare_opts *o, struct cb_compare *out)
 {
+	out->p_adj = out->p;
+	out->test_min_n = cb_test_min_n(out->paired, o->alpha);
 	out->significant = out->p < o->alpha;
 	if (out->significant && !isnan(out->ratio))
 		out->significant = out->ratio_lo > 1 || out->ratio_hi < 1;
@@ -593,7 +610,7 @@ int cb_compare_samples(const double *old, size_t n_old, const double *new_, size
 	err = compare_centers(old, n_old, new_, n_new, o, out);
 	if (err)
 		return err;
-	out->ratio = out->ratio_lo = out->ratio_hi = NAN;
+	out->ratio = out->ratio_lo = out->ratio_hi = out->ratio_cv = NAN;
 	err = cb_boot_ratio_ci(new_, n_new, old, n_old, CB_CENTER_MEDIAN, o->conf, o->resamples, o->seed + 2,
 			       &out->ratio, &out->ratio_lo, &out->ratio_hi);
 	if (err == -ENOMEM)
@@ -604,6 +621,7 @@ int cb_compare_samples(const double *old, size_t n_old, const double *new_, size
 	out->p = out->test.p;
 	out->exact = out->test.exact;
 	out->can_be_significant = cb_mwu_min_p(n_old, n_new) < o->alpha;
+	out->ratio_cv = hypot(cv_of(old, n_old), cv_of(new_, n_new)); /* the delta method's spread of a quotient */
 	judge_significance(o, out);
 	return 0;
 }
@@ -619,7 +637,7 @@ static int paired_ratio(const double *old, const double *new_, size_t n, const s
 	double *r = malloc(n * sizeof(*r));
 	int err = 0;
 
-	out->ratio = out->ratio_lo = out->ratio_hi = NAN;
+	out->ratio = out->ratio_lo = out->ratio_hi = out->ratio_cv = NAN;
 	if (!r)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -628,6 +646,7 @@ static int paired_ratio(const double *old, const double *new_, size_t n, const s
 		else
 			r[i] = new_[i] / old[i];
 	out->ratio = cb_center_of(r, n, CB_CENTER_MEDIAN);
+	out->ratio_cv = cv_of(r, n);
 	err = cb_boot_center_ci(r, n, CB_CENTER_MEDIAN, o->conf, o->resamples, o->seed + 2, &out->ratio_lo,
 				&out->ratio_hi);
 out:

@@ -284,25 +284,30 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 enum cell_unit { U_PLAIN, U_NS, U_BYTES, U_KIB };
 
 static const struct table_col {
-	const char *name;
+	const char *name;  /* the column (cowbench/report.h) */
+	const char *label; /* its header: the CSV name less a unit the cells now show ("elapsed" over "72.3 ms") */
 	enum cell_unit unit;
 	bool identity; /* always shown when the row has it; results only when measured */
 } table_cols[] = {
-	{ "workload", U_PLAIN, true }, { "size_bytes", U_BYTES, true }, { "writer", U_PLAIN, true },
-	{ "fork", U_PLAIN, true }, { "method", U_PLAIN, true }, { "threads", U_PLAIN, true },
-	{ "checkpointers", U_PLAIN, true }, { "children", U_PLAIN, true }, { "rep", U_PLAIN, true },
-	{ "rep_kind", U_PLAIN, true }, { "status", U_PLAIN, true },
+	{ "workload", "workload", U_PLAIN, true }, { "size_bytes", "size", U_BYTES, true },
+	{ "writer", "writer", U_PLAIN, true }, { "fork", "fork", U_PLAIN, true }, { "method", "method", U_PLAIN, true },
+	{ "threads", "threads", U_PLAIN, true }, { "checkpointers", "checkpointers", U_PLAIN, true },
+	{ "children", "children", U_PLAIN, true }, { "rep", "rep", U_PLAIN, true },
+	{ "rep_kind", "rep_kind", U_PLAIN, true }, { "status", "status", U_PLAIN, true },
 	/* page-order and multi rows */
-	{ "elapsed_ns", U_NS, false }, { "faults", U_PLAIN, false }, { "lat_p50_ns", U_NS, false },
-	{ "lat_p99_ns", U_NS, false }, { "lat_max_ns", U_NS, false }, { "memcpy_ns", U_NS, false },
-	{ "cow_faults", U_PLAIN, false }, { "precopy_success", U_PLAIN, false },
+	{ "elapsed_ns", "elapsed", U_NS, false }, { "faults", "faults", U_PLAIN, false },
+	{ "lat_p50_ns", "write p50", U_NS, false }, { "lat_p99_ns", "write p99", U_NS, false },
+	{ "lat_max_ns", "write max", U_NS, false }, { "memcpy_ns", "memcpy 4K", U_NS, false },
+	{ "cow_faults", "cow_faults", U_PLAIN, false }, { "precopy_success", "precopied", U_PLAIN, false },
 	/* fork */
-	{ "fork_ns", U_NS, false }, { "child_start_ns", U_NS, false }, { "child_exit_ns", U_NS, false },
-	{ "ms_per_gib", U_PLAIN, false }, { "vm_pte_kb", U_KIB, false },
+	{ "fork_ns", "fork()", U_NS, false }, { "child_start_ns", "child start", U_NS, false },
+	{ "child_exit_ns", "child exit", U_NS, false }, { "ms_per_gib", "ms/GiB", U_PLAIN, false },
+	{ "vm_pte_kb", "page tables", U_KIB, false },
 	/* snapshot */
-	{ "slowdown", U_PLAIN, false }, { "writer_ns", U_NS, false }, { "baseline_ns", U_NS, false },
-	{ "copy_ns", U_NS, false }, { "cow_copies", U_PLAIN, false }, { "cow_reuses", U_PLAIN, false },
-	{ "verified", U_PLAIN, false },
+	{ "slowdown", "slowdown", U_PLAIN, false }, { "writer_ns", "writers", U_NS, false },
+	{ "baseline_ns", "baseline", U_NS, false }, { "copy_ns", "checkpoint", U_NS, false },
+	{ "cow_copies", "cow_copies", U_PLAIN, false }, { "cow_reuses", "cow_reuses", U_PLAIN, false },
+	{ "verified", "verified", U_PLAIN, false },
 };
 
 #define N_TABLE_COLS (sizeof(table_cols) / sizeof(table_cols[0]))
@@ -326,7 +331,7 @@ static void table_cell(const struct cb_row *row, const struct table_col *tc, enu
 
 static int table_width(const struct table_col *tc)
 {
-	int w = (int)strlen(tc->name);
+	int w = (int)strlen(tc->label);
 	int min = tc->unit == U_PLAIN ? 4 : 9;
 
 	return w > min ? w : min;
@@ -353,7 +358,7 @@ static void write_table_header(struct cb_report *r)
 	for (size_t i = 0; i < r->tcols; i++) {
 		const struct table_col *tc = &table_cols[r->tcol[i]];
 
-		fprintf(r->fp, "%s%*s", i ? "  " : "", i ? table_width(tc) : -table_width(tc), tc->name);
+		fprintf(r->fp, "%s%*s", i ? "  " : "", i ? table_width(tc) : -table_width(tc), tc->label);
 	}
 	fputs(r->table_cell ? "  cell\n" : "\n", r->fp);
 }
@@ -374,6 +379,9 @@ static void write_table_row(struct cb_report *r, const struct cb_row *row)
 		const struct table_col *tc = &table_cols[r->tcol[i]];
 
 		table_cell(row, tc, r->units, cell, sizeof(cell));
+		/* An evidence rep is not one more measured rep: its rep_kind says which it is. */
+		if (!strcmp(tc->name, "rep") && cb_row_is_evidence(row))
+			cell[0] = '\0';
 		if (!cell[0])
 			snprintf(cell, sizeof(cell), "-");
 		fprintf(r->fp, "%s%*s", i ? "  " : "", cb_pad_width(cell, i ? table_width(tc) : -table_width(tc)), cell);

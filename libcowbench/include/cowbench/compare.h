@@ -116,9 +116,21 @@ struct cb_compare_opts {
 	double conf;      /* level of every interval (0.95) */
 	size_t resamples; /* bootstrap resamples (2000) */
 	uint64_t seed;
+	/*
+	 * The smallest change worth a verdict (0.05 = 5 %): a change is better
+	 * or worse only when its whole interval lies beyond +-threshold.
+	 */
+	double threshold;
 };
 
-#define CB_COMPARE_DEFAULTS { .alpha = 0.05, .conf = 0.95, .resamples = 2000, .seed = 20261122u }
+#define CB_COMPARE_DEFAULTS { .alpha = 0.05, .conf = 0.95, .resamples = 2000, .seed = 20261122u, .threshold = 0.05 }
+
+/* Why cb_compare.reps_needed is what it is. */
+enum cb_reps_basis {
+	CB_REPS_NONE,     /* no estimate (no ratio, or no spread to go by) */
+	CB_REPS_TEST_MIN, /* the fewest values with which the test can reach p < alpha at all */
+	CB_REPS_CV,       /* pyperf's n from the observed spread and the effect beyond the threshold */
+};
 
 struct cb_compare {
 	size_t n_old, n_new;
@@ -137,6 +149,18 @@ struct cb_compare {
 	 */
 	bool significant;
 	bool can_be_significant; /* false when even complete separation cannot reach p < alpha */
+	/*
+	 * Filled by cb_compare_decide() over the whole comparison set: the p
+	 * adjusted for the number of comparisons, and whether the ratio's
+	 * interval lies entirely beyond +-threshold. Until then p_adj = p.
+	 */
+	double p_adj;
+	bool beyond_threshold;
+	/* Relative spread of the ratio: of the per-pair ratios, or sqrt(cv_old^2 + cv_new^2) unpaired. */
+	double ratio_cv;
+	size_t test_min_n;        /* values per side from which the test can give p < alpha */
+	size_t reps_needed;       /* per side, to settle this change (see basis); 0: none known */
+	enum cb_reps_basis reps_basis;
 };
 
 /** Compare a metric's old and new samples. -EINVAL when a sample is empty; -ENOMEM. */
@@ -152,6 +176,39 @@ int cb_compare_samples(const double *old, size_t n_old, const double *new_, size
  */
 int cb_compare_paired(const double *old, const double *new_, size_t n, const struct cb_compare_opts *o,
 		      struct cb_compare *out);
+
+/* ---- a set of comparisons ---- */
+
+/*
+ * Multiple comparisons: compare prints dozens of metrics at once, and at
+ * alpha 0.05 one in twenty unchanged ones would look changed. Benjamini-
+ * Hochberg controls the expected share of false discoveries among those
+ * called changed (the default); Holm the chance of any (stricter).
+ */
+enum cb_p_adjust { CB_ADJUST_BH = 0, CB_ADJUST_HOLM, CB_ADJUST_NONE };
+
+/** "bh", "holm", "none"; and back (-EINVAL for another name). */
+const char *cb_p_adjust_name(enum cb_p_adjust m);
+int cb_p_adjust_parse(const char *text, enum cb_p_adjust *out);
+
+/**
+ * Adjusted p-values of p[0..n) by method m into adj[0..n) (adj may be p).
+ * A NAN p is no comparison: it stays NAN and does not count in n.
+ * -EINVAL on an unknown method; -ENOMEM.
+ */
+int cb_p_adjust(const double *p, size_t n, enum cb_p_adjust m, double *adj);
+
+/**
+ * The verdict rule over a comparison set c[0..n): p_adj by method m, then
+ * each is significant when p_adj < alpha and its ratio's interval lies
+ * entirely beyond +-o->threshold (where there is a ratio); reps_needed
+ * follows (the larger of the test's minimum and pyperf's n for the effect
+ * beyond the threshold). -EINVAL on an unknown method; -ENOMEM.
+ */
+int cb_compare_decide(struct cb_compare *const *c, size_t n, enum cb_p_adjust m, const struct cb_compare_opts *o);
+
+/** Fewest values per side with which a test can give p < alpha: paired (signed-rank) or not (rank-sum). */
+size_t cb_test_min_n(bool paired, double alpha);
 
 /* ---- noise verdict of one sample ---- */
 
