@@ -19,6 +19,11 @@
 /* Print "cowbench: ..." and one newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether cli_error has printed a line (the exit check of stdout then adds none). */
+bool cli_error_printed(void);
+/* fflush(stdout) that keeps the cause of a failure for the exit check (a full disk: ENOSPC, not EIO). */
+void cli_flush_stdout(void);
+int cli_stdout_errno(void);
 
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
@@ -29,15 +34,30 @@ bool cli_parse_output(const char *text, const char **out);
 
 /*
  * Options are data: one table per command drives getopt_long, the
- * parsing and --help alike.
+ * parsing and --help alike. An entry either stores its value at offset
+ * in the command's options struct (store, like cb_option's typed
+ * offsets) or calls parse.
  */
+enum cli_store {
+	CLI_STORE_CALL,   /* parse(opts, value) */
+	CLI_STORE_TRUE,   /* a flag: bool at offset = true */
+	CLI_STORE_FALSE,  /* a flag: bool at offset = false */
+	CLI_STORE_FILE,   /* const char * at offset = a non-empty file name */
+	CLI_STORE_FORMAT, /* enum cb_format at offset: table, csv or json */
+};
 struct cli_option {
 	const char *name;
 	const char *metavar; /* NULL: a flag without a value */
 	const char *help;
 	/* Parse the value into the command's options; return false after printing an error. */
 	bool (*parse)(void *opts, const char *value);
+	enum cli_store store;
+	size_t offset;
+	char letter; /* its short option; 0: the common one of its name, if any (cli_short_letter) */
+	bool hidden; /* parsed, but left out of --help and of "did you mean" */
 };
+/* { "force", NULL, "help", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) } */
+#define CLI_SET(how, type, field) .store = (how), .offset = offsetof(type, field)
 
 /*
  * Parse one option's value; false after printing an error. While parse
@@ -50,9 +70,18 @@ const char *cli_option_name(void);
 /* A metavar in brackets ("[A|B]") makes the value optional: "--name" alone passes NULL. */
 #define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
 
-/* Parse argv against the table; returns the index of the first operand, or -1 (error printed). */
+/*
+ * Parse argv against the table as getopt_long does (-x VALUE, -xVALUE,
+ * --name VALUE, --name=VALUE, bundled flags, unambiguous prefixes), with
+ * options and operands in any order and "--" ending the options. The
+ * operands are moved to argv's tail, in their order; returns the index of
+ * the first, or -1 (one line printed). -h/--help print usage and exit 0.
+ */
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void));
+/* The same, but the first operand ends the options (cowbench stat COMMAND ARGS...). */
+int cli_parse_options_first(int argc, char **argv, const struct cli_option *table, int n, void *opts,
+			    void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
 /* -w -s -r -o -f -q: the long option a short letter stands for, and back (0/NULL: none). */
 const char *cli_short_option(char letter);
@@ -160,6 +189,8 @@ void cli_inputs_free(struct cli_inputs *in);
 int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created);
 /* Undo cli_output_open_locked after a later error: close, and remove the file if it created it. */
 void cli_output_discard(const char *path, int fd, bool created);
+/* After a failed write: a file this run created and left empty goes again (never a 0-byte "result"). */
+void cli_output_drop_if_empty(const char *path, bool created);
 /* Whole-file writers (merge, summarize): a temporary file, renamed over PATH by commit. */
 struct cli_output {
 	FILE *fp;         /* stdout when path is NULL */
@@ -168,6 +199,16 @@ struct cli_output {
 	int lockfd;
 };
 int cli_output_begin(struct cli_output *out, const char *path, bool force);
+/*
+ * No command writes over one of its inputs (paths.c): whether two names
+ * are one file (device and inode; for files not yet there, the resolved
+ * directory and name), and -1 after "OPTION OUTPUT is also an input (IN)"
+ * when OUTPUT (NULL: none) is one of inputs[n].
+ */
+bool cli_same_file(const char *a, const char *b);
+int cli_output_not_input(const char *option, const char *output, char *const *inputs, int n);
+/* -1 after one line when an output names /dev/... or /proc/... (stdout, null, fd links): omit it instead. */
+int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
 void cli_output_abort(struct cli_output *out);
 
@@ -181,8 +222,6 @@ int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
-/* Let options follow operands: move them (with their separate values) before the first operand. */
-void cli_options_first(int argc, char **argv, const struct cli_option *table, int n);
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,

@@ -36,6 +36,7 @@ struct cmp_opts {
 	double fail_above; /* percent; < 0 when not given */
 	enum cb_format format;
 	const char *output;
+	bool force, quiet;
 };
 
 #define COPTS(p) ((struct cmp_opts *)(p))
@@ -157,23 +158,18 @@ static bool opt_fail_above(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	return cli_parse_format(v, &COPTS(o)->format);
-}
-
-static bool opt_output(void *o, const char *v)
-{
-	return cli_parse_output(v, &COPTS(o)->output);
-}
-
 static const struct cli_option cmp_options[] = {
-	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, opt_metric },
-	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", opt_by },
-	{ "alpha", "A", "significance level of the Mann-Whitney test (default 0.05)", opt_alpha },
-	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", opt_fail_above },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
-	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
+	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, .parse = opt_metric },
+	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", .parse = opt_by },
+	{ "alpha", "A", "significance level of the Mann-Whitney test (default 0.05)", .parse = opt_alpha },
+	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", .parse = opt_fail_above },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	  CLI_SET(CLI_STORE_FORMAT, struct cmp_opts, format) },
+	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
+	  CLI_SET(CLI_STORE_FILE, struct cmp_opts, output) },
+	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct cmp_opts, force) },
+	{ "quiet", NULL, "no notes on stderr (regressions beyond --fail-above are still named)",
+	  CLI_SET(CLI_STORE_TRUE, struct cmp_opts, quiet) },
 };
 
 #define N_CMP_OPTIONS ((int)(sizeof(cmp_options) / sizeof(cmp_options[0])))
@@ -901,19 +897,15 @@ static int compare_all(const struct cmp_opts *o, const struct inputs *in, struct
 /* Write the comparison to --output or stdout; the exit status. */
 static int write_out(const struct cmp_opts *o, const struct lines *ls)
 {
-	FILE *out = stdout;
+	struct cli_output out;
 	size_t regressions;
 
-	if (o->output && !(out = fopen(o->output, "we"))) {
-		cli_error("cannot write %s: %s", o->output, strerror(errno));
+	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	}
-	regressions = print_lines(out, o, ls);
-	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
-		cli_error("cannot write the comparison: %s", strerror(errno));
+	regressions = print_lines(out.fp, o, ls);
+	if (cli_output_commit(&out) < 0)
 		return EXIT_RUN_FAILED;
-	}
-	if (ls->underpowered)
+	if (ls->underpowered && !o->quiet)
 		cli_note("%zu comparisons cannot be significant at alpha %g with so few values (%zu on the smaller side): "
 			 "measure more reps",
 			 ls->underpowered, o->alpha, ls->min_n);
@@ -932,7 +924,6 @@ int cmd_compare(int argc, char **argv)
 	int argi, nfiles, status = EXIT_USAGE, err;
 
 	opt_metric(&o, DEFAULT_METRICS);
-	cli_options_first(argc, argv, cmp_options, N_CMP_OPTIONS);
 	argi = cli_parse_options(argc, argv, cmp_options, N_CMP_OPTIONS, &o, cmp_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
@@ -945,6 +936,8 @@ int cmd_compare(int argc, char **argv)
 		cli_error("compare --by=%s needs a results file", o.by);
 		return EXIT_USAGE;
 	}
+	if (cli_output_not_input("--output", o.output, argv + argi, nfiles) < 0)
+		return EXIT_USAGE;
 	if (make_sides(&o, nfiles, argv + argi, &in) == 0) {
 		err = compare_all(&o, &in, &ls);
 		if (err) {

@@ -38,6 +38,7 @@ struct plot_opts {
 	const char *out;
 	const char *samples[MAX_SAMPLES]; /* --samples files of cowbench run, for index_N */
 	int nsamples;
+	bool quiet;
 };
 
 static bool opt_out(void *o, const char *v)
@@ -67,9 +68,10 @@ static bool opt_samples(void *o, const char *v)
 }
 
 static const struct cli_option plot_options[] = {
-	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out },
+	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out, .letter = 'o' },
 	{ "samples", "FILE", "a --samples file of cowbench run: plot latency against write index "
-	  "(repeatable)", opt_samples },
+	  "(repeatable)", .parse = opt_samples },
+	{ "quiet", NULL, "do not say on stderr what was written", CLI_SET(CLI_STORE_TRUE, struct plot_opts, quiet) },
 };
 
 #define N_PLOT_OPTIONS ((int)(sizeof(plot_options) / sizeof(plot_options[0])))
@@ -859,6 +861,32 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
+/* Whether INPUT is a file plot writes: DIR/report.md, a PNG or SVG in DIR, a .dat in DIR/data. */
+static bool written_by_plot(const char *dir, const char *input)
+{
+	static const char *const kinds[] = { ".png", ".svg", ".dat", ".md" };
+	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input, *dot = strrchr(base, '.');
+	char in_dir[4096], in_data[4096];
+
+	snprintf(in_dir, sizeof(in_dir), "%s/%s", dir, base);
+	snprintf(in_data, sizeof(in_data), "%s/data/%s", dir, base);
+	for (size_t k = 0; dot && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (strcmp(dot, kinds[k]) == 0 && (cli_same_file(input, in_dir) || cli_same_file(input, in_data)))
+			return true;
+	return false;
+}
+
+/* No input may be a file plot writes (-1 after saying which). */
+static int plot_inputs_kept(const char *dir, char **inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (written_by_plot(dir, inputs[i])) {
+			cli_error("--out %s would write over the input %s: choose another directory", dir, inputs[i]);
+			return -1;
+		}
+	return 0;
+}
+
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_opts o = { 0 };
@@ -867,7 +895,6 @@ int cmd_plot(int argc, char **argv)
 	struct cli_inputs in = { 0 };
 	int status = EXIT_USAGE;
 
-	cli_options_first(argc, argv, plot_options, N_PLOT_OPTIONS);
 	argi = cli_parse_options(argc, argv, plot_options, N_PLOT_OPTIONS, &o, plot_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
@@ -875,6 +902,8 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
+	if (plot_inputs_kept(o.out, argv + argi, argc - argi) < 0 || plot_inputs_kept(o.out, (char **)o.samples, o.nsamples) < 0)
+		goto out;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;
 	if (in.nrows == 0) {
@@ -901,6 +930,8 @@ int cmd_plot(int argc, char **argv)
 	    plot_index(p.dir, o.samples, o.nsamples, made_cb, &p) < 0 ||
 	    plot_tradeoff(p.dir, p.g, p.ng, made_cb, &p) < 0 || run_wrapper(o.out) < 0 || write_report(&p, in.rows, in.nrows, argv + argi, argc - argi) < 0)
 		goto out;
+	if (!o.quiet)
+		cli_note("wrote %s/report.md and %zu plots (PNG and SVG, their data in %s/data)", o.out, p.nmade, o.out);
 	status = 0;
 out:
 	cb_row_groups_free(p.g, p.ng);

@@ -75,44 +75,22 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	return cli_parse_format(v, &SOPTS(o)->format);
-}
-
-static bool opt_output(void *o, const char *v)
-{
-	return cli_parse_output(v, &SOPTS(o)->output);
-}
-
-static bool opt_force(void *o, const char *v)
-{
-	(void)v;
-	SOPTS(o)->force = true;
-	return true;
-}
-
-static bool opt_quiet(void *o, const char *v)
-{
-	(void)v;
-	SOPTS(o)->quiet = true;
-	return true;
-}
-
 static bool opt_ratio_center(void *o, const char *v)
 {
 	return cli_parse_ratio_center(v, &SOPTS(o)->ratio_center);
 }
 
 static const struct cli_option sum_options[] = {
-	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, opt_metric },
+	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, .parse = opt_metric },
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
-	  opt_baseline },
-	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", opt_ratio_center },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
-	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)", opt_output },
-	{ "force", NULL, "replace an existing --output FILE", opt_force },
-	{ "quiet", NULL, "no noisy-cell warnings on stderr", opt_quiet },
+	  .parse = opt_baseline },
+	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", .parse = opt_ratio_center },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	  CLI_SET(CLI_STORE_FORMAT, struct sum_opts, format) },
+	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
+	  CLI_SET(CLI_STORE_FILE, struct sum_opts, output) },
+	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) },
+	{ "quiet", NULL, "no noisy-cell warnings on stderr", CLI_SET(CLI_STORE_TRUE, struct sum_opts, quiet) },
 };
 
 #define N_SUM_OPTIONS ((int)(sizeof(sum_options) / sizeof(sum_options[0])))
@@ -492,41 +470,6 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 	return err;
 }
 
-/* Options may follow the files ("summarize r.csv --baseline precopy=0"): move them first, stably. */
-void cli_options_first(int argc, char **argv, const struct cli_option *table, int n)
-{
-	char **opts = calloc((size_t)argc + 1, sizeof(*opts)), **rest = calloc((size_t)argc + 1, sizeof(*rest));
-	int no = 0, nr = 0;
-
-	if (!opts || !rest) {
-		free(opts);
-		free(rest);
-		return; /* leave argv as it is: the parser still reports what it cannot take */
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0) {
-			while (i < argc)
-				rest[nr++] = argv[i++];
-			break;
-		}
-		if (a[0] != '-' || a[1] == '\0') {
-			rest[nr++] = argv[i];
-			continue;
-		}
-		opts[no++] = argv[i];
-		for (int k = 0; k < n; k++)
-			if (strncmp(a, "--", 2) == 0 && strcmp(a + 2, table[k].name) == 0 && table[k].metavar &&
-			    !CLI_OPTIONAL_VALUE(&table[k]) && i + 1 < argc)
-				opts[no++] = argv[++i];
-	}
-	memcpy(argv + 1, opts, (size_t)no * sizeof(*argv));
-	memcpy(argv + 1 + no, rest, (size_t)nr * sizeof(*argv));
-	free(opts);
-	free(rest);
-}
-
 /* The summary to stdout, or to --output through a temporary file renamed into place. */
 static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 {
@@ -550,7 +493,6 @@ int cmd_summarize(int argc, char **argv)
 	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE, .ratio_center = CB_CENTER_MEAN };
 	int argi;
 
-	cli_options_first(argc, argv, sum_options, N_SUM_OPTIONS);
 	argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
 	struct cli_inputs in;
 	int err;
@@ -561,6 +503,8 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
+	if (cli_output_not_input("--output", o.output, argv + argi, argc - argi) < 0)
+		return EXIT_USAGE;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0) {
 		cli_inputs_free(&in);
 		return EXIT_USAGE;

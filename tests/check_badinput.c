@@ -12,6 +12,12 @@
 #define FX(name) CB_FIXTURE_DIR "/" name
 #define HDR      "schema,workload,size_bytes,fork,rep,status\n"
 #define FILE_(name, text) { name, text, sizeof(text) - 1 }
+/* Valid inputs for the cases that must not write over them. */
+#define ROWS     "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,1,ok,100\n1,seq,4096,0,1,ok,90\n"
+#define ROWS_B   "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,2,ok,110\n1,seq,4096,0,2,ok,95\n"
+#define CSV_A    FILE_("a.csv", ROWS)
+#define CSV_B    FILE_("b.csv", ROWS_B)
+#define SAME     "same file as"
 
 struct infile {
 	const char *name, *text;
@@ -20,7 +26,7 @@ struct infile {
 
 static const struct bad_case {
 	const char *argv[14];
-	struct infile files[2];
+	struct infile files[3];
 	const char *needle;
 } cases[] = {
 	/* cowbench itself */
@@ -108,6 +114,38 @@ static const struct bad_case {
 	  { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,\"1,2,ok\n") }, "record 3" },
 	{ { "cowbench", "plot", "/dev/zero", "--out", "@/p", NULL }, { { 0 } }, "not a regular file" },
 	{ { "cowbench", "plot", FX("results_garbage.csv"), "--out", "@/p", NULL }, { { 0 } }, "not a cowbench" },
+	/*
+	 * No command writes over one of its inputs, whatever the spelling of
+	 * either name and with --force (each input is checked byte for byte
+	 * after every case, below).
+	 */
+	{ { "cowbench", "summarize", "@/a.csv", "-o", "@/a.csv", "--force", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "summarize", "--force", "@/a.csv", "-o", "@/./a.csv", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "summarize", "@/a.csv", "@/b.csv", "--output=@//b.csv", "--force", NULL }, { CSV_A, CSV_B },
+	  SAME },
+	{ { "cowbench", "compare", "--by=fork", "@/a.csv", "@/b.csv", "-o", "@/a.csv", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "-o", "@/b.csv", "--force", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "--output=@/c.txt", NULL },
+	  { CSV_A, CSV_B, FILE_("c.txt", "keep\n") }, "--force" },
+	{ { "cowbench", "merge", "@/a.csv", "@/b.csv", "-o", "@/a.csv", "--force", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "merge", "-o@/./b.csv", "--force", "@/a.csv", "@/b.csv", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "matrix", "@/m.ini", "-o", "@/m.ini", "--force", NULL }, { FILE_("m.ini", "[g]\nsize = 1M\n") },
+	  SAME },
+	{ { "cowbench", "matrix", "@/m.ini", "--resume", "@/m.ini", NULL }, { FILE_("m.ini", "[g]\nsize = 1M\n") },
+	  SAME },
+	{ { "cowbench", "run", "-s", "256K", "-o", "@/a.csv", "--samples=@/a.csv", "--force", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "plot", "@/report.md", "-o", "@", NULL }, { FILE_("report.md", ROWS) }, "write over the input" },
+	{ { "cowbench", "plot", "@/a.csv", "-o", "@", "--samples=@/s.svg", NULL },
+	  { CSV_A, FILE_("s.svg", "rep,index,page,latency_ns\r\n1,0,0,100\r\n") }, "write over the input" },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "cat", "@/a.csv", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "stat", "--where=code", "--folded=@", "--", "true", NULL }, { { 0 } }, "not a regular file" },
+	/* an --output is a file to replace: /dev/stdout, /dev/null and fd links are refused alike */
+	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/stdout", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/null", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "summarize", "@/a.csv", "-o", "/dev/stdout", NULL }, { CSV_A }, "leave out --output" },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "-o", "/proc/self/fd/1", NULL }, { CSV_A, CSV_B },
+	  "leave out --output" },
+	{ { "cowbench", "matrix", "-s", "1M", "-o", "/dev/fd/1", NULL }, { { 0 } }, "leave out --output" },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -134,7 +172,7 @@ START_TEST(bad_input_table)
 	struct cli_result r;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	for (size_t f = 0; f < 2 && c->files[f].name; f++, nfiles++) {
+	for (size_t f = 0; f < 3 && c->files[f].name; f++, nfiles++) {
 		char path[600];
 		FILE *fp;
 
@@ -160,6 +198,17 @@ START_TEST(bad_input_table)
 	ck_assert_msg(r.out_len == 0, "case %d (%s): stdout: %s", _i, line, r.out);
 	ck_assert_msg(strstr(r.err, c->needle), "case %d (%s): '%s' not in: %s", _i, line, c->needle, r.err);
 	ck_assert_msg(dir_entries(dir) == nfiles, "case %d (%s): a file was left behind", _i, line);
+	for (size_t f = 0; f < nfiles; f++) { /* and every input as it was, byte for byte */
+		char path[600];
+		size_t len = 0;
+		char *now;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, c->files[f].name);
+		now = tu_slurp(path, &len);
+		ck_assert_msg(now && len == c->files[f].len && memcmp(now, c->files[f].text, len) == 0,
+			      "case %d (%s): %s changed", _i, line, c->files[f].name);
+		free(now);
+	}
 	tu_free(&r);
 	{
 		const char *rm[] = { "rm", "-rf", "--", dir, NULL };

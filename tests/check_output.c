@@ -45,6 +45,18 @@ static const struct expect cases[] = {
 	  "x 1 reps", NULL, NULL },
 	{ { "matrix", "--shuffle", "5", "--sizes=1M,2M", "--dry-run" }, 0, "shuffled (seed 5)", NULL, NULL },
 	{ { "matrix", "-w", "seq", "-s", "1M,2M", "-r", "2", "--dry-run" }, 0, "2 cells x 2 reps", NULL, NULL },
+	/* 7. one parser (getopt_long): short values attached or separate, options after operands, --, -q */
+	{ { "summarize", CB_FIXTURE_DIR "/results_known.csv", "-f", "json" }, 0, "{\"cell\":", NULL, NULL },
+	{ { "summarize", CB_FIXTURE_DIR "/results_known.csv", "-fcsv", "-q" }, 0, "cell,metric,", NULL, NULL },
+	{ { "summarize", "--format", "csv", "--", CB_FIXTURE_DIR "/results_known.csv" }, 0, "cell,metric,", NULL, NULL },
+	{ { "compare", "-q", "-f", "csv", CB_FIXTURE_DIR "/compare_old.csv", CB_FIXTURE_DIR "/compare_new.csv" }, 0,
+	  "by,old,new,", NULL, NULL },
+	{ { "compare", CB_FIXTURE_DIR "/compare_old.csv", CB_FIXTURE_DIR "/compare_new.csv", "-f", "json", "-q" }, 0,
+	  "{\"by\":", NULL, NULL },
+	{ { "merge", CB_FIXTURE_DIR "/results_shard1.csv", CB_FIXTURE_DIR "/results_shard2.csv", "-f", "x" }, 2, NULL,
+	  NULL, "unknown option -f" },
+	{ { "matrix", "--dry-run", "-qr3", "-w", "seq", "-s1M" }, 0, "1 cells x 3 reps", NULL, NULL },
+	{ { "matrix", "--sizes", "1M,2M", "--dry-run", "--workload", "seq" }, 0, "2 cells x 5 reps", NULL, NULL },
 };
 
 static void check_case(const struct expect *e)
@@ -90,6 +102,13 @@ static const struct {
 	{ { "info", "extra" }, "info takes no arguments" },
 	{ { "list", "--bogus" }, "unknown option --bogus" },
 	{ { "matrix", "a.ini", "b.ini" }, "one matrix file at most" },
+	/* a hint only when it differs from what was typed; run's own options are named as such */
+	{ { "matrix", "--samples=x" }, "--samples is an option of cowbench run, not a matrix axis" },
+	{ { "matrix", "--explain" }, "--explain is an option of cowbench run, not a matrix axis" },
+	{ { "run", "--s=1M" }, "option --s is ambiguous (--size, " },
+	{ { "summarize", "x.csv", "-f" }, "option -f (--format) needs a value" },
+	{ { "compare", "-o" }, "option -o (--output) needs a value" },
+	{ { "stat", "-p" }, "option -p (--pid) needs a value" },
 };
 
 START_TEST(test_usage_error)
