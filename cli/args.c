@@ -73,8 +73,11 @@ bool cli_parse_long(const char *text, long min, long max, long *out)
 
 bool cli_parse_format(const char *text, enum cb_format *out)
 {
+	static const char *const formats[] = { "table", "csv", "json" };
+	char hint[64];
+
 	if (cb_format_parse(text, out) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'", text);
+		cli_error("--format must be table, csv or json, not '%s'%s", text, cli_hint(text, formats, 3, hint, sizeof(hint)));
 		return false;
 	}
 	return true;
@@ -172,6 +175,72 @@ const char *cli_closest_name(const char *name, const char *const *names, size_t 
 	return best;
 }
 
+/*
+ * What a misspelt NAME probably meant: the closest of names (at most two
+ * edits), else the one name that starts with it ("lat_p50": lat_p50_ns);
+ * NULL when none, or when that is NAME itself.
+ */
+const char *cli_suggest(const char *name, const char *const *names, size_t n)
+{
+	const char *hint = cli_closest_name(name, names, n), *prefixed = NULL;
+	size_t len = strlen(name), nprefixed = 0;
+
+	for (size_t i = 0; !hint && len >= 3 && i < n; i++)
+		if (strncmp(names[i], name, len) == 0 && nprefixed++ == 0)
+			prefixed = names[i];
+	if (!hint && nprefixed == 1)
+		hint = prefixed;
+	return hint && strcmp(hint, name) != 0 ? hint : NULL;
+}
+
+const char *cli_hint(const char *name, const char *const *names, size_t n, char *buf, size_t len)
+{
+	const char *hint = cli_suggest(name, names, n);
+
+	if (hint)
+		snprintf(buf, len, " (did you mean %s?)", hint);
+	else
+		snprintf(buf, len, "%s", "");
+	return buf;
+}
+
+bool cli_numeric_column(const char *option, const char *name)
+{
+	size_t n, k = 0;
+	const struct cb_column *c = cb_columns(&n), *found = cb_column_find(name);
+	const char **names;
+	char hint[96] = "";
+
+	if (found && found->type != CB_COL_STR)
+		return true;
+	names = calloc(n + 1, sizeof(*names));
+	for (size_t i = 0; names && i < n; i++)
+		if (c[i].type != CB_COL_STR)
+			names[k++] = c[i].name;
+	if (names)
+		cli_hint(name, names, k, hint, sizeof(hint));
+	free(names);
+	cli_error("%s: '%s' is not a numeric column%s (see cowbench list --columns)", option, name, hint);
+	return false;
+}
+
+const char *cli_printable(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+		bool c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f; /* C1 controls in UTF-8 (CSI is one) */
+
+		if (*p < 0x20 || *p == 0x7f || c1) {
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c1 ? *++p : *p);
+			continue;
+		}
+		buf[o++] = (char)*p;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 /* The table's names a misspelt one may have meant (help too). */
 static size_t option_names(const struct cli_option *table, int n, const char **names, size_t max)
 {
@@ -205,8 +274,8 @@ static void unknown_option(const char *arg, const struct cli_option *table, int 
 		cli_error("option --%s is ambiguous (%s)", name, starts);
 		return;
 	}
-	hint = cli_closest_name(name, names, k);
-	if (hint && strcmp(hint, name) != 0)
+	hint = cli_suggest(name, names, k);
+	if (hint)
 		cli_error("unknown option --%s (did you mean --%s?)", name, hint);
 	else
 		cli_error("unknown option --%s (see --help)", name);

@@ -88,6 +88,14 @@ const char *cli_short_option(char letter);
 char cli_short_letter(const char *name);
 /* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
 const char *cli_closest_name(const char *name, const char *const *names, size_t n);
+/* That, else the only name NAME starts ("lat_p50": lat_p50_ns); NULL when none or NAME itself. */
+const char *cli_suggest(const char *name, const char *const *names, size_t n);
+/* " (did you mean X?)" in buf, or "": for one-line messages about a misspelt value. */
+const char *cli_hint(const char *name, const char *const *names, size_t n, char *buf, size_t len);
+/* Whether NAME is a numeric result column; false after "OPTION: 'NAME' is not a numeric column (did you mean ...?)". */
+bool cli_numeric_column(const char *option, const char *name);
+/* S with control characters (C0, DEL, C1) as \xNN, for a terminal: text from a CSV never drives it. */
+const char *cli_printable(const char *s, char *buf, size_t len);
 
 /*
  * Set a kernel knob for this run (value < 0: leave it). The old value

@@ -76,10 +76,8 @@ static bool opt_metric(void *o, const char *v)
 	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
 		const struct cb_column *c = cb_column_find(m);
 
-		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+		if (!cli_numeric_column("--metric", m))
 			return false;
-		}
 		if (COPTS(o)->nmetric == MAX_METRICS) {
 			cli_error("--metric: at most %d columns", MAX_METRICS);
 			return false;
@@ -664,10 +662,11 @@ static void center_text(char *buf, size_t len, const char *metric, double c, dou
 
 static void table_line(FILE *fp, const struct line *l, int keyw)
 {
-	char oldc[80], newc[80], change[64] = "-", p[16];
+	char oldc[80], newc[80], change[64] = "-", p[16], cell[4 * CB_ROW_KEY_LEN];
 
+	cli_printable(l->cell, cell, sizeof(cell)); /* a CSV's text never drives the terminal */
 	if (!l->metric) {
-		fprintf(fp, "%-*s %s\n", keyw, l->cell,
+		fprintf(fp, "%-*s %s\n", keyw, cell,
 			l->present == BOTH ? "(no metric measured on both sides)" :
 			l->present == OLD_ONLY ? "only in old" : "only in new");
 		return;
@@ -682,7 +681,7 @@ static void table_line(FILE *fp, const struct line *l, int keyw)
 		snprintf(p, sizeof(p), "p<0.001");
 	else
 		snprintf(p, sizeof(p), "p=%.3f", l->c.p);
-	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s ", keyw, l->cell, l->metric, oldc, newc, change, p);
+	fprintf(fp, "%-*s %-14s %26s %26s %-26s %-8s ", keyw, cell, l->metric, oldc, newc, change, p);
 	if (l->c.paired)
 		fprintf(fp, "n=%zu pairs %s", l->c.n_old, strcmp(l->verdict, "~") ? l->verdict : "");
 	else
@@ -749,12 +748,19 @@ static size_t print_lines(FILE *fp, const struct cmp_opts *o, const struct lines
 
 static void report_regressions(const struct cmp_opts *o, const struct lines *ls)
 {
+	char cell[4 * CB_ROW_KEY_LEN];
+
 	for (size_t i = 0; i < ls->n; i++) {
 		const struct line *l = &ls->l[i];
 
-		if (exceeds(o, l))
+		if (exceeds(o, l) && isnan(l->change)) /* the old median is 0: no percentage of it */
+			cli_error("regression beyond --fail-above=%g%%: %s %s from 0 to %g (no percentage of 0), p=%.3g "
+				  "(%s -> %s)",
+				  o->fail_above, cli_printable(l->cell, cell, sizeof(cell)), l->metric, l->c.new_center, l->c.p, l->old->label, l->new_->label);
+		else if (exceeds(o, l))
 			cli_error("regression beyond --fail-above=%g%%: %s %s %+.1f%% [%+.1f%%, %+.1f%%], p=%.3g (%s -> %s)",
-				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.p,
+				  o->fail_above, cli_printable(l->cell, cell, sizeof(cell)), l->metric, l->change, l->change_lo,
+				  l->change_hi, l->c.p,
 				  l->old->label, l->new_->label);
 	}
 }

@@ -221,10 +221,8 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 	case M_BASELINE:
 		return parse_baseline(o, v);
 	case M_BASELINE_METRIC:
-		if (!cb_column_find(v) || cb_column_find(v)->type == CB_COL_STR) {
-			cli_error("--baseline-metric must name a numeric result column (e.g. elapsed_ns), not '%s'", v);
+		if (!cli_numeric_column("--baseline-metric", v))
 			return false;
-		}
 		o->baseline_metric = v;
 		return true;
 	case M_RATIO_CENTER:

@@ -47,7 +47,14 @@ struct run_opts {
 static bool opt_workload(void *o, const char *v)
 {
 	if (!cb_workload_find(v)) {
-		cli_error("unknown workload '%s' (workloads: %s)", v, cb_workload_names());
+		const char *names[64];
+		char hint[96] = "";
+		size_t n = 0;
+
+		for (size_t i = 0; i < cb_workload_count() && n < 64; i++)
+			names[n++] = cb_workload_at(i)->name;
+		cli_error("unknown workload '%s'%s (workloads: %s)", v, cli_hint(v, names, n, hint, sizeof(hint)),
+			  cb_workload_names());
 		return false;
 	}
 	OPTS(o)->workload = v;
@@ -80,7 +87,10 @@ static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, 
 static bool opt_writer(void *o, const char *v)
 {
 	if (cb_writer_parse(v, &OPTS(o)->writer) < 0) {
-		cli_error("--writer must be child or parent, not '%s'", v);
+		char hint[64];
+
+		cli_error("--writer must be child or parent, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "child", "parent" }, 2, hint, sizeof(hint)));
 		return false;
 	}
 	OPTS(o)->writer_given = true;
@@ -100,7 +110,10 @@ static bool opt_thp(void *o, const char *v)
 	if (!v) {
 		OPTS(o)->params.thp = CB_THP_MADVISE;
 	} else if (cb_thp_advice_parse(v, &OPTS(o)->params.thp) < 0) {
-		cli_error("--thp must be never, madvise or always, not '%s'", v);
+		char hint[64];
+
+		cli_error("--thp must be never, madvise or always, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "never", "madvise", "always" }, 3, hint, sizeof(hint)));
 		return false;
 	}
 	OPTS(o)->thp = OPTS(o)->params.thp != CB_THP_NEVER;
@@ -192,7 +205,10 @@ static bool opt_seed(void *o, const char *v)
 static bool opt_clock(void *o, const char *v)
 {
 	if (cb_clock_parse(v, &OPTS(o)->clock) < 0) {
-		cli_error("--clock must be tsc, monotonic or auto, not '%s'", v);
+		char hint[64];
+
+		cli_error("--clock must be tsc, monotonic or auto, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "tsc", "monotonic", "auto" }, 3, hint, sizeof(hint)));
 		return false;
 	}
 	return true;

@@ -75,12 +75,35 @@ static volatile sig_atomic_t stop_requested;
 
 #define OPTS(p) ((struct stat_opts *)(p))
 
+/* The state letter of /proc/PID/stat (R, S, Z...), or 0 when unreadable. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *paren;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
 static bool opt_pid(void *o, const char *v)
 {
 	long pid;
 
 	if (!cli_parse_long(v, 1, 0x3fffffff, &pid) || (kill((pid_t)pid, 0) < 0 && errno == ESRCH)) {
 		cli_error("--pid=%s is not a running process", v);
+		return false;
+	}
+	if (proc_state((pid_t)pid) == 'Z' || proc_state((pid_t)pid) == 'X') {
+		cli_error("--pid=%s has exited (a zombie its parent has not reaped): nothing to watch", v);
 		return false;
 	}
 	OPTS(o)->pid = (pid_t)pid;

@@ -45,12 +45,8 @@ static bool opt_metric(void *o, const char *v)
 
 	snprintf(copy, sizeof(copy), "%s", v);
 	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		const struct cb_column *c = cb_column_find(m);
-
-		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in README.md)", m);
+		if (!cli_numeric_column("--metric", m))
 			return false;
-		}
 	}
 	if (!*v) {
 		cli_error("--metric needs at least one column");
@@ -246,7 +242,7 @@ static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
 
 static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
-	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16];
+	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
 	enum cb_units_style st = cb_units_style_for(fp);
 
 	cli_human(med, sizeof(med), l->s.median, l->metric, st);
@@ -260,7 +256,8 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, l->key, l->metric, l->s.n, cb_pad_width(med, 9),
+	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)), l->metric,
+		l->s.n, cb_pad_width(med, 9),
 		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]%s", l->ratio, l->rlo, l->rhi, l->pairs ? " paired" : "");
@@ -384,7 +381,10 @@ static void noisy_add(struct noisy_list *nl, const struct line *l)
 	if (!t)
 		return;
 	nl->text = t;
-	if (asprintf(&s, "%s %s (CV %.1f %%): %s", l->key, l->metric, l->s.cv * 100, l->cause) >= 0)
+	char key[4 * CB_ROW_KEY_LEN];
+
+	if (asprintf(&s, "%s %s (CV %.1f %%): %s", cli_printable(l->key, key, sizeof(key)), l->metric, l->s.cv * 100,
+		     l->cause) >= 0)
 		nl->text[nl->n++] = s;
 	nl->explained += l->explained == 1;
 }
@@ -415,9 +415,13 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 				if (l.explained < 0)
 					return l.explained;
 				noisy_add(nl, &l);
-				if (!o->quiet)
+				if (!o->quiet) {
+					char key[4 * CB_ROW_KEY_LEN];
+
 					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
-						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m, l.cause);
+						l.s.cv * 100, CB_NOISY_CV * 100, cli_printable(l.key, key, sizeof(key)), m,
+						l.cause);
+				}
 			}
 			emit(fp, o, &l);
 			(*lines)++;

@@ -112,6 +112,15 @@ int main(int argc, char **argv)
 			cli_guard_start(argv[1]);
 			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
 		}
-	cli_error("unknown command '%s' (commands: run, list, info, stat, matrix, merge, summarize, compare, plot; see --help)", argv[1]);
+	{
+		const char *names[sizeof(commands) / sizeof(commands[0])];
+		char hint[64];
+
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			names[i] = commands[i].name;
+		cli_error("unknown command '%s'%s (commands: run, list, info, stat, matrix, merge, summarize, compare, "
+			  "plot; see --help)",
+			  argv[1], cli_hint(argv[1], names, sizeof(names) / sizeof(names[0]), hint, sizeof(hint)));
+	}
 	return EXIT_USAGE;
 }

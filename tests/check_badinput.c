@@ -6,6 +6,7 @@
  * given by the literal).
  */
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 
@@ -220,6 +221,56 @@ START_TEST(bad_input_table)
 }
 END_TEST
 
+/* A FIFO as an input is refused at once by every reader (the matrix's used to block in open). */
+START_TEST(fifo_inputs_refused)
+{
+	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600];
+	const char *cmds[][5] = {
+		{ "cowbench", "matrix", "--dry-run", fifo, NULL },
+		{ "cowbench", "summarize", fifo, NULL },
+		{ "cowbench", "merge", fifo, NULL },
+	};
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/f", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		tu_assert_usage_error(cmds[i], "not a regular file");
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
+/* stat -p of a process that has exited but is not reaped: nothing to watch, said at once (exit 2). */
+START_TEST(stat_zombie_refused)
+{
+	char pid_text[16];
+	const char *argv[] = { "cowbench", "stat", "-p", pid_text, "--count=1", NULL };
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	for (int i = 0; i < 200; i++) { /* until it is a zombie */
+		char path[64], buf[256] = "";
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fp = fopen(path, "r");
+		if (fp && fgets(buf, sizeof(buf), fp) && strstr(buf, ") Z ")) {
+			fclose(fp);
+			break;
+		}
+		if (fp)
+			fclose(fp);
+		usleep(10000);
+	}
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	tu_assert_usage_error(argv, "has exited");
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
 	Suite *s = suite_create("badinput");
@@ -227,6 +278,8 @@ static Suite *badinput_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, bad_input_table, 0, (int)NCASES);
+	tcase_add_test(tc, fifo_inputs_refused);
+	tcase_add_test(tc, stat_zombie_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -57,6 +57,17 @@ static const struct expect cases[] = {
 	  NULL, "unknown option -f" },
 	{ { "matrix", "--dry-run", "-qr3", "-w", "seq", "-s1M" }, 0, "1 cells x 3 reps", NULL, NULL },
 	{ { "matrix", "--sizes", "1M,2M", "--dry-run", "--workload", "seq" }, 0, "2 cells x 5 reps", NULL, NULL },
+	/* 8. messages (issue 29.10): a UTF-8 BOM is not part of "schema"; a CSV's control bytes never reach a
+	 * terminal raw; a change from 0 has no percentage */
+	{ { "summarize", CB_FIXTURE_DIR "/results_bom.csv" }, 0, "workload=seq", NULL, NULL },
+	{ { "summarize", "-q", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, "x=\\x1b[31mred\\x07 y=\\x9b2J", "\x1b", NULL },
+	{ { "summarize", "-q", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, NULL, "\x07", NULL },
+	{ { "compare", "-q", CB_FIXTURE_DIR "/results_ansi.csv", CB_FIXTURE_DIR "/results_ansi.csv" }, 0,
+	  "x=\\x1b[31mred", "\x1b", NULL },
+	{ { "compare", "-q", CB_FIXTURE_DIR "/results_ansi.csv", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, NULL,
+	  "\xc2\x9b", NULL },
+	{ { "compare", "--metric=faults", "--fail-above=5", CB_FIXTURE_DIR "/compare_zero_old.csv",
+	    CB_FIXTURE_DIR "/compare_zero_new.csv" }, 1, "worse", "nan", "from 0 to 100 (no percentage of 0)" },
 };
 
 static void check_case(const struct expect *e)
@@ -109,6 +120,17 @@ static const struct {
 	{ { "summarize", "x.csv", "-f" }, "option -f (--format) needs a value" },
 	{ { "compare", "-o" }, "option -o (--output) needs a value" },
 	{ { "stat", "-p" }, "option -p (--pid) needs a value" },
+	/* "did you mean" for commands, metric names and enumerated values */
+	{ { "runn" }, "unknown command 'runn' (did you mean run?)" },
+	{ { "sumarize", "x.csv" }, "(did you mean summarize?)" },
+	{ { "summarize", "--metric=lat_p50", "x.csv" }, "'lat_p50' is not a numeric column (did you mean lat_p50_ns?)" },
+	{ { "compare", "--metric=elapsed", "a.csv", "b.csv" }, "(did you mean elapsed_ns?)" },
+	{ { "matrix", "--baseline-metric=elapsed_n" }, "(did you mean elapsed_ns?)" },
+	{ { "summarize", "-f", "jsn", "x.csv" }, "not 'jsn' (did you mean json?)" },
+	{ { "run", "--writer=chlid" }, "not 'chlid' (did you mean child?)" },
+	{ { "run", "--clock=monotnic" }, "(did you mean monotonic?)" },
+	{ { "run", "--thp=madvice" }, "(did you mean madvise?)" },
+	{ { "run", "--workload=randm" }, "unknown workload 'randm' (did you mean random?)" },
 };
 
 START_TEST(test_usage_error)
