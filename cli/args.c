@@ -480,10 +480,38 @@ void cli_set_interrupt_note(const char *text)
 	interrupt_note = text;
 }
 
+/* Temporary paths a signal must not leave behind (files first, their directory last). */
+#define MAX_SIGNAL_PATHS 8
+static char signal_paths[MAX_SIGNAL_PATHS][4096];
+static volatile sig_atomic_t n_signal_paths;
+
+void cli_remove_on_signal(const char *path)
+{
+	if (n_signal_paths == MAX_SIGNAL_PATHS || strlen(path) >= sizeof(signal_paths[0]))
+		return;
+	memcpy(signal_paths[n_signal_paths], path, strlen(path) + 1);
+	n_signal_paths = n_signal_paths + 1; /* the path is whole before the handler can see it */
+	cli_restore_sysctls_at_exit();       /* hooks the signals */
+}
+
+void cli_remove_on_signal_clear(void)
+{
+	n_signal_paths = 0;
+}
+
+/* unlink and rmdir are async-signal-safe; a directory is removed once its files are. */
+static void remove_signal_paths(void)
+{
+	for (sig_atomic_t i = 0; i < n_signal_paths; i++)
+		if (unlink(signal_paths[i]) != 0)
+			rmdir(signal_paths[i]);
+}
+
 static void restore_and_reraise(int sig)
 {
 	const char *note = interrupt_note;
 
+	remove_signal_paths();
 	if (note) { /* async-signal-safe: one write of a string prepared beforehand */
 		ssize_t w = write(STDERR_FILENO, note, strlen(note));
 

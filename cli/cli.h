@@ -106,6 +106,13 @@ int cli_apply_sysctl(const char *option, const char *path, long value);
 void cli_restore_sysctls_at_exit(void);
 /* Text written to stderr when one of those signals stops the program (NULL: none); kept by the caller. */
 void cli_set_interrupt_note(const char *text);
+/*
+ * A temporary file or directory (given after its files) that one of those
+ * signals removes before the program dies (up to 8); cleared once the
+ * caller has removed them itself.
+ */
+void cli_remove_on_signal(const char *path);
+void cli_remove_on_signal_clear(void);
 
 /*
  * cowbench run's options, shared with cowbench matrix (cmd_run.c): a

@@ -1427,6 +1427,20 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 	return fp;
 }
 
+/* A guest's row written: the interrupt note counts it as the host's rows are counted. */
+struct guest_count {
+	struct progress *pr;
+	size_t resumed;
+};
+
+static void guest_row_done(void *arg)
+{
+	struct guest_count *gc = arg;
+
+	gc->pr->done++;
+	interrupt_note_update(gc->pr->done + gc->resumed, gc->pr->total + gc->resumed);
+}
+
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
@@ -1452,9 +1466,11 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
 		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
 				    .order = o->order, .seed = o->order_seed,
-				    .warmup = o->warmup, .report = &rep, .progress = pr.on };
+				    .warmup = o->warmup, .report = &rep, .progress = pr.on, .row_done = guest_row_done };
+		struct guest_count gc = { &pr, p->resumed };
 		int rc;
 
+		g.row_arg = &gc;
 		cli_progress_clear();
 		rc = mk_run_guests(&g);
 		status = rc < 0 ? -1 : rc > 0 ? 1 : status;
