@@ -222,6 +222,8 @@ int cli_output_begin(struct cli_output *out, const char *path, bool force);
  */
 bool cli_same_file(const char *a, const char *b);
 int cli_output_not_input(const char *option, const char *output, char *const *inputs, int n);
+/* plot --out DIR: -1 after one line when an input is DIR/report.md, a PNG/SVG in DIR or a .dat in DIR/data. */
+int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 /* -1 after one line when an output names /dev/... or /proc/... (stdout, null, fd links): omit it instead. */
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */

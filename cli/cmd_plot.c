@@ -861,32 +861,6 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-/* Whether INPUT is a file plot writes: DIR/report.md, a PNG or SVG in DIR, a .dat in DIR/data. */
-static bool written_by_plot(const char *dir, const char *input)
-{
-	static const char *const kinds[] = { ".png", ".svg", ".dat", ".md" };
-	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input, *dot = strrchr(base, '.');
-	char in_dir[4096], in_data[4096];
-
-	snprintf(in_dir, sizeof(in_dir), "%s/%s", dir, base);
-	snprintf(in_data, sizeof(in_data), "%s/data/%s", dir, base);
-	for (size_t k = 0; dot && k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (strcmp(dot, kinds[k]) == 0 && (cli_same_file(input, in_dir) || cli_same_file(input, in_data)))
-			return true;
-	return false;
-}
-
-/* No input may be a file plot writes (-1 after saying which). */
-static int plot_inputs_kept(const char *dir, char **inputs, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (written_by_plot(dir, inputs[i])) {
-			cli_error("--out %s would write over the input %s: choose another directory", dir, inputs[i]);
-			return -1;
-		}
-	return 0;
-}
-
 int cmd_plot(int argc, char **argv)
 {
 	struct plot_opts o = { 0 };
@@ -902,7 +876,8 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
-	if (plot_inputs_kept(o.out, argv + argi, argc - argi) < 0 || plot_inputs_kept(o.out, (char **)o.samples, o.nsamples) < 0)
+	if (cli_plot_dir_not_input(o.out, argv + argi, argc - argi) < 0 ||
+	    cli_plot_dir_not_input(o.out, (char **)o.samples, o.nsamples) < 0)
 		goto out;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;

@@ -75,3 +75,30 @@ int cli_output_path_check(const char *option, const char *path)
 	}
 	return 0;
 }
+
+/* Whether INPUT is a file plot writes: DIR/report.md, a PNG or SVG in DIR, a .dat in DIR/data. */
+static bool written_by_plot(const char *dir, const char *input)
+{
+	static const char *const kinds[] = { ".png", ".svg", ".dat" };
+	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input, *dot = strrchr(base, '.');
+	char in_dir[4096], in_data[4096];
+
+	snprintf(in_dir, sizeof(in_dir), "%s/%s", dir, base);
+	snprintf(in_data, sizeof(in_data), "%s/data/%s", dir, base);
+	if (strcmp(base, "report.md") == 0 && cli_same_file(input, in_dir))
+		return true;
+	for (size_t k = 0; dot && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (strcmp(dot, kinds[k]) == 0 && (cli_same_file(input, in_dir) || cli_same_file(input, in_data)))
+			return true;
+	return false;
+}
+
+int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (written_by_plot(dir, inputs[i])) {
+			cli_error("--out %s would write over the input %s: choose another directory", dir, inputs[i]);
+			return -1;
+		}
+	return 0;
+}
