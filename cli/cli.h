@@ -19,6 +19,11 @@
 /* Print "cowbench: ..." and one newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether cli_error has printed a line (the exit check of stdout then adds none). */
+bool cli_error_printed(void);
+/* fflush(stdout) that keeps the cause of a failure for the exit check (a full disk: ENOSPC, not EIO). */
+void cli_flush_stdout(void);
+int cli_stdout_errno(void);
 
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
@@ -36,15 +41,30 @@ enum cb_format cli_format_resolve(enum cb_format f, const char *output);
 
 /*
  * Options are data: one table per command drives getopt_long, the
- * parsing and --help alike.
+ * parsing and --help alike. An entry either stores its value at offset
+ * in the command's options struct (store, like cb_option's typed
+ * offsets) or calls parse.
  */
+enum cli_store {
+	CLI_STORE_CALL,   /* parse(opts, value) */
+	CLI_STORE_TRUE,   /* a flag: bool at offset = true */
+	CLI_STORE_FALSE,  /* a flag: bool at offset = false */
+	CLI_STORE_FILE,   /* const char * at offset = a non-empty file name */
+	CLI_STORE_FORMAT, /* enum cb_format at offset: table, csv or json */
+};
 struct cli_option {
 	const char *name;
 	const char *metavar; /* NULL: a flag without a value */
 	const char *help;
 	/* Parse the value into the command's options; return false after printing an error. */
 	bool (*parse)(void *opts, const char *value);
+	enum cli_store store;
+	size_t offset;
+	char letter; /* its short option; 0: the common one of its name, if any (cli_short_letter) */
+	bool hidden; /* parsed, but left out of --help and of "did you mean" */
 };
+/* { "force", NULL, "help", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) } */
+#define CLI_SET(how, type, field) .store = (how), .offset = offsetof(type, field)
 
 /*
  * Parse one option's value; false after printing an error. While parse
@@ -57,15 +77,32 @@ const char *cli_option_name(void);
 /* A metavar in brackets ("[A|B]") makes the value optional: "--name" alone passes NULL. */
 #define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
 
-/* Parse argv against the table; returns the index of the first operand, or -1 (error printed). */
+/*
+ * Parse argv against the table as getopt_long does (-x VALUE, -xVALUE,
+ * --name VALUE, --name=VALUE, bundled flags, unambiguous prefixes), with
+ * options and operands in any order and "--" ending the options. The
+ * operands are moved to argv's tail, in their order; returns the index of
+ * the first, or -1 (one line printed). -h/--help print usage and exit 0.
+ */
 int cli_parse_options(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 		      void (*usage)(void));
+/* The same, but the first operand ends the options (cowbench stat COMMAND ARGS...). */
+int cli_parse_options_first(int argc, char **argv, const struct cli_option *table, int n, void *opts,
+			    void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
 /* -w -s -r -o -f -q: the long option a short letter stands for, and back (0/NULL: none). */
 const char *cli_short_option(char letter);
 char cli_short_letter(const char *name);
 /* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
 const char *cli_closest_name(const char *name, const char *const *names, size_t n);
+/* That, else the only name NAME starts ("lat_p50": lat_p50_ns); NULL when none or NAME itself. */
+const char *cli_suggest(const char *name, const char *const *names, size_t n);
+/* " (did you mean X?)" in buf, or "": for one-line messages about a misspelt value. */
+const char *cli_hint(const char *name, const char *const *names, size_t n, char *buf, size_t len);
+/* Whether NAME is a numeric result column; false after "OPTION: 'NAME' is not a numeric column (did you mean ...?)". */
+bool cli_numeric_column(const char *option, const char *name);
+/* S with control characters (C0, DEL, C1) as \xNN, for a terminal: text from a CSV never drives it. */
+const char *cli_printable(const char *s, char *buf, size_t len);
 
 /*
  * Set a kernel knob for this run (value < 0: leave it). The old value
@@ -76,6 +113,13 @@ int cli_apply_sysctl(const char *option, const char *path, long value);
 void cli_restore_sysctls_at_exit(void);
 /* Text written to stderr when one of those signals stops the program (NULL: none); kept by the caller. */
 void cli_set_interrupt_note(const char *text);
+/*
+ * A temporary file or directory (given after its files) that one of those
+ * signals removes before the program dies (up to 8); cleared once the
+ * caller has removed them itself.
+ */
+void cli_remove_on_signal(const char *path);
+void cli_remove_on_signal_clear(void);
 
 /*
  * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
@@ -191,6 +235,8 @@ void cli_inputs_free(struct cli_inputs *in);
 int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created);
 /* Undo cli_output_open_locked after a later error: close, and remove the file if it created it. */
 void cli_output_discard(const char *path, int fd, bool created);
+/* After a failed write: a file this run created and left empty goes again (never a 0-byte "result"). */
+void cli_output_drop_if_empty(const char *path, bool created);
 /* Whole-file writers (merge, summarize): a temporary file, renamed over PATH by commit. */
 struct cli_output {
 	FILE *fp;         /* stdout when path is NULL */
@@ -199,6 +245,18 @@ struct cli_output {
 	int lockfd;
 };
 int cli_output_begin(struct cli_output *out, const char *path, bool force);
+/*
+ * No command writes over one of its inputs (paths.c): whether two names
+ * are one file (device and inode; for files not yet there, the resolved
+ * directory and name), and -1 after "OPTION OUTPUT is also an input (IN)"
+ * when OUTPUT (NULL: none) is one of inputs[n].
+ */
+bool cli_same_file(const char *a, const char *b);
+int cli_output_not_input(const char *option, const char *output, char *const *inputs, int n);
+/* plot --out DIR: -1 after one line when an input is DIR/report.md, a PNG/SVG in DIR or a .dat in DIR/data. */
+int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
+/* -1 after one line when an output names /dev/... or /proc/... (stdout, null, fd links): omit it instead. */
+int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
 void cli_output_abort(struct cli_output *out);
 
@@ -212,8 +270,6 @@ int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
-/* Let options follow operands: move them (with their separate values) before the first operand. */
-void cli_options_first(int argc, char **argv, const struct cli_option *table, int n);
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;
 int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,

@@ -63,10 +63,8 @@ static bool opt_metric(void *o, const char *v)
 	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
 		const struct cb_column *c = cb_column_find(m);
 
-		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in docs/reference.md)", m);
+		if (!cli_numeric_column("--metric", m))
 			return false;
-		}
 		if (COPTS(o)->nmetric == MAX_METRICS) {
 			cli_error("--metric: at most %d columns", MAX_METRICS);
 			return false;
@@ -168,27 +166,22 @@ static bool opt_correction(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	return cli_parse_format(v, &COPTS(o)->format);
-}
-
-static bool opt_output(void *o, const char *v)
-{
-	return cli_parse_output(v, &COPTS(o)->output);
-}
-
 static const struct cli_option cmp_options[] = {
-	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, opt_metric },
-	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", opt_by },
-	{ "alpha", "A", "significance level, after the correction for many comparisons (default 0.05)", opt_alpha },
+	{ "metric", "COL[,COL]", "numeric columns to compare; default " DEFAULT_METRICS, .parse = opt_metric },
+	{ "by", "AXIS[=BASE]", "compare the values of AXIS inside the files against BASE (default: the first)", .parse = opt_by },
+	{ "alpha", "A", "significance level, after the correction for many comparisons (default 0.05)", .parse = opt_alpha },
 	{ "threshold", "PCT", "smallest change called better/worse: its interval must lie beyond +-PCT % (default 5)",
-	  opt_threshold },
+	  .parse = opt_threshold },
 	{ "correction", "bh|holm|none", "adjust p-values over the comparison set (default bh: Benjamini-Hochberg)",
-	  opt_correction },
-	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", opt_fail_above },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
-	{ "output", "FILE", "write to FILE instead of standard output", opt_output },
+	  .parse = opt_correction },
+	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", .parse = opt_fail_above },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	  CLI_SET(CLI_STORE_FORMAT, struct cmp_opts, format) },
+	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
+	  CLI_SET(CLI_STORE_FILE, struct cmp_opts, output) },
+	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct cmp_opts, force) },
+	{ "quiet", NULL, "no notes on stderr (regressions beyond --fail-above are still named)",
+	  CLI_SET(CLI_STORE_TRUE, struct cmp_opts, quiet) },
 };
 
 #define N_CMP_OPTIONS ((int)(sizeof(cmp_options) / sizeof(cmp_options[0])))
@@ -701,18 +694,14 @@ static int compare_all(const struct cmp_opts *o, const struct inputs *in, struct
 /* Write the comparison to --output or stdout; the exit status. */
 static int write_out(const struct cmp_opts *o, const struct lines *ls)
 {
-	FILE *out = stdout;
+	struct cli_output out;
 	size_t regressions;
 
-	if (o->output && !(out = fopen(o->output, "we"))) {
-		cli_error("cannot write %s: %s", o->output, strerror(errno));
+	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	}
-	regressions = cmp_print_lines(out, o, ls);
-	if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
-		cli_error("cannot write the comparison: %s", strerror(errno));
+	regressions = cmp_print_lines(out.fp, o, ls);
+	if (cli_output_commit(&out) < 0)
 		return EXIT_RUN_FAILED;
-	}
 	if (regressions) {
 		cmp_report_regressions(o, ls);
 		return EXIT_RUN_FAILED;
@@ -729,7 +718,6 @@ int cmd_compare(int argc, char **argv)
 	int argi, nfiles, status = EXIT_USAGE, err;
 
 	opt_metric(&o, DEFAULT_METRICS);
-	cli_options_first(argc, argv, cmp_options, N_CMP_OPTIONS);
 	argi = cli_parse_options(argc, argv, cmp_options, N_CMP_OPTIONS, &o, cmp_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
@@ -742,6 +730,8 @@ int cmd_compare(int argc, char **argv)
 		cli_error("compare --by=%s needs a results file", o.by);
 		return EXIT_USAGE;
 	}
+	if (cli_output_not_input("--output", o.output, argv + argi, nfiles) < 0)
+		return EXIT_USAGE;
 	if (make_sides(&o, nfiles, argv + argi, &in) == 0) {
 		err = compare_all(&o, &in, &ls);
 		if (err) {

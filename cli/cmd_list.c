@@ -8,15 +8,9 @@ struct list_opts {
 	bool columns;
 };
 
-static bool opt_columns(void *o, const char *v)
-{
-	(void)v;
-	((struct list_opts *)o)->columns = true;
-	return true;
-}
-
 static const struct cli_option list_options[] = {
-	{ "columns", NULL, "list the result columns (name, type, meaning) instead: the CSV schema", opt_columns },
+	{ "columns", NULL, "list the result columns (name, type, meaning) instead: the CSV schema",
+	  CLI_SET(CLI_STORE_TRUE, struct list_opts, columns) },
 };
 
 #define N_LIST_OPTIONS ((int)(sizeof(list_options) / sizeof(list_options[0])))

@@ -221,10 +221,8 @@ static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
 	case M_BASELINE:
 		return parse_baseline(o, v);
 	case M_BASELINE_METRIC:
-		if (!cb_column_find(v) || cb_column_find(v)->type == CB_COL_STR) {
-			cli_error("--baseline-metric must name a numeric result column (e.g. elapsed_ns), not '%s'", v);
+		if (!cli_numeric_column("--baseline-metric", v))
 			return false;
-		}
 		o->baseline_metric = v;
 		return true;
 	case M_RATIO_CENTER:
@@ -316,131 +314,116 @@ static int find_matrix_option(const char *name)
 	return -1;
 }
 
-/* Whether axis NAME takes a value in "--NAME VALUE" form (flags and optional values do not). */
-static bool axis_needs_value(const char *name)
-{
-	const struct cli_option *ro = run_option(name);
+/*
+ * The command line goes through the one parser (cli_parse_options) with a
+ * table built here: the matrix's own options, then every option of run
+ * that can be an axis (values separated by commas), fork, the kernel axis
+ * and the aliases. Options of run that are the matrix's business get an
+ * entry that says so instead of "unknown option".
+ */
+#define MAX_MATRIX_TABLE 256
 
-	if (strcmp(name, "fork") == 0 || mk_is_axis(name))
-		return true;
-	return ro && ro->metavar && !CLI_OPTIONAL_VALUE(ro);
+static bool opt_matrix(void *o, const char *v)
+{
+	return set_matrix_option(o, find_matrix_option(cli_option_name()), v);
 }
 
-/* "unknown option --sizs (did you mean --size?)": matrix options, run options and aliases. */
-static void unknown_matrix_option(const char *name)
+static bool opt_axis(void *o, const char *v)
 {
-	const char *names[160];
-	size_t k = 0;
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
+	return add_axis(o, cli_option_name(), v);
+}
+
+static bool opt_not_an_axis(void *o, const char *v)
+{
+	(void)o;
+	(void)v;
+	cli_error("--%s is an option of cowbench run, not a matrix axis (see cowbench matrix --help)",
+		  cli_option_name());
+	return false;
+}
+
+static void table_add(struct cli_option *t, int *n, struct cli_option e)
+{
+	if (*n == MAX_MATRIX_TABLE) {
+		fprintf(stderr, "cowbench: internal error: more than %d matrix options\n", MAX_MATRIX_TABLE);
+		exit(EXIT_INTERNAL);
+	}
+	t[(*n)++] = e;
+}
+
+/* An axis entry: a value list, or for a flag of run an optional one ("--hugetlb" alone is 1). */
+static struct cli_option axis_entry(const char *name, bool takes_value)
+{
+	return (struct cli_option){ .name = name, .metavar = takes_value ? "V1,V2" : "[1|0]", .parse = opt_axis };
+}
+
+static int matrix_table(struct cli_option *t)
+{
+	int n = 0, nrun;
+	const struct cli_option *run = cli_run_options(&nrun);
 
 	for (int i = 0; i < M_N; i++)
-		names[k++] = matrix_options[i].name;
-	for (int i = 0; i < n && k < 150; i++)
-		names[k++] = t[i].name;
-	for (size_t i = 0; i < sizeof(axis_aliases) / sizeof(axis_aliases[0]); i++)
-		names[k++] = axis_aliases[i].alias;
-	names[k++] = "fork";
-	const char *hint = cli_closest_name(name, names, k);
-
-	if (hint)
-		cli_error("unknown option --%s (did you mean --%s?)", name, hint);
-	else
-		cli_error("unknown option --%s (see cowbench matrix --help)", name);
+		if (i != M_HELP)
+			table_add(t, &n, (struct cli_option){ .name = matrix_options[i].name,
+							      .metavar = !matrix_options[i].metavar ? NULL
+									 : matrix_options[i].optional ? "[SEED]"
+									 : matrix_options[i].metavar,
+							      .parse = opt_matrix });
+	for (int i = 0; i < nrun; i++) {
+		if (find_matrix_option(run[i].name) >= 0)
+			continue;
+		if (not_an_axis(run[i].name))
+			table_add(t, &n, (struct cli_option){ .name = run[i].name, .metavar = "[V]",
+							      .parse = opt_not_an_axis, .hidden = true });
+		else
+			table_add(t, &n, axis_entry(run[i].name, run[i].metavar && !CLI_OPTIONAL_VALUE(&run[i])));
+	}
+	table_add(t, &n, axis_entry("fork", true));
+	table_add(t, &n, axis_entry(MK_AXIS, true));
+	for (size_t k = 0; k < sizeof(axis_aliases) / sizeof(axis_aliases[0]); k++)
+		table_add(t, &n, axis_entry(axis_aliases[k].alias, true));
+	return n;
 }
 
-/* "-r 3" and "-r3" are "--reps=3"; "-h" is "--help". Returns the long name, or NULL (error printed). */
-static const char *short_to_long(const char *arg, char *name, size_t len, const char **value)
+/*
+ * "--shuffle 5" (documented before the parser was getopt's) takes 5 as its
+ * seed: joined into "--shuffle=5" here, as an optional value has no
+ * separate form in getopt_long.
+ */
+static void join_shuffle_seed(int *argc, char **argv)
 {
-	const char *lname = arg[1] == 'h' && !arg[2] ? "help" : cli_short_option(arg[1]);
+	static char joined[64];
 
-	if (!lname || (arg[2] && !strcmp(lname, "help"))) {
-		cli_error("unknown option %s (see cowbench matrix --help)", arg);
-		return NULL;
+	for (int i = 1; i + 1 < *argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *seed = argv[i + 1];
+
+		if (strcmp(argv[i], "--shuffle") != 0 || !*seed || strspn(seed, "0123456789") != strlen(seed) ||
+		    strlen(seed) > 40)
+			continue;
+		snprintf(joined, sizeof(joined), "--shuffle=%s", seed);
+		argv[i] = joined;
+		memmove(argv + i + 1, argv + i + 2, (size_t)(*argc - i - 1) * sizeof(*argv)); /* with the NULL */
+		(*argc)--;
+		return;
 	}
-	snprintf(name, len, "%s", lname);
-	*value = arg[2] ? arg + 2 : NULL;
-	return name;
-}
-
-/* Whether --shuffle's next argument is its seed ("--shuffle 5"), not the matrix file. */
-static bool is_seed(const char *arg)
-{
-	return arg && *arg && strspn(arg, "0123456789") == strlen(arg);
-}
-
-/* One option (argv[*i]); *i moves past a separate value. -1 after printing why. */
-static int parse_one(int argc, char **argv, int *i, struct matrix_opts *o)
-{
-	char name[64];
-	const char *arg = argv[*i], *eq, *value = NULL;
-	int which;
-
-	if (arg[1] != '-') {
-		if (!short_to_long(arg, name, sizeof(name), &value))
-			return -1;
-	} else {
-		eq = strchr(arg, '=');
-		snprintf(name, sizeof(name), "%.*s", (int)(eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)), arg + 2);
-		if (eq)
-			value = eq + 1;
-	}
-	which = find_matrix_option(name);
-	if (which >= 0) {
-		bool takes = matrix_options[which].metavar && !matrix_options[which].optional;
-
-		if (takes && !value && *i + 1 < argc)
-			value = argv[++*i];
-		if (which == M_SHUFFLE && !value && *i + 1 < argc && is_seed(argv[*i + 1]))
-			value = argv[++*i];
-		if (takes && !value) {
-			cli_error("option --%s needs a value", name);
-			return -1;
-		}
-		if (!matrix_options[which].metavar && value) {
-			cli_error("option --%s takes no value", name);
-			return -1;
-		}
-		return set_matrix_option(o, which, value) ? 0 : -1;
-	}
-	if (strcmp(name, "fork") != 0 && !mk_is_axis(name) && (!run_option(name) || not_an_axis(name))) {
-		bool alias = false;
-
-		for (size_t k = 0; k < sizeof(axis_aliases) / sizeof(axis_aliases[0]); k++)
-			alias = alias || strcmp(axis_aliases[k].alias, name) == 0;
-		if (!alias) {
-			unknown_matrix_option(name);
-			return -1;
-		}
-	}
-	if (!value && axis_needs_value(name) && *i + 1 < argc)
-		value = argv[++*i];
-	return add_axis(o, name, value) ? 0 : -1;
 }
 
 /* Options and the matrix file in any order ("matrix FILE --shard=1/8 --output part-1.csv"). */
 static int parse_args(int argc, char **argv, struct matrix_opts *o)
 {
-	bool options_done = false;
+	static struct cli_option table[MAX_MATRIX_TABLE];
+	int n = matrix_table(table), argi;
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
+	join_shuffle_seed(&argc, argv);
+	argi = cli_parse_options(argc, argv, table, n, o, matrix_usage);
 
-		if (!options_done && strcmp(arg, "--") == 0) {
-			options_done = true;
-			continue;
-		}
-		if (!options_done && arg[0] == '-' && arg[1]) {
-			if (parse_one(argc, argv, &i, o) < 0)
-				return -1;
-			continue;
-		}
-		if (o->file) {
-			cli_error("unexpected argument '%s' (one matrix file at most)", arg);
-			return -1;
-		}
-		o->file = arg;
+	if (argi < 0)
+		return -1;
+	if (argc - argi > 1) {
+		cli_error("unexpected argument '%s' (one matrix file at most)", argv[argi + 1]);
+		return -1;
 	}
+	o->file = argi < argc ? argv[argi] : NULL;
 	return argc;
 }
 
@@ -939,7 +922,7 @@ static void print_plan(const struct matrix_opts *o, const struct plan *p)
 			printf("\t(%zu of %ld reps done)", (size_t)o->cap - t, o->cap);
 		putchar('\n');
 	}
-	fflush(stdout);
+	cli_flush_stdout();
 	print_host_sets(o, p);
 	mk_print_boots(&(struct mk_run){ .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
 					 .warmup = o->warmup, .order = o->order, .seed = o->order_seed },
@@ -1007,7 +990,7 @@ static void interrupt_note_init(const struct matrix_opts *o, size_t done, size_t
 			i++; /* and its value */
 			continue;
 		}
-		if (!strncmp(a, "--output=", 9) || !strncmp(a, "--resume=", 9))
+		if (!strncmp(a, "--output=", 9) || !strncmp(a, "--resume=", 9) || !strncmp(a, "-o", 2))
 			continue;
 		append_arg(resume_cmd, sizeof(resume_cmd), a);
 	}
@@ -1444,6 +1427,20 @@ static FILE *open_results(struct matrix_opts *o, bool *append)
 	return fp;
 }
 
+/* A guest's row written: the interrupt note counts it as the host's rows are counted. */
+struct guest_count {
+	struct progress *pr;
+	size_t resumed;
+};
+
+static void guest_row_done(void *arg)
+{
+	struct guest_count *gc = arg;
+
+	gc->pr->done++;
+	interrupt_note_update(gc->pr->done + gc->resumed, gc->pr->total + gc->resumed);
+}
+
 static int run_plan(struct matrix_opts *o, struct plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
@@ -1469,9 +1466,11 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
 		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
 				    .order = o->order, .seed = o->order_seed,
-				    .warmup = o->warmup, .report = &rep, .progress = pr.on };
+				    .warmup = o->warmup, .report = &rep, .progress = pr.on, .row_done = guest_row_done };
+		struct guest_count gc = { &pr, p->resumed };
 		int rc;
 
+		g.row_arg = &gc;
 		cli_progress_clear();
 		rc = mk_run_guests(&g);
 		status = rc < 0 ? -1 : rc > 0 ? 1 : status;
@@ -1485,6 +1484,8 @@ static int run_plan(struct matrix_opts *o, struct plan *p)
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
+	if (out != stdout && status < 0)
+		cli_output_drop_if_empty(o->resume ? o->resume : o->output, o->out_created);
 	if (status >= 0 && !o->quiet && !o->plan)
 		cli_note_rows_onward(o->resume ? o->resume : o->output, rep.rows);
 	return status < 0 ? EXIT_RUN_FAILED : status; /* the worst row's code (cowbench/error.h) */
@@ -1496,6 +1497,9 @@ static int check_combination(struct matrix_opts *o)
 		cli_error("--resume FILE writes to FILE: drop --output or give the same file");
 		return -1;
 	}
+	if (cli_output_not_input(o->resume ? "--resume" : "--output", o->resume ? o->resume : o->output,
+				 (char *[]){ (char *)o->file, (char *)o->plan }, 2) < 0)
+		return -1;
 	if (o->resume && o->format != CB_FORMAT_CSV) {
 		cli_error("--resume needs CSV (--format=csv): only CSV files are read back");
 		return -1;
@@ -1568,7 +1572,12 @@ int cmd_matrix(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	cb_matrix_init(&o.m);
 	saved_argc = argc;
-	saved_argv = argv;
+	saved_argv = malloc(((size_t)argc + 1) * sizeof(*argv)); /* as typed: the parser moves the operands */
+	if (!saved_argv) {
+		cli_error("out of memory");
+		goto out;
+	}
+	memcpy(saved_argv, argv, ((size_t)argc + 1) * sizeof(*argv));
 	argi = parse_args(argc, argv, &o);
 	if (argi < 0)
 		goto out;
@@ -1599,5 +1608,7 @@ out:
 	mk_plan_free(&o.plan_lines);
 	free_plan(&p);
 	cb_matrix_free(&o.m);
+	free(saved_argv);
+	saved_argv = NULL;
 	return status;
 }

@@ -22,27 +22,10 @@ struct merge_opts {
 	bool force;
 };
 
-static bool opt_output(void *o, const char *v)
-{
-	if (!*v) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	((struct merge_opts *)o)->output = v;
-	return true;
-}
-
-static bool opt_force(void *o, const char *v)
-{
-	(void)v;
-	((struct merge_opts *)o)->force = true;
-	return true;
-}
-
 static const struct cli_option merge_options[] = {
 	{ "output", "FILE", "write the merged CSV to FILE instead of standard output (an existing FILE needs --force)",
-	  opt_output },
-	{ "force", NULL, "replace an existing --output FILE", opt_force },
+	  CLI_SET(CLI_STORE_FILE, struct merge_opts, output) },
+	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct merge_opts, force) },
 };
 
 #define N_MERGE_OPTIONS ((int)(sizeof(merge_options) / sizeof(merge_options[0])))
@@ -151,7 +134,6 @@ int cmd_merge(int argc, char **argv)
 	struct cli_inputs in;
 	int argi, status = EXIT_USAGE, nfiles;
 
-	cli_options_first(argc, argv, merge_options, N_MERGE_OPTIONS);
 	argi = cli_parse_options(argc, argv, merge_options, N_MERGE_OPTIONS, &o, merge_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
@@ -160,6 +142,8 @@ int cmd_merge(int argc, char **argv)
 		cli_error("merge needs at least one CSV file (see cowbench merge --help)");
 		return EXIT_USAGE;
 	}
+	if (cli_output_not_input("--output", o.output, argv + argi, nfiles) < 0)
+		return EXIT_USAGE;
 	if (cli_inputs_read(&in, nfiles, argv + argi) == 0 && check_columns(&in) == 0 &&
 	    check_duplicates(in.res, nfiles, argv + argi) == 0)
 		status = write_merged(&o, &in);

@@ -38,6 +38,7 @@ struct plot_opts {
 	const char *out;
 	const char *samples[MAX_SAMPLES]; /* --samples files of cowbench run, for index_N */
 	int nsamples;
+	bool quiet;
 };
 
 static bool opt_out(void *o, const char *v)
@@ -67,9 +68,10 @@ static bool opt_samples(void *o, const char *v)
 }
 
 static const struct cli_option plot_options[] = {
-	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out },
+	{ "out", "DIR", "write DIR/*.png, DIR/*.svg, DIR/data/ and DIR/report.md (created)", opt_out, .letter = 'o' },
 	{ "samples", "FILE", "a --samples file of cowbench run: plot latency against write index "
-	  "(repeatable)", opt_samples },
+	  "(repeatable)", .parse = opt_samples },
+	{ "quiet", NULL, "do not say on stderr what was written", CLI_SET(CLI_STORE_TRUE, struct plot_opts, quiet) },
 };
 
 #define N_PLOT_OPTIONS ((int)(sizeof(plot_options) / sizeof(plot_options[0])))
@@ -831,7 +833,6 @@ int cmd_plot(int argc, char **argv)
 	struct cli_inputs in = { 0 };
 	int status = EXIT_USAGE;
 
-	cli_options_first(argc, argv, plot_options, N_PLOT_OPTIONS);
 	argi = cli_parse_options(argc, argv, plot_options, N_PLOT_OPTIONS, &o, plot_usage);
 	if (argi < 0)
 		return EXIT_USAGE;
@@ -839,6 +840,9 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
+	if (cli_plot_dir_not_input(o.out, argv + argi, argc - argi) < 0 ||
+	    cli_plot_dir_not_input(o.out, (char **)o.samples, o.nsamples) < 0)
+		goto out;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;
 	if (in.nrows == 0) {

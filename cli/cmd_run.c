@@ -47,7 +47,14 @@ struct run_opts {
 static bool opt_workload(void *o, const char *v)
 {
 	if (!cb_workload_find(v)) {
-		cli_error("unknown workload '%s' (workloads: %s)", v, cb_workload_names());
+		const char *names[64];
+		char hint[96] = "";
+		size_t n = 0;
+
+		for (size_t i = 0; i < cb_workload_count() && n < 64; i++)
+			names[n++] = cb_workload_at(i)->name;
+		cli_error("unknown workload '%s'%s (workloads: %s)", v, cli_hint(v, names, n, hint, sizeof(hint)),
+			  cb_workload_names());
 		return false;
 	}
 	OPTS(o)->workload = v;
@@ -80,7 +87,10 @@ static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, 
 static bool opt_writer(void *o, const char *v)
 {
 	if (cb_writer_parse(v, &OPTS(o)->writer) < 0) {
-		cli_error("--writer must be child or parent, not '%s'", v);
+		char hint[64];
+
+		cli_error("--writer must be child or parent, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "child", "parent" }, 2, hint, sizeof(hint)));
 		return false;
 	}
 	OPTS(o)->writer_given = true;
@@ -100,7 +110,10 @@ static bool opt_thp(void *o, const char *v)
 	if (!v) {
 		OPTS(o)->params.thp = CB_THP_MADVISE;
 	} else if (cb_thp_advice_parse(v, &OPTS(o)->params.thp) < 0) {
-		cli_error("--thp must be never, madvise or always, not '%s'", v);
+		char hint[64];
+
+		cli_error("--thp must be never, madvise or always, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "never", "madvise", "always" }, 3, hint, sizeof(hint)));
 		return false;
 	}
 	OPTS(o)->thp = OPTS(o)->params.thp != CB_THP_NEVER;
@@ -192,7 +205,10 @@ static bool opt_seed(void *o, const char *v)
 static bool opt_clock(void *o, const char *v)
 {
 	if (cb_clock_parse(v, &OPTS(o)->clock) < 0) {
-		cli_error("--clock must be tsc, monotonic or auto, not '%s'", v);
+		char hint[64];
+
+		cli_error("--clock must be tsc, monotonic or auto, not '%s'%s", v,
+			  cli_hint(v, (const char *const[]){ "tsc", "monotonic", "auto" }, 3, hint, sizeof(hint)));
 		return false;
 	}
 	return true;
@@ -298,47 +314,47 @@ static bool opt_workload_option(void *o, const char *v)
 }
 
 static const struct cli_option generic_options[] = {
-	{ "workload", "NAME", "workload to run (cowbench list); default seq", opt_workload },
-	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", opt_size },
-	{ "reps", "N", "measured repetitions, one row each; default 5", opt_reps },
-	{ "warmup", "N", "unrecorded repetitions before them; default 1", opt_warmup },
+	{ "workload", "NAME", "workload to run (cowbench list); default seq", .parse = opt_workload },
+	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", .parse = opt_size },
+	{ "reps", "N", "measured repetitions, one row each; default 5", .parse = opt_reps },
+	{ "warmup", "N", "unrecorded repetitions before them; default 1", .parse = opt_warmup },
 	{ "target-ci", "PCT", "adaptive reps: run until the 95 % interval of the headline metric's mean is within "
-	  "+-PCT %; --reps becomes the least", opt_target_ci },
-	{ "max-reps", "N", "with --target-ci: stop at N reps all the same; default 50", opt_max_reps },
-	{ "max-time", "DURATION", "with --target-ci: stop once the reps took this long (30s, 2m)", opt_max_time },
-	{ "writer", "child|parent", "which side writes after the fork; default child", opt_writer },
-	{ "no-fork", NULL, "baseline: the same writes on already-private pages", opt_no_fork },
+	  "+-PCT %; --reps becomes the least", .parse = opt_target_ci },
+	{ "max-reps", "N", "with --target-ci: stop at N reps all the same; default 50", .parse = opt_max_reps },
+	{ "max-time", "DURATION", "with --target-ci: stop once the reps took this long (30s, 2m)", .parse = opt_max_time },
+	{ "writer", "child|parent", "which side writes after the fork; default child", .parse = opt_writer },
+	{ "no-fork", NULL, "baseline: the same writes on already-private pages", .parse = opt_no_fork },
 	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
-	  opt_thp },
-	{ "hugetlb", NULL, "back the region with 2 MiB hugetlb pages (--size a multiple of 2M)", opt_hugetlb },
-	{ "membind", "NODES", "allocate the region on these NUMA nodes", opt_membind },
-	{ "interleave", "NODES", "interleave the region over these nodes", opt_interleave },
+	  .parse = opt_thp },
+	{ "hugetlb", NULL, "back the region with 2 MiB hugetlb pages (--size a multiple of 2M)", .parse = opt_hugetlb },
+	{ "membind", "NODES", "allocate the region on these NUMA nodes", .parse = opt_membind },
+	{ "interleave", "NODES", "interleave the region over these nodes", .parse = opt_interleave },
 	{ "cpunodebind", "NODES", "self-driven workloads: run every process and thread on these nodes",
-	  opt_cpunodebind },
+	  .parse = opt_cpunodebind },
 	{ "child-membind", "NODES", "self-driven workloads: child processes re-bind the region, so their "
-	  "COW copies land here", opt_child_membind },
+	  "COW copies land here", .parse = opt_child_membind },
 	{ "child-cpunodebind", "NODES", "self-driven workloads: run the child processes on these nodes",
-	  opt_child_cpunodebind },
-	{ "cpu", "N", "pin the writer to CPU N (= --pin=N)", opt_cpu },
+	  .parse = opt_child_cpunodebind },
+	{ "cpu", "N", "pin the writer to CPU N (= --pin=N)", .parse = opt_cpu },
 	{ "pin", "auto|none|N", "page-order workloads: pin the writer to the quietest CPU (auto, the default where "
-	  "there are several), to none, or to CPU N", opt_pin },
-	{ "seed", "S", "seed of randomised page orders; default 1", opt_seed },
-	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", opt_clock },
+	  "there are several), to none, or to CPU N", .parse = opt_pin },
+	{ "seed", "S", "seed of randomised page orders; default 1", .parse = opt_seed },
+	{ "clock", "tsc|monotonic|auto", "time source; default auto (TSC when invariant)", .parse = opt_clock },
 	{ "output", "FILE", "write rows to FILE instead of standard output (an existing FILE needs --force)",
-	  opt_output },
-	{ "force", NULL, "replace an existing non-empty --output FILE", opt_force },
-	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output (json: JSON Lines)", opt_format },
+	  .parse = opt_output },
+	{ "force", NULL, "replace an existing non-empty --output FILE", .parse = opt_force },
+	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output (json: JSON Lines)", .parse = opt_format },
 	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
-	  "(page-order workloads)", opt_samples },
+	  "(page-order workloads)", .parse = opt_samples },
 	{ "explain", NULL, "after the rows, say on stderr how many pages were copied or reused and where "
-	  "the time per fault went (taskstats, pagemap, smaps, perf)", opt_explain },
-	{ "quiet", NULL, "no progress line and no closing summary on a terminal", opt_quiet },
+	  "the time per fault went (taskstats, pagemap, smaps, perf)", .parse = opt_explain },
+	{ "quiet", NULL, "no progress line and no closing summary on a terminal", .parse = opt_quiet },
 	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all, default (all but "
 	  "perf) or none; those that add work inside the fault path run in an evidence rep after the timed "
-	  "ones; inline: all in the timed reps (they then pay for it)", opt_probes },
-	{ "precopy", "0|1|2|3", "set vm.cow_precopy for the run (cowbench kernel, root)", opt_precopy },
+	  "ones; inline: all in the timed reps (they then pay for it)", .parse = opt_probes },
+	{ "precopy", "0|1|2|3", "set vm.cow_precopy for the run (cowbench kernel, root)", .parse = opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
-	  opt_precopy_depth },
+	  .parse = opt_precopy_depth },
 };
 
 #define N_GENERIC ((int)(sizeof(generic_options) / sizeof(generic_options[0])))
@@ -569,7 +585,7 @@ static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size,
 }
 
 /* Open (and lock) the output only after every check passed, so bad input leaves no file behind. */
-static FILE *open_output_path(const char *path, bool force)
+static FILE *open_output_path(const char *path, bool force, bool *created_out)
 {
 	bool created;
 	int fd;
@@ -580,6 +596,8 @@ static FILE *open_output_path(const char *path, bool force)
 	fd = cli_output_open_locked(path, false, force, NULL, &created);
 	if (fd < 0)
 		return NULL;
+	if (created_out)
+		*created_out = created;
 	fp = fdopen(fd, "w");
 	if (!fp) {
 		cli_error("cannot write %s: %s", path, strerror(errno));
@@ -588,16 +606,25 @@ static FILE *open_output_path(const char *path, bool force)
 	return fp;
 }
 
-static FILE *open_output(const struct run_opts *o)
+static FILE *open_output(const struct run_opts *o, bool *created)
 {
-	return open_output_path(o->output, o->force);
+	*created = false;
+	return open_output_path(o->output, o->force, created);
 }
 
 /* --samples: one CSV line per first write of every measured rep (warm-ups are not written). */
 struct samples_file {
 	FILE *fp;
 	bool failed;
+	int err; /* the errno of the first failed write */
 };
+
+static void samples_failed(struct samples_file *sf)
+{
+	if (!sf->failed)
+		sf->err = errno ? errno : EIO;
+	sf->failed = true;
+}
 
 static void write_samples(void *arg, int rep, const size_t *pages, const double *lat_ns, size_t n)
 {
@@ -605,11 +632,12 @@ static void write_samples(void *arg, int rep, const size_t *pages, const double 
 
 	if (rep < 1 || sf->failed)
 		return;
-	for (size_t i = 0; i < n; i++)
+	errno = 0;
+	for (size_t i = 0; i < n && !sf->failed; i++)
 		if (fprintf(sf->fp, "%d,%zu,%zu,%.1f\r\n", rep, i, pages[i], lat_ns[i]) < 0)
-			sf->failed = true;
-	if (fflush(sf->fp) == EOF)
-		sf->failed = true;
+			samples_failed(sf);
+	if (!sf->failed && fflush(sf->fp) == EOF)
+		samples_failed(sf);
 }
 
 /* The samples file, opened after the output so a bad name leaves neither behind. */
@@ -617,9 +645,10 @@ static int open_samples(const struct run_opts *o, FILE *out, struct samples_file
 {
 	sf->fp = NULL;
 	sf->failed = false;
+	sf->err = 0;
 	if (!o->samples)
 		return 0;
-	sf->fp = open_output_path(o->samples, o->force);
+	sf->fp = open_output_path(o->samples, o->force, NULL);
 	if (!sf->fp) {
 		if (out != stdout) {
 			fclose(out);
@@ -628,8 +657,9 @@ static int open_samples(const struct run_opts *o, FILE *out, struct samples_file
 		return -1;
 	}
 	/* Flushed now: a rep may run in a fresh child (cb_run_rep_accounted), and a buffer would be written twice. */
+	errno = 0;
 	if (fputs("rep,index,page,latency_ns\r\n", sf->fp) == EOF || fflush(sf->fp) == EOF)
-		sf->failed = true;
+		samples_failed(sf);
 	return 0;
 }
 
@@ -637,8 +667,12 @@ static int close_samples(const struct run_opts *o, struct samples_file *sf)
 {
 	if (!sf->fp)
 		return 0;
-	if (fclose(sf->fp) != 0 || sf->failed) {
-		cli_error("cannot write %s: %s", o->samples, strerror(errno));
+	errno = 0;
+	if (fclose(sf->fp) != 0)
+		samples_failed(sf);
+	if (sf->failed) { /* a samples file cut short is no record: removed, not left half */
+		cli_error("cannot write %s: %s (removed)", o->samples, strerror(sf->err));
+		unlink(o->samples);
 		return -1;
 	}
 	return 0;
@@ -686,8 +720,10 @@ static int emit_row(void *arg, struct cb_row *row)
 	cli_explain_add(sink->ex, row);
 	if (!cb_row_is_evidence(row))
 		cli_closing_add(sink->cl, row);
-	if (cb_report_row(sink->rep, row) < 0) {
-		cli_error("cannot write results: %s", strerror(errno));
+	int err = cb_report_row(sink->rep, row);
+
+	if (err < 0) {
+		cli_error("cannot write results: %s", strerror(-err));
 		return -1;
 	}
 	return 0;
@@ -855,7 +891,8 @@ int cmd_run(int argc, char **argv)
 	struct samples_file samples;
 	struct cb_sample_sink sink = { write_samples, &samples };
 	FILE *out;
-	int n, argi, status;
+	int n, argi, status, err;
+	bool out_created;
 	const struct cli_option *table = run_table(&n);
 
 	usage_opts = &o;
@@ -870,11 +907,15 @@ int cmd_run(int argc, char **argv)
 	}
 	if (cli_reps_check(&o.adaptive, o.reps) < 0)
 		return EXIT_USAGE;
+	if (o.samples && o.output && cli_same_file(o.samples, o.output)) {
+		cli_error("--samples %s is the same file as --output: give two files", o.samples);
+		return EXIT_USAGE;
+	}
 	o.format = cli_format_resolve(o.format, o.output);
 	if (make_spec(&o, clocks, &spec) < 0 || apply_sysctls(&o) < 0)
 		return EXIT_USAGE;
 	note_thread_defaults(&o, spec.workload);
-	out = open_output(&o);
+	out = open_output(&o, &out_created);
 	if (!out || open_samples(&o, out, &samples) < 0)
 		return EXIT_USAGE;
 	spec.samples = o.samples ? &sink : NULL;
@@ -891,14 +932,16 @@ int cmd_run(int argc, char **argv)
 		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
 	status = run_reps(&o, &spec, &report, ex, cl);
-	if (cb_report_finish(&report) < 0 && status == 0) {
-		cli_error("cannot write results: %s", strerror(errno));
+	if ((err = cb_report_finish(&report)) < 0 && status == 0) {
+		cli_error("cannot write results: %s", strerror(-err));
 		status = EXIT_RUN_FAILED;
 	}
 	if (out != stdout && fclose(out) != 0 && status == 0) {
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	if (out != stdout && status == EXIT_RUN_FAILED)
+		cli_output_drop_if_empty(o.output, out_created);
 	if (!o.quiet && cli_closing_wants_reference(cl, &spec))
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);

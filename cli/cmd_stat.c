@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -74,12 +75,35 @@ static volatile sig_atomic_t stop_requested;
 
 #define OPTS(p) ((struct stat_opts *)(p))
 
+/* The state letter of /proc/PID/stat (R, S, Z...), or 0 when unreadable. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *paren;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	paren = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
 static bool opt_pid(void *o, const char *v)
 {
 	long pid;
 
 	if (!cli_parse_long(v, 1, 0x3fffffff, &pid) || (kill((pid_t)pid, 0) < 0 && errno == ESRCH)) {
 		cli_error("--pid=%s is not a running process", v);
+		return false;
+	}
+	if (proc_state((pid_t)pid) == 'Z' || proc_state((pid_t)pid) == 'X') {
+		cli_error("--pid=%s has exited (a zombie its parent has not reaped): nothing to watch", v);
 		return false;
 	}
 	OPTS(o)->pid = (pid_t)pid;
@@ -155,14 +179,21 @@ static bool opt_sample(void *o, const char *v)
 	return true;
 }
 
-/* The file is written at the end: its directory must take it, checked now, before anything runs. */
+/* The file is written at the end: it and its directory must take it, checked now, before anything runs. */
 static bool opt_folded(void *o, const char *v)
 {
 	char dir[4096];
 	const char *slash = strrchr(v, '/');
+	struct stat st;
 
 	if (!v[0] || (slash && !slash[1])) {
 		cli_error("--folded needs a file name, not '%s'", v);
+		return false;
+	}
+	if (cli_output_path_check("--folded", v) < 0)
+		return false;
+	if (stat(v, &st) == 0 && !S_ISREG(st.st_mode)) {
+		cli_error("--folded=%s: not a regular file", v);
 		return false;
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
@@ -201,19 +232,19 @@ static bool opt_format(void *o, const char *v)
 }
 
 static const struct cli_option stat_options[] = {
-	{ "pid", "PID", "watch this running process (also -p PID)", opt_pid },
-	{ "interval", "S", "seconds between lines, decimals allowed; default 1", opt_interval },
-	{ "count", "N", "stop after N lines (default: until the process ends or Ctrl-C)", opt_count },
-	{ "children", NULL, "count the process's descendants too, following forks (the default)", opt_children },
-	{ "no-children", NULL, "count the process alone", opt_no_children },
+	{ "pid", "PID", "watch this running process", opt_pid, .letter = 'p' },
+	{ "interval", "S", "seconds between lines, decimals allowed; default 1", .parse = opt_interval },
+	{ "count", "N", "stop after N lines (default: until the process ends or Ctrl-C)", .parse = opt_count },
+	{ "children", NULL, "count the process's descendants too, following forks (the default)", .parse = opt_children },
+	{ "no-children", NULL, "count the process alone", .parse = opt_no_children },
 	{ "where", "[maps|code]", "at the end, where the copies landed: by mapping (smaps; as root also "
-	  "tracepoint + pagemap) or by code (root: sampled call chains)", opt_where },
-	{ "top", "N", "rows per --where table (default 10)", opt_top },
-	{ "sample", "N", "--where=code: record 1 in N write faults (default 1: every one)", opt_sample },
-	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", opt_folded },
+	  "tracepoint + pagemap) or by code (root: sampled call chains)", .parse = opt_where },
+	{ "top", "N", "rows per --where table (default 10)", .parse = opt_top },
+	{ "sample", "N", "--where=code: record 1 in N write faults (default 1: every one)", .parse = opt_sample },
+	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", .parse = opt_folded },
 	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
-	  "alone, no process is needed", opt_system },
-	{ "format", "text|csv|json", "aligned text (default), CSV or JSON Lines", opt_format },
+	  "alone, no process is needed", .parse = opt_system },
+	{ "format", "text|csv|json", "aligned text (default), CSV or JSON Lines", .parse = opt_format },
 };
 
 #define N_STAT_OPTIONS ((int)(sizeof(stat_options) / sizeof(stat_options[0])))
@@ -562,7 +593,7 @@ static void print_header(const struct stat_state *st)
 	else
 		printf("%8s %5s %10s %9s %8s %9s %6s %16s %14s\n", "time_s", "procs", "cow_copies", "copy_ms",
 		       "us/copy", "minflt", "majflt", "private_dirty_kb", "sys_cow_faults");
-	fflush(stdout); /* at once: whoever reads it knows the baseline is taken */
+	cli_flush_stdout(); /* at once: whoever reads it knows the baseline is taken */
 }
 
 /* JSON Lines: one object per line, null for what was not measured. */
@@ -580,7 +611,7 @@ static void print_json(const struct stat_state *st, const char *label, double t,
 	else
 		printf(",\"copy_ns_mean\":null");
 	printf(",\"copies_source\":\"%s\"}\n", copies_source(st));
-	fflush(stdout);
+	cli_flush_stdout();
 }
 
 static void print_line(const struct stat_state *st, const char *label, const struct line *l)
@@ -611,7 +642,7 @@ static void print_line(const struct stat_state *st, const char *label, const str
 	if (csv)
 		printf(",%s", copies_source(st));
 	printf("\n");
-	fflush(stdout);
+	cli_flush_stdout();
 }
 
 static void on_stop(int sig)
@@ -775,11 +806,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 {
 	int argi;
 
-	/* -p PID as in ps/top/perf: the option table knows long names only. */
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "-p") == 0)
-			argv[i] = (char *)"--pid";
-	argi = cli_parse_options(argc, argv, stat_options, N_STAT_OPTIONS, o, stat_usage);
+	/* The command's own options are its: the first operand ends cowbench's. */
+	argi = cli_parse_options_first(argc, argv, stat_options, N_STAT_OPTIONS, o, stat_usage);
 	if (argi < 0)
 		return -1;
 	if (argi < argc && strcmp(argv[argi - 1], "--") != 0 && o->pid == 0) {
@@ -806,6 +834,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 		cli_error("--where needs a process: -p PID or -- COMMAND");
 		return -1;
 	}
+	if (cli_output_not_input("--folded", o->where.folded, argv + argi, argc - argi) < 0)
+		return -1;
 	o->where.top = o->where.top ? o->where.top : 10;
 	o->where.sample = o->where.sample ? o->where.sample : 1;
 	*cmd = argi;
@@ -899,6 +929,8 @@ int cmd_stat(int argc, char **argv)
 			}
 			status = wait_status(st.root);
 		}
+		if (stat_where_write_failed(st.where) && status == 0)
+			status = EXIT_RUN_FAILED;
 	}
 	cb_taskstats_close(st.ts);
 	cb_taskstats_close(st.exits);

@@ -46,12 +46,8 @@ static bool opt_metric(void *o, const char *v)
 
 	snprintf(copy, sizeof(copy), "%s", v);
 	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		const struct cb_column *c = cb_column_find(m);
-
-		if (!c || c->type == CB_COL_STR) {
-			cli_error("--metric: '%s' is not a numeric column (see the CSV schema in docs/reference.md)", m);
+		if (!cli_numeric_column("--metric", m))
 			return false;
-		}
 	}
 	if (!*v) {
 		cli_error("--metric needs at least one column");
@@ -76,44 +72,22 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	return cli_parse_format(v, &SOPTS(o)->format);
-}
-
-static bool opt_output(void *o, const char *v)
-{
-	return cli_parse_output(v, &SOPTS(o)->output);
-}
-
-static bool opt_force(void *o, const char *v)
-{
-	(void)v;
-	SOPTS(o)->force = true;
-	return true;
-}
-
-static bool opt_quiet(void *o, const char *v)
-{
-	(void)v;
-	SOPTS(o)->quiet = true;
-	return true;
-}
-
 static bool opt_ratio_center(void *o, const char *v)
 {
 	return cli_parse_ratio_center(v, &SOPTS(o)->ratio_center);
 }
 
 static const struct cli_option sum_options[] = {
-	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, opt_metric },
+	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, .parse = opt_metric },
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
-	  opt_baseline },
-	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", opt_ratio_center },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines", opt_format },
-	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)", opt_output },
-	{ "force", NULL, "replace an existing --output FILE", opt_force },
-	{ "quiet", NULL, "no noisy-cell warnings on stderr", opt_quiet },
+	  .parse = opt_baseline },
+	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", .parse = opt_ratio_center },
+	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	  CLI_SET(CLI_STORE_FORMAT, struct sum_opts, format) },
+	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
+	  CLI_SET(CLI_STORE_FILE, struct sum_opts, output) },
+	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) },
+	{ "quiet", NULL, "no noisy-cell warnings on stderr", CLI_SET(CLI_STORE_TRUE, struct sum_opts, quiet) },
 };
 
 #define N_SUM_OPTIONS ((int)(sizeof(sum_options) / sizeof(sum_options[0])))
@@ -269,7 +243,7 @@ static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
 
 static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 {
-	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16];
+	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
 	enum cb_units_style st = cb_units_style_for(fp);
 
 	cli_human(med, sizeof(med), l->s.median, l->metric, st);
@@ -283,7 +257,8 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, l->key, l->metric, l->s.n, cb_pad_width(med, 9),
+	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)), l->metric,
+		l->s.n, cb_pad_width(med, 9),
 		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
 	if (ratios && l->has_ratio)
 		fprintf(fp, "  %.3f [%.3f, %.3f]%s", l->ratio, l->rlo, l->rhi, l->pairs ? " paired" : "");
@@ -407,7 +382,10 @@ static void noisy_add(struct noisy_list *nl, const struct line *l)
 	if (!t)
 		return;
 	nl->text = t;
-	if (asprintf(&s, "%s %s (CV %.1f %%): %s", l->key, l->metric, l->s.cv * 100, l->cause) >= 0)
+	char key[4 * CB_ROW_KEY_LEN];
+
+	if (asprintf(&s, "%s %s (CV %.1f %%): %s", cli_printable(l->key, key, sizeof(key)), l->metric, l->s.cv * 100,
+		     l->cause) >= 0)
 		nl->text[nl->n++] = s;
 	nl->explained += l->explained == 1;
 }
@@ -439,9 +417,13 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 					return l.explained;
 				noisy_add(nl, &l);
 				/* The table says it in its closing section: stderr only where stdout is data. */
-				if (!o->quiet && o->format != CB_FORMAT_TABLE)
+				if (!o->quiet && o->format != CB_FORMAT_TABLE) {
+					char key[4 * CB_ROW_KEY_LEN];
+
 					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
-						l.s.cv * 100, CB_NOISY_CV * 100, l.key, m, l.cause);
+						l.s.cv * 100, CB_NOISY_CV * 100, cli_printable(l.key, key, sizeof(key)), m,
+						l.cause);
+				}
 			}
 			emit(fp, o, &l);
 			(*lines)++;
@@ -494,41 +476,6 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 	return err;
 }
 
-/* Options may follow the files ("summarize r.csv --baseline precopy=0"): move them first, stably. */
-void cli_options_first(int argc, char **argv, const struct cli_option *table, int n)
-{
-	char **opts = calloc((size_t)argc + 1, sizeof(*opts)), **rest = calloc((size_t)argc + 1, sizeof(*rest));
-	int no = 0, nr = 0;
-
-	if (!opts || !rest) {
-		free(opts);
-		free(rest);
-		return; /* leave argv as it is: the parser still reports what it cannot take */
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0) {
-			while (i < argc)
-				rest[nr++] = argv[i++];
-			break;
-		}
-		if (a[0] != '-' || a[1] == '\0') {
-			rest[nr++] = argv[i];
-			continue;
-		}
-		opts[no++] = argv[i];
-		for (int k = 0; k < n; k++)
-			if (strncmp(a, "--", 2) == 0 && strcmp(a + 2, table[k].name) == 0 && table[k].metavar &&
-			    !CLI_OPTIONAL_VALUE(&table[k]) && i + 1 < argc)
-				opts[no++] = argv[++i];
-	}
-	memcpy(argv + 1, opts, (size_t)no * sizeof(*argv));
-	memcpy(argv + 1 + no, rest, (size_t)nr * sizeof(*argv));
-	free(opts);
-	free(rest);
-}
-
 /* The summary to stdout, or to --output through a temporary file renamed into place. */
 static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 {
@@ -552,7 +499,6 @@ int cmd_summarize(int argc, char **argv)
 	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE, .ratio_center = CB_CENTER_MEAN };
 	int argi;
 
-	cli_options_first(argc, argv, sum_options, N_SUM_OPTIONS);
 	argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);
 	struct cli_inputs in;
 	int err;
@@ -563,6 +509,8 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
+	if (cli_output_not_input("--output", o.output, argv + argi, argc - argi) < 0)
+		return EXIT_USAGE;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0) {
 		cli_inputs_free(&in);
 		return EXIT_USAGE;

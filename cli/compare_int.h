@@ -28,6 +28,7 @@ struct cmp_opts {
 	double fail_above; /* percent; < 0 when not given */
 	enum cb_format format;
 	const char *output;
+	bool force, quiet;
 };
 
 struct side {

@@ -208,10 +208,11 @@ static void undecided_note(FILE *fp, const struct cmp_opts *o, const struct line
 
 static void table_line(FILE *fp, const struct cmp_opts *o, const struct line *l, int keyw)
 {
-	char oldc[80], newc[80], change[64], p[48], n[24];
+	char oldc[80], newc[80], change[64], p[48], n[24], cell[4 * CB_ROW_KEY_LEN];
 
+	cli_printable(l->cell, cell, sizeof(cell)); /* a CSV's text never drives the terminal */
 	if (!l->metric) {
-		fprintf(fp, "%-*s %s\n", keyw, l->cell,
+		fprintf(fp, "%-*s %s\n", keyw, cell,
 			l->present == BOTH ? "(no metric measured on both sides)" :
 			l->present == OLD_ONLY ? "only in old" : "only in new");
 		return;
@@ -224,7 +225,7 @@ static void table_line(FILE *fp, const struct cmp_opts *o, const struct line *l,
 		snprintf(n, sizeof(n), "%zu pairs", l->c.n_old);
 	else
 		snprintf(n, sizeof(n), "%zu+%zu", l->c.n_old, l->c.n_new);
-	fprintf(fp, "%-*s %-14s %26s %26s %-28s %-16s %-9s %s", keyw, l->cell, l->metric, oldc, newc, change, p, n,
+	fprintf(fp, "%-*s %-14s %26s %26s %-28s %-16s %-9s %s", keyw, cell, l->metric, oldc, newc, change, p, n,
 		l->verdict);
 	if (!strcmp(l->verdict, "~"))
 		undecided_note(fp, o, l);
@@ -306,13 +307,20 @@ size_t cmp_print_lines(FILE *fp, const struct cmp_opts *o, const struct lines *l
 
 void cmp_report_regressions(const struct cmp_opts *o, const struct lines *ls)
 {
+	char cell[4 * CB_ROW_KEY_LEN];
+
 	for (size_t i = 0; i < ls->n; i++) {
 		const struct line *l = &ls->l[i];
 
-		if (exceeds(o, l))
+		if (exceeds(o, l) && isnan(l->change)) /* the old median is 0: no percentage of it */
+			cli_error("regression beyond --fail-above=%g%%: %s %s from 0 to %g (no percentage of 0), p=%.3g "
+				  "(adj %.3g) (%s -> %s)",
+				  o->fail_above, cli_printable(l->cell, cell, sizeof(cell)), l->metric, l->c.new_center,
+				  l->c.p, l->c.p_adj, l->old->label, l->new_->label);
+		else if (exceeds(o, l))
 			cli_error("regression beyond --fail-above=%g%%: %s %s %+.1f%% [%+.1f%%, %+.1f%%], p=%.3g (adj %.3g) "
 				  "(%s -> %s)",
-				  o->fail_above, l->cell, l->metric, l->change, l->change_lo, l->change_hi, l->c.p,
+				  o->fail_above, cli_printable(l->cell, cell, sizeof(cell)), l->metric, l->change, l->change_lo, l->change_hi, l->c.p,
 				  l->c.p_adj, l->old->label, l->new_->label);
 	}
 }

@@ -409,6 +409,8 @@ static void record_row(struct receiver *rc, const struct cb_csv_record *rec)
 	rc->got[at] = 1;
 	rc->r->done[rc->b->step[at].cell * (size_t)rc->r->reps + (size_t)(row.rep - 1)] = 1;
 	rc->rows++;
+	if (rc->r->row_done)
+		rc->r->row_done(rc->r->row_arg);
 	if (strcmp(row.status, "ok") != 0)
 		rc->failed = 1;
 	show_progress(rc);
@@ -527,6 +529,8 @@ static int record_missing(struct receiver *rc, const char *status)
 		if (cb_report_row(rc->r->report, &row) < 0)
 			return -1;
 		rc->r->done[c * (size_t)rc->r->reps + (size_t)(rc->b->step[i].rep - 1)] = 1;
+		if (rc->r->row_done)
+			rc->r->row_done(rc->r->row_arg);
 	}
 	return 0;
 }
@@ -626,8 +630,11 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/rows.csv", dir);
+	cli_remove_on_signal(path); /* SIGTERM/SIGINT/SIGHUP mid-boot leave no cowbench-guest.* behind */
 	f.fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	snprintf(path, sizeof(path), "%s/cowbench-plan", dir);
+	cli_remove_on_signal(path);
+	cli_remove_on_signal(dir);
 	/* The QEMU supervisor takes the guest down if this process dies (even by SIGKILL). */
 	snprintf(watch, sizeof(watch), "%ld", (long)getpid());
 	setenv("COWBENCH_WATCH_PID", watch, 1);
@@ -679,6 +686,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	snprintf(path, sizeof(path), "%s/rows.csv", dir);
 	unlink(path);
 	rmdir(dir);
+	cli_remove_on_signal_clear();
 	return ret;
 }
 

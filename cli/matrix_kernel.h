@@ -50,6 +50,8 @@ struct mk_run {
 	uint64_t seed;                  /* of --order=shuffle */
 	struct cb_report *report;
 	bool progress;                  /* a progress line on stderr */
+	void (*row_done)(void *arg);    /* after each row written (NULL: none): the interrupt note's count */
+	void *row_arg;
 };
 
 /* --dry-run: the comparison sets of two cells or more (set_of[]: cowbench/order.h), as --order runs them. */

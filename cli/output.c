@@ -75,8 +75,12 @@ static int lock_or_explain(int fd, const char *path)
 int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created)
 {
 	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd;
 
+	*created = false;
+	if (cli_output_path_check("--output", path) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	*created = fd >= 0;
 	if (fd < 0 && errno == EEXIST)
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
@@ -107,6 +111,14 @@ int cli_output_open_locked(const char *path, bool resume, bool force, const char
 	return fd;
 }
 
+void cli_output_drop_if_empty(const char *path, bool created)
+{
+	struct stat st;
+
+	if (created && path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
+}
+
 void cli_output_discard(const char *path, int fd, bool created)
 {
 	if (created)
@@ -127,6 +139,8 @@ int cli_output_begin(struct cli_output *out, const char *path, bool force)
 	if (!path)
 		return 0;
 	out->path = path;
+	if (cli_output_path_check("--output", path) < 0)
+		return -1;
 	if (stat(path, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			cli_error("%s: not a regular file", path);

@@ -56,5 +56,7 @@ struct stat_where_totals {
 
 /** The tables, totals and advice (text or JSON Lines) at the end of the run. */
 void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, enum stat_format fmt, FILE *out);
+/** Whether a file of --where (--folded) could not be written: the run then exits 1. */
+bool stat_where_write_failed(const struct stat_where *w);
 
 #endif

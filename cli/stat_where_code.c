@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "stat_symbols.h"
 #include "stat_where_int.h"
 
@@ -348,19 +349,30 @@ static void print_table(const struct stat_where *w, const struct strmap *m, cons
 	free(e);
 }
 
+/* Through a temporary file renamed into place (cli_output_begin): a full disk leaves no half file. */
 static int write_folded(const struct stat_where *w, const char *path)
 {
-	FILE *fp = fopen(path, "we");
+	struct cli_output out;
 	size_t n;
 	struct strcount *e;
 
-	if (!fp)
+	if (cli_output_begin(&out, path, true) < 0)
 		return -1;
 	e = strmap_sorted(&w->folded, &n);
 	for (size_t i = 0; e && i < n; i++)
-		fprintf(fp, "%s %" PRId64 "\n", e[i].key, e[i].n * w->o.sample);
+		fprintf(out.fp, "%s %" PRId64 "\n", e[i].key, e[i].n * w->o.sample);
 	free(e);
-	return fclose(fp) == 0 && e ? 0 : -1;
+	if (!e) {
+		cli_output_abort(&out);
+		cli_error("--folded=%s: out of memory", path);
+		return -1;
+	}
+	return cli_output_commit(&out);
+}
+
+bool stat_where_write_failed(const struct stat_where *w)
+{
+	return w && w->write_failed;
 }
 
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
@@ -380,5 +392,5 @@ void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
 	print_table(w, &w->paths, "top call paths (innermost first, 6 frames; --folded has them whole)", "path", fmt,
 		    out);
 	if (w->o.folded && write_folded(w, w->o.folded) < 0)
-		fprintf(stderr, "cowbench: cannot write --folded=%s: %s\n", w->o.folded, strerror(errno));
+		w->write_failed = true; /* why: said by the writer */
 }

@@ -79,6 +79,7 @@ struct stat_where {
 	struct strmap py_funcs;          /* their faulting functions */
 	struct queued **queue;           /* samples copied out of the kernel's buffers, not yet unwound */
 	size_t qhead, qlen, qcap;
+	bool write_failed; /* --folded could not be written (said on stderr) */
 };
 
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);

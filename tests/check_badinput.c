@@ -6,12 +6,19 @@
  * given by the literal).
  */
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 
 #define FX(name) CB_FIXTURE_DIR "/" name
 #define HDR      "schema,workload,size_bytes,fork,rep,status\n"
 #define FILE_(name, text) { name, text, sizeof(text) - 1 }
+/* Valid inputs for the cases that must not write over them. */
+#define ROWS     "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,1,ok,100\n1,seq,4096,0,1,ok,90\n"
+#define ROWS_B   "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,2,ok,110\n1,seq,4096,0,2,ok,95\n"
+#define CSV_A    FILE_("a.csv", ROWS)
+#define CSV_B    FILE_("b.csv", ROWS_B)
+#define SAME     "same file as"
 
 struct infile {
 	const char *name, *text;
@@ -20,7 +27,7 @@ struct infile {
 
 static const struct bad_case {
 	const char *argv[14];
-	struct infile files[2];
+	struct infile files[3];
 	const char *needle;
 } cases[] = {
 	/* cowbench itself */
@@ -108,6 +115,38 @@ static const struct bad_case {
 	  { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,\"1,2,ok\n") }, "record 3" },
 	{ { "cowbench", "plot", "/dev/zero", "--out", "@/p", NULL }, { { 0 } }, "not a regular file" },
 	{ { "cowbench", "plot", FX("results_garbage.csv"), "--out", "@/p", NULL }, { { 0 } }, "not a cowbench" },
+	/*
+	 * No command writes over one of its inputs, whatever the spelling of
+	 * either name and with --force (each input is checked byte for byte
+	 * after every case, below).
+	 */
+	{ { "cowbench", "summarize", "@/a.csv", "-o", "@/a.csv", "--force", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "summarize", "--force", "@/a.csv", "-o", "@/./a.csv", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "summarize", "@/a.csv", "@/b.csv", "--output=@//b.csv", "--force", NULL }, { CSV_A, CSV_B },
+	  SAME },
+	{ { "cowbench", "compare", "--by=fork", "@/a.csv", "@/b.csv", "-o", "@/a.csv", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "-o", "@/b.csv", "--force", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "--output=@/c.txt", NULL },
+	  { CSV_A, CSV_B, FILE_("c.txt", "keep\n") }, "--force" },
+	{ { "cowbench", "merge", "@/a.csv", "@/b.csv", "-o", "@/a.csv", "--force", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "merge", "-o@/./b.csv", "--force", "@/a.csv", "@/b.csv", NULL }, { CSV_A, CSV_B }, SAME },
+	{ { "cowbench", "matrix", "@/m.ini", "-o", "@/m.ini", "--force", NULL }, { FILE_("m.ini", "[g]\nsize = 1M\n") },
+	  SAME },
+	{ { "cowbench", "matrix", "@/m.ini", "--resume", "@/m.ini", NULL }, { FILE_("m.ini", "[g]\nsize = 1M\n") },
+	  SAME },
+	{ { "cowbench", "run", "-s", "256K", "-o", "@/a.csv", "--samples=@/a.csv", "--force", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "plot", "@/report.md", "-o", "@", NULL }, { FILE_("report.md", ROWS) }, "write over the input" },
+	{ { "cowbench", "plot", "@/a.csv", "-o", "@", "--samples=@/s.svg", NULL },
+	  { CSV_A, FILE_("s.svg", "rep,index,page,latency_ns\r\n1,0,0,100\r\n") }, "write over the input" },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "cat", "@/a.csv", NULL }, { CSV_A }, SAME },
+	{ { "cowbench", "stat", "--where=code", "--folded=@", "--", "true", NULL }, { { 0 } }, "not a regular file" },
+	/* an --output is a file to replace: /dev/stdout, /dev/null and fd links are refused alike */
+	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/stdout", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/null", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "summarize", "@/a.csv", "-o", "/dev/stdout", NULL }, { CSV_A }, "leave out --output" },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", "-o", "/proc/self/fd/1", NULL }, { CSV_A, CSV_B },
+	  "leave out --output" },
+	{ { "cowbench", "matrix", "-s", "1M", "-o", "/dev/fd/1", NULL }, { { 0 } }, "leave out --output" },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -134,7 +173,7 @@ START_TEST(bad_input_table)
 	struct cli_result r;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	for (size_t f = 0; f < 2 && c->files[f].name; f++, nfiles++) {
+	for (size_t f = 0; f < 3 && c->files[f].name; f++, nfiles++) {
 		char path[600];
 		FILE *fp;
 
@@ -160,6 +199,17 @@ START_TEST(bad_input_table)
 	ck_assert_msg(r.out_len == 0, "case %d (%s): stdout: %s", _i, line, r.out);
 	ck_assert_msg(strstr(r.err, c->needle), "case %d (%s): '%s' not in: %s", _i, line, c->needle, r.err);
 	ck_assert_msg(dir_entries(dir) == nfiles, "case %d (%s): a file was left behind", _i, line);
+	for (size_t f = 0; f < nfiles; f++) { /* and every input as it was, byte for byte */
+		char path[600];
+		size_t len = 0;
+		char *now;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, c->files[f].name);
+		now = tu_slurp(path, &len);
+		ck_assert_msg(now && len == c->files[f].len && memcmp(now, c->files[f].text, len) == 0,
+			      "case %d (%s): %s changed", _i, line, c->files[f].name);
+		free(now);
+	}
 	tu_free(&r);
 	{
 		const char *rm[] = { "rm", "-rf", "--", dir, NULL };
@@ -171,6 +221,56 @@ START_TEST(bad_input_table)
 }
 END_TEST
 
+/* A FIFO as an input is refused at once by every reader (the matrix's used to block in open). */
+START_TEST(fifo_inputs_refused)
+{
+	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600];
+	const char *cmds[][5] = {
+		{ "cowbench", "matrix", "--dry-run", fifo, NULL },
+		{ "cowbench", "summarize", fifo, NULL },
+		{ "cowbench", "merge", fifo, NULL },
+	};
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/f", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		tu_assert_usage_error(cmds[i], "not a regular file");
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
+/* stat -p of a process that has exited but is not reaped: nothing to watch, said at once (exit 2). */
+START_TEST(stat_zombie_refused)
+{
+	char pid_text[16];
+	const char *argv[] = { "cowbench", "stat", "-p", pid_text, "--count=1", NULL };
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	for (int i = 0; i < 200; i++) { /* until it is a zombie */
+		char path[64], buf[256] = "";
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fp = fopen(path, "r");
+		if (fp && fgets(buf, sizeof(buf), fp) && strstr(buf, ") Z ")) {
+			fclose(fp);
+			break;
+		}
+		if (fp)
+			fclose(fp);
+		usleep(10000);
+	}
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	tu_assert_usage_error(argv, "has exited");
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
 	Suite *s = suite_create("badinput");
@@ -178,6 +278,8 @@ static Suite *badinput_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, bad_input_table, 0, (int)NCASES);
+	tcase_add_test(tc, fifo_inputs_refused);
+	tcase_add_test(tc, stat_zombie_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

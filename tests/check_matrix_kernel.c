@@ -315,6 +315,71 @@ START_TEST(baseline_ratio_stays_in_one_boot)
 }
 END_TEST
 
+/*
+ * SIGTERM while a guest boots (issue 29.9): the guest's work directory
+ * (cowbench-guest.*) goes with the run, and the note counts the rows the
+ * guest had already sent.
+ */
+START_TEST(sigterm_mid_boot_cleans_up_and_counts)
+{
+	char dir[] = "/tmp/cbtest-termXXXXXX", out[600], errp[600], at[600], env_at[700], rows[4096] = "";
+	const char *argv[] = { "cowbench", "matrix", "--kernel=stock", "--workloads=seq", "--sizes=64K", "--fork=1,0",
+			       "--reps=2", "--warmup=0", "--output", out, NULL };
+	posix_spawn_file_actions_t fa;
+	size_t len = 0;
+	char *err, *slash, *text;
+	int efd;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/r.csv", dir);
+	snprintf(errp, sizeof(errp), "%s/err", dir);
+	snprintf(at, sizeof(at), "%s/rows-at", dir);
+	snprintf(env_at, sizeof(env_at), "%s", at);
+	setenv("COWBENCH_KERNEL_DIR", CB_FIXTURE_DIR "/fake-kernel", 1);
+	setenv("CB_FAKE_COWBENCH", CB_CLI_PATH, 1);
+	setenv("CB_FAKE_GUEST", "hang-after-2", 1);
+	setenv("CB_FAKE_ROWS_AT", env_at, 1);
+	efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(efd, 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, efd, 2);
+	ck_assert_int_eq(posix_spawn(&pid, CB_CLI_PATH, &fa, NULL, (char *const *)argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(efd);
+	for (int i = 0; i < 1500; i++) { /* until the two rows are in the results file */
+		text = tu_slurp(out, &len);
+		int lines = 0;
+
+		for (size_t k = 0; text && k < len; k++)
+			lines += text[k] == '\n';
+		free(text);
+		if (lines >= 3)
+			break;
+		usleep(20000);
+	}
+	usleep(300000); /* the count follows each row's write by microseconds; the guest then sends nothing */
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	text = tu_slurp(at, &len);
+	ck_assert_ptr_nonnull(text);
+	snprintf(rows, sizeof(rows), "%s", text);
+	free(text);
+	slash = strrchr(rows, '/');
+	ck_assert_ptr_nonnull(slash);
+	*slash = '\0';
+	ck_assert_msg(access(rows, F_OK) != 0, "%s left behind", rows);
+	err = tu_slurp(errp, &len);
+	ck_assert_msg(strstr(err, "interrupted: 2 of "), "%s", err); /* the two rows the guest sent */
+	free(err);
+	unsetenv("CB_FAKE_ROWS_AT");
+	unlink(out);
+	unlink(errp);
+	unlink(at);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("matrix_kernel");
@@ -333,6 +398,7 @@ static Suite *suite(void)
 	tcase_add_test(t, timed_out_guest_is_never_silent);
 	tcase_add_test(t, foreign_records_are_ignored);
 	tcase_add_test(t, baseline_ratio_stays_in_one_boot);
+	tcase_add_test(t, sigterm_mid_boot_cleans_up_and_counts);
 	suite_add_tcase(s, t);
 	return s;
 }

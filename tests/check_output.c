@@ -55,6 +55,29 @@ static const struct expect cases[] = {
 	  "x 1 reps", NULL, NULL },
 	{ { "matrix", "--shuffle", "5", "--sizes=1M,2M", "--dry-run" }, 0, "shuffled (seed 5)", NULL, NULL },
 	{ { "matrix", "-w", "seq", "-s", "1M,2M", "-r", "2", "--dry-run" }, 0, "2 cells x 2 reps", NULL, NULL },
+	/* 7. one parser (getopt_long): short values attached or separate, options after operands, --, -q */
+	{ { "summarize", CB_FIXTURE_DIR "/results_known.csv", "-f", "json" }, 0, "{\"cell\":", NULL, NULL },
+	{ { "summarize", CB_FIXTURE_DIR "/results_known.csv", "-fcsv", "-q" }, 0, "cell,metric,", NULL, NULL },
+	{ { "summarize", "--format", "csv", "--", CB_FIXTURE_DIR "/results_known.csv" }, 0, "cell,metric,", NULL, NULL },
+	{ { "compare", "-q", "-f", "csv", CB_FIXTURE_DIR "/compare_old.csv", CB_FIXTURE_DIR "/compare_new.csv" }, 0,
+	  "by,old,new,", NULL, NULL },
+	{ { "compare", CB_FIXTURE_DIR "/compare_old.csv", CB_FIXTURE_DIR "/compare_new.csv", "-f", "json", "-q" }, 0,
+	  "{\"by\":", NULL, NULL },
+	{ { "merge", CB_FIXTURE_DIR "/results_shard1.csv", CB_FIXTURE_DIR "/results_shard2.csv", "-f", "x" }, 2, NULL,
+	  NULL, "unknown option -f" },
+	{ { "matrix", "--dry-run", "-qr3", "-w", "seq", "-s1M" }, 0, "1 cells x 3 reps", NULL, NULL },
+	{ { "matrix", "--sizes", "1M,2M", "--dry-run", "--workload", "seq" }, 0, "2 cells x 5 reps", NULL, NULL },
+	/* 8. messages (issue 29.10): a UTF-8 BOM is not part of "schema"; a CSV's control bytes never reach a
+	 * terminal raw; a change from 0 has no percentage */
+	{ { "summarize", CB_FIXTURE_DIR "/results_bom.csv" }, 0, "workload=seq", NULL, NULL },
+	{ { "summarize", "-q", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, "x=\\x1b[31mred\\x07 y=\\x9b2J", "\x1b", NULL },
+	{ { "summarize", "-q", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, NULL, "\x07", NULL },
+	{ { "compare", "-q", CB_FIXTURE_DIR "/results_ansi.csv", CB_FIXTURE_DIR "/results_ansi.csv" }, 0,
+	  "x=\\x1b[31mred", "\x1b", NULL },
+	{ { "compare", "-q", CB_FIXTURE_DIR "/results_ansi.csv", CB_FIXTURE_DIR "/results_ansi.csv" }, 0, NULL,
+	  "\xc2\x9b", NULL },
+	{ { "compare", "--metric=faults", "--fail-above=5", CB_FIXTURE_DIR "/compare_zero_old.csv",
+	    CB_FIXTURE_DIR "/compare_zero_new.csv" }, 1, "worse", "nan", "from 0 to 100 (no percentage of 0)" },
 };
 
 static void check_case(const struct expect *e)
@@ -100,6 +123,24 @@ static const struct {
 	{ { "info", "extra" }, "info takes no arguments" },
 	{ { "list", "--bogus" }, "unknown option --bogus" },
 	{ { "matrix", "a.ini", "b.ini" }, "one matrix file at most" },
+	/* a hint only when it differs from what was typed; run's own options are named as such */
+	{ { "matrix", "--samples=x" }, "--samples is an option of cowbench run, not a matrix axis" },
+	{ { "matrix", "--explain" }, "--explain is an option of cowbench run, not a matrix axis" },
+	{ { "run", "--s=1M" }, "option --s is ambiguous (--size, " },
+	{ { "summarize", "x.csv", "-f" }, "option -f (--format) needs a value" },
+	{ { "compare", "-o" }, "option -o (--output) needs a value" },
+	{ { "stat", "-p" }, "option -p (--pid) needs a value" },
+	/* "did you mean" for commands, metric names and enumerated values */
+	{ { "runn" }, "unknown command 'runn' (did you mean run?)" },
+	{ { "sumarize", "x.csv" }, "(did you mean summarize?)" },
+	{ { "summarize", "--metric=lat_p50", "x.csv" }, "'lat_p50' is not a numeric column (did you mean lat_p50_ns?)" },
+	{ { "compare", "--metric=elapsed", "a.csv", "b.csv" }, "(did you mean elapsed_ns?)" },
+	{ { "matrix", "--baseline-metric=elapsed_n" }, "(did you mean elapsed_ns?)" },
+	{ { "summarize", "-f", "jsn", "x.csv" }, "not 'jsn' (did you mean json?)" },
+	{ { "run", "--writer=chlid" }, "not 'chlid' (did you mean child?)" },
+	{ { "run", "--clock=monotnic" }, "(did you mean monotonic?)" },
+	{ { "run", "--thp=madvice" }, "(did you mean madvise?)" },
+	{ { "run", "--workload=randm" }, "unknown workload 'randm' (did you mean random?)" },
 };
 
 START_TEST(test_usage_error)

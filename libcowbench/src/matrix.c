@@ -1,10 +1,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
@@ -370,10 +372,13 @@ static int load_handler(void *user, const char *section, const char *name, const
 static FILE *open_checked(const char *path, char *why, size_t len, int *err)
 {
 	struct stat st;
-	FILE *fp = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
+	FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
 	int line = 1, c;
 	size_t col = 0;
 
+	if (fd >= 0 && !fp)
+		close(fd);
 	if (!fp) {
 		*err = -errno;
 		snprintf(why, len, "cannot read matrix file %s: %s", path, strerror(errno));

@@ -199,19 +199,26 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 	}
 }
 
+/* A failed write's cause (ENOSPC, EDQUOT, EPIPE...), EIO only when stdio gives none. */
+static int write_error(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 int cb_csv_write_field(FILE *fp, const char *field)
 {
+	errno = 0;
 	if (strpbrk(field, ",\"\r\n") == NULL)
-		return fputs(field, fp) < 0 ? -EIO : 0;
+		return fputs(field, fp) < 0 ? write_error() : 0;
 	if (fputc('"', fp) == EOF)
-		return -EIO;
+		return write_error();
 	for (const char *p = field; *p; p++) {
 		if (*p == '"' && fputc('"', fp) == EOF)
-			return -EIO;
+			return write_error();
 		if (fputc(*p, fp) == EOF)
-			return -EIO;
+			return write_error();
 	}
-	return fputc('"', fp) == EOF ? -EIO : 0;
+	return fputc('"', fp) == EOF ? write_error() : 0;
 }
 
 void cb_json_string(FILE *fp, const char *s)
@@ -402,8 +409,11 @@ void cb_report_init(struct cb_report *r, FILE *fp, enum cb_format format, bool s
 
 static int flush_report(struct cb_report *r)
 {
-	if (fflush(r->fp) == EOF || ferror(r->fp))
-		return -EIO;
+	errno = 0;
+	if (fflush(r->fp) == EOF)
+		return write_error();
+	if (ferror(r->fp))
+		return -EIO; /* an earlier write failed and its cause is gone */
 	/* fsync fails with EINVAL on pipes and terminals: that is fine, there is nothing to sync. */
 	if (r->sync && fsync(fileno(r->fp)) < 0 && errno != EINVAL && errno != EROFS)
 		return -errno;

@@ -197,6 +197,9 @@ static int read_header(struct reader *r, const struct cb_csv_record *h, struct c
 	int err = 0;
 
 	cb_columns(&n);
+	/* A UTF-8 byte order mark (a spreadsheet's "CSV UTF-8") before the first name: not part of it. */
+	if (h->nfields > 0 && strncmp(h->field[0], "\xef\xbb\xbf", 3) == 0)
+		memmove(h->field[0], h->field[0] + 3, strlen(h->field[0] + 3) + 1);
 	if (h->nfields == 0 || strcmp(h->field[0], "schema") != 0)
 		return fail(r, "not a cowbench results CSV (the first column is not 'schema')");
 	r->map = calloc(h->nfields, sizeof(*r->map));
