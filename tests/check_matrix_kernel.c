@@ -260,9 +260,51 @@ START_TEST(foreign_records_are_ignored)
 	struct cb_results res;
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.err, "ignored 1 records from the guest"));
+	ck_assert_ptr_nonnull(strstr(r.err, "skipped 1 bad lines in the guest's row stream"));
 	read_rows(out, &res);
 	ck_assert_uint_eq(res.n, 4);
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
+/* Lines a serial port can carry besides rows (printf %b text), each put at every place in the stream. */
+static const char *const bad_lines[] = {
+	"[   12.345678] audit: type=1400 audit(1732.1:3): apparmor=\"DENIED\" operation=\"open\" name=\"/x\"",
+	"\\0",                          /* a NUL byte alone */
+	"1,abc\\0def,2",                /* a NUL inside a row-shaped line */
+	"ab\"c,1",                      /* a stray quote */
+	"\"unterminated,1,2",           /* an unterminated quote: must not swallow the lines after it */
+	"\"a\"b,2",                     /* text after a closing quote */
+	"1,2,3",                        /* a record of the wrong width */
+};
+static const int bad_places[] = { 0, 1, 2, 5 }; /* lines of the real stream before it: 0 = before the header */
+
+START_TEST(one_bad_line_loses_no_row)
+{
+	const char *line = bad_lines[_i / 4];
+	int after = bad_places[_i % 4];
+	char out[64], place[16];
+	struct cli_result r;
+	struct cb_results res;
+
+	snprintf(out, sizeof(out), "/tmp/cbtest-guest-bad%d.csv", _i);
+	snprintf(place, sizeof(place), "%d", after);
+	setenv("CB_FAKE_LINE", line, 1);
+	setenv("CB_FAKE_AFTER", place, 1);
+	r = fake_guest_run("bad-line", out);
+	ck_assert_msg(r.status == 0, "line %d after %d: %s", _i / 4, after, r.err);
+	ck_assert_msg(strstr(r.err, "skipped 1 bad lines in the guest's row stream"), "%s", r.err);
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	for (size_t i = 0; i < res.n; i++) {
+		bool later = (int)i >= (after > 0 ? after - 1 : 0); /* came after the bad line */
+
+		ck_assert_str_eq(res.rows[i].status, "ok");
+		ck_assert_msg((strstr(res.rows[i].evidence_notes, "guest-stream:skipped-1") != NULL) == later,
+			      "row %zu notes '%s'", i, res.rows[i].evidence_notes);
+	}
 	cb_results_free(&res);
 	tu_free(&r);
 	unlink(out);
@@ -332,6 +374,8 @@ static Suite *suite(void)
 	tcase_add_test(t, dead_guest_leaves_error_rows);
 	tcase_add_test(t, timed_out_guest_is_never_silent);
 	tcase_add_test(t, foreign_records_are_ignored);
+	tcase_add_loop_test(t, one_bad_line_loses_no_row, 0,
+			    (int)(sizeof(bad_lines) / sizeof(bad_lines[0]) * sizeof(bad_places) / sizeof(bad_places[0])));
 	tcase_add_test(t, baseline_ratio_stays_in_one_boot);
 	suite_add_tcase(s, t);
 	return s;
