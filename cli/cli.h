@@ -10,6 +10,7 @@
 
 #include <cowbench/compare.h> /* enum cb_center */
 #include <cowbench/report.h> /* enum cb_format */
+#include <cowbench/results.h> /* enum cb_dup_rule */
 
 /* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
@@ -149,6 +150,8 @@ struct cli_inputs {
 };
 /* -1 after printing why (one line); free with cli_inputs_free either way. */
 int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files);
+/* A rep present twice by rule (cowbench/results.h): -1 after one line naming it and its files. */
+int cli_inputs_check_duplicates(const struct cli_inputs *in, enum cb_dup_rule rule);
 void cli_inputs_free(struct cli_inputs *in);
 
 /*

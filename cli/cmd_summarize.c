@@ -561,7 +561,7 @@ int cmd_summarize(int argc, char **argv)
 		cli_error("summarize needs a results CSV (see cowbench summarize --help)");
 		return EXIT_USAGE;
 	}
-	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0) {
+	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0 || cli_inputs_check_duplicates(&in, CB_DUP_MEASUREMENT) < 0) {
 		cli_inputs_free(&in);
 		return EXIT_USAGE;
 	}

@@ -101,6 +101,17 @@ static const struct bad_case {
 	{ { "cowbench", "summarize", "--format=yaml", FX("results_known.csv"), NULL }, { { 0 } }, "--format" },
 	{ { "cowbench", "summarize", FX("results_known.csv"), "--output", "@/old.txt", NULL },
 	  { FILE_("old.txt", "keep\n") }, "--force" },
+	/* the same rows given twice (issue 29): one line naming the cell and rep */
+	{ { "cowbench", "summarize", FX("results_known.csv"), FX("results_known.csv"), NULL }, { { 0 } },
+	  "duplicate cell" },
+	{ { "cowbench", "summarize", "@/a.csv", NULL }, { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,1,ok\n") },
+	  "'workload=seq size_bytes=4096 fork=1' rep 1 appears twice in" },
+	{ { "cowbench", "compare", "--by=fork", FX("results_known.csv"), FX("results_known.csv"), NULL }, { { 0 } },
+	  "duplicate cell" },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", NULL },
+	  { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n1,seq,4096,1,1,ok\n"),
+	    FILE_("b.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n") },
+	  "rep 1 appears twice in" },
 	/* plot */
 	{ { "cowbench", "plot", FX("results_known.csv"), NULL }, { { 0 } }, "--out" },
 	{ { "cowbench", "plot", "@/e.csv", "--out", "@/p", NULL }, { FILE_("e.csv", "") }, "no result rows" },
