@@ -746,7 +746,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 {
 	struct cb_results res;
 	char why[512];
-	size_t seen = 0, foreign = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
+	size_t seen = 0, foreign = 0, rerun = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
 	int err;
 
 	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
@@ -780,6 +780,10 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 			foreign++;
 			continue;
 		}
+		if (cb_row_guest_failed(&res.rows[r])) {
+			rerun++; /* the guest never ran it: its row stays as the record, the rep runs again */
+			continue;
+		}
 		if (ev) {
 			p->ev_done[(size_t)c * CLI_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
 		} else {
@@ -794,6 +798,9 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
+	if (rerun)
+		cli_note("%s: %zu rows record reps a guest never ran (error:guest:*): kept, and those reps run again",
+			 o->resume, rerun);
 	p->resumed = seen;
 	for (size_t c = 0; c < p->cells.n; c++)
 		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;
