@@ -81,6 +81,18 @@ struct run_opts;
 struct cb_clock;
 struct cb_run_spec;
 const struct cli_option *cli_run_options(int *n);
+
+/*
+ * One spelling per value (axis_values.c): sizes as cb_size_format writes
+ * them (4096K -> 4M), counts without leading zeros, flags as 1/0; other
+ * values and values that do not parse stay as they are.
+ */
+void cli_canonical_value(const char *axis, const char *value, char *out, size_t len);
+/* Every axis of the matrix in that spelling, each value once; -ENOMEM. */
+struct cb_matrix;
+int cli_canonical_axes(struct cb_matrix *m);
+/* A cell key ("name=value ...") rewritten in place in that spelling (when it fits in len). */
+void cli_canonical_cell(char *cell, size_t len);
 struct run_opts *cli_run_opts_new(void); /* the defaults of cowbench run */
 void cli_run_opts_free(struct run_opts *o);
 /* Check the options and build the spec (clocks[]: zeroed cache); -1 after printing why. */

@@ -692,8 +692,10 @@ static int shard_cells(const struct matrix_opts *o, struct cb_cells *cells)
 static int build_plan(struct matrix_opts *o, struct plan *p)
 {
 	char why[256];
-	int err = cb_matrix_cells(&o->m, &p->cells, why, sizeof(why));
+	int err = cli_canonical_axes(&o->m);
 
+	if (err == 0)
+		err = cb_matrix_cells(&o->m, &p->cells, why, sizeof(why));
 	if (err) {
 		cli_error("%s", err == -ENOMEM ? "out of memory" : why);
 		return -1;
@@ -771,8 +773,11 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 		cli_note("dropped the half-written last row of %s (a run cut short)", o->resume);
 	}
 	for (size_t r = 0; r < res.n; r++) {
-		long c = cb_cells_find(&p->cells, res.rows[r].cell);
+		long c;
 		bool ev = cb_row_is_evidence(&res.rows[r]);
+
+		cli_canonical_cell(res.rows[r].cell, sizeof(res.rows[r].cell)); /* a file of -s 4096K resumes -s 4M */
+		c = cb_cells_find(&p->cells, res.rows[r].cell);
 
 		/* Timed and evidence reps are numbered apart: each kind from 1. */
 		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CLI_EVIDENCE_REPS : o->cap) ||

@@ -36,6 +36,8 @@ int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
 			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
 		if (in->res[f].n == 0)
 			continue;
+		for (size_t i = 0; i < in->res[f].n; i++) /* size=4096K and size=4M: one configuration */
+			cli_canonical_cell(in->res[f].rows[i].cell, sizeof(in->res[f].rows[i].cell));
 		nr = realloc(in->rows, (in->nrows + in->res[f].n) * sizeof(*nr));
 		if (!nr) {
 			cli_error("out of memory");

@@ -11,6 +11,7 @@
 
 #define FX(name) CB_FIXTURE_DIR "/" name
 #define HDR      "schema,workload,size_bytes,fork,rep,status\n"
+#define CELL_HDR "schema,workload,size_bytes,fork,rep,status,cell\n"
 #define FILE_(name, text) { name, text, sizeof(text) - 1 }
 
 struct infile {
@@ -112,6 +113,10 @@ static const struct bad_case {
 	  { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n1,seq,4096,1,1,ok\n"),
 	    FILE_("b.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n") },
 	  "rep 1 appears twice in" },
+	{ { "cowbench", "merge", "@/a.csv", "@/b.csv", NULL },
+	  { FILE_("a.csv", CELL_HDR "1,seq,4194304,1,1,ok,workload=seq size=4M\n"),
+	    FILE_("b.csv", CELL_HDR "1,seq,4194304,1,1,ok,workload=seq size=4096K\n") },
+	  "'workload=seq size=4M fork=1' rep 1 is in both" },
 	/* plot */
 	{ { "cowbench", "plot", FX("results_known.csv"), NULL }, { { 0 } }, "--out" },
 	{ { "cowbench", "plot", "@/e.csv", "--out", "@/p", NULL }, { FILE_("e.csv", "") }, "no result rows" },
