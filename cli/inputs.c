@@ -76,11 +76,11 @@ int cli_inputs_check_duplicates(const struct cli_inputs *in, enum cb_dup_rule ru
 	cb_row_key(row, key, sizeof(key));
 	if (strcmp(file_of(in, a), file_of(in, b)) == 0)
 		cli_error("duplicate cell: '%s' %srep %lld appears twice in %s%s", key, cb_row_is_evidence(row) ? "evidence " : "",
-			  (long long)row->rep, file_of(in, b), rule == CB_DUP_MEASUREMENT ? " (the same measurement: same boot, round and time)" : "");
+			  (long long)row->rep, file_of(in, b), rule == CB_DUP_MEASUREMENT ? " (the same measurement: every column equal)" : "");
 	else
 		cli_error("duplicate cell: '%s' %srep %lld is in both %s and %s%s", key,
 			  cb_row_is_evidence(row) ? "evidence " : "", (long long)row->rep, file_of(in, a), file_of(in, b),
-			  rule == CB_DUP_MEASUREMENT ? " (the same measurement: same boot, round and time)" : "");
+			  rule == CB_DUP_MEASUREMENT ? " (the same measurement: every column equal)" : "");
 	return -1;
 }
 
