@@ -10,6 +10,7 @@
 
 #include <cowbench/compare.h> /* enum cb_center */
 #include <cowbench/report.h> /* enum cb_format */
+#include <cowbench/results.h> /* enum cb_dup_rule */
 
 /* Exit statuses of the cowbench program (rows' codes 0/1/3/4: cowbench/error.h). */
 #define EXIT_RUN_FAILED 1 /* a measurement failed; its row says how (CB_EXIT_FAILED) */
@@ -131,6 +132,18 @@ struct run_opts;
 struct cb_clock;
 struct cb_run_spec;
 const struct cli_option *cli_run_options(int *n);
+
+/*
+ * One spelling per value (axis_values.c): sizes as cb_size_format writes
+ * them (4096K -> 4M), counts without leading zeros, flags as 1/0; other
+ * values and values that do not parse stay as they are.
+ */
+void cli_canonical_value(const char *axis, const char *value, char *out, size_t len);
+/* Every axis of the matrix in that spelling, each value once; -ENOMEM. */
+struct cb_matrix;
+int cli_canonical_axes(struct cb_matrix *m);
+/* A cell key ("name=value ...") rewritten in place in that spelling (when it fits in len). */
+void cli_canonical_cell(char *cell, size_t len);
 struct run_opts *cli_run_opts_new(void); /* the defaults of cowbench run */
 void cli_run_opts_free(struct run_opts *o);
 /* Check the options and build the spec (clocks[]: zeroed cache); -1 after printing why. */
@@ -224,6 +237,8 @@ struct cli_inputs {
 };
 /* -1 after printing why (one line); free with cli_inputs_free either way. */
 int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files);
+/* A rep present twice by rule (cowbench/results.h): -1 after one line naming it and its files. */
+int cli_inputs_check_duplicates(const struct cli_inputs *in, enum cb_dup_rule rule);
 void cli_inputs_free(struct cli_inputs *in);
 
 /*

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "compare_int.h"
+#include "compare_match.h"
 
 /*
  * cowbench compare OLD.csv NEW.csv (benchstat for copy-on-write): per cell
@@ -287,6 +288,8 @@ static int group_side(const struct cb_row *rows, size_t n, const char *axis, str
 	size_t cell_len;
 	int err = cb_group_rows_by(rows, n, side_key, &f, &s->g, &s->ng);
 
+	if (!err && !(s->constant = cm_constant_columns(s->g, s->ng)))
+		err = -ENOMEM;
 	if (err || s->ng != 1 || s->g[0].n == 0)
 		return err;
 	side_key(s->g[0].rows[0], key, sizeof(key), &cell_len, &f);
@@ -478,6 +481,9 @@ static int compare_collapsed(const struct cmp_opts *o, const struct side *old, c
 
 	if (!key_collapsed(g->key, other, key, sizeof(key)) || !(t = find_group(other, key)))
 		return 0;
+	if (!(old_has_more ? cm_groups_agree(g, t, old->constant, new_->constant, o->by) :
+			     cm_groups_agree(t, g, old->constant, new_->constant, o->by)))
+		return 0; /* another configuration (fork=0 against fork=1): each on its own side only */
 	*matched = true;
 	twin_used[t - other->g] = true;
 	return old_has_more ? compare_cell(o, old, new_, g, t, g->key, ls) : compare_cell(o, old, new_, t, g, g->key, ls);
@@ -492,7 +498,7 @@ static int compare_sides(const struct cmp_opts *o, const struct side *old, const
 	for (size_t i = 0; i < old->ng && !err; i++) {
 		const struct cb_row_group *b = find_group(new_, old->g[i].key);
 
-		if (b) {
+		if (b && cm_groups_agree(&old->g[i], b, old->constant, new_->constant, o->by)) {
 			old_done[i] = new_done[b - new_->g] = true;
 			err = compare_cell(o, old, new_, &old->g[i], b, old->g[i].key, ls);
 		}
@@ -604,8 +610,10 @@ static int axis_sides(const struct cmp_opts *o, const struct cb_row *rows, size_
 
 static void free_sides(struct side *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		cb_row_groups_free(s[i].g, s[i].ng);
+		free(s[i].constant);
+	}
 	free(s);
 }
 

@@ -675,8 +675,10 @@ static int shard_cells(const struct matrix_opts *o, struct cb_cells *cells)
 static int build_plan(struct matrix_opts *o, struct plan *p)
 {
 	char why[256];
-	int err = cb_matrix_cells(&o->m, &p->cells, why, sizeof(why));
+	int err = cli_canonical_axes(&o->m);
 
+	if (err == 0)
+		err = cb_matrix_cells(&o->m, &p->cells, why, sizeof(why));
 	if (err) {
 		cli_error("%s", err == -ENOMEM ? "out of memory" : why);
 		return -1;
@@ -729,7 +731,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 {
 	struct cb_results res;
 	char why[512];
-	size_t seen = 0, foreign = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
+	size_t seen = 0, foreign = 0, rerun = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
 	int err;
 
 	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
@@ -754,13 +756,20 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 		cli_note("dropped the half-written last row of %s (a run cut short)", o->resume);
 	}
 	for (size_t r = 0; r < res.n; r++) {
-		long c = cb_cells_find(&p->cells, res.rows[r].cell);
+		long c;
 		bool ev = cb_row_is_evidence(&res.rows[r]);
+
+		cli_canonical_cell(res.rows[r].cell, sizeof(res.rows[r].cell)); /* a file of -s 4096K resumes -s 4M */
+		c = cb_cells_find(&p->cells, res.rows[r].cell);
 
 		/* Timed and evidence reps are numbered apart: each kind from 1. */
 		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CLI_EVIDENCE_REPS : o->cap) ||
 		    (ev && !cb_run_wants_evidence(&p->spec[c]))) {
 			foreign++;
+			continue;
+		}
+		if (cb_row_guest_failed(&res.rows[r])) {
+			rerun++; /* the guest never ran it: its row stays as the record, the rep runs again */
 			continue;
 		}
 		if (ev) {
@@ -777,6 +786,9 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
+	if (rerun)
+		cli_note("%s: %zu rows record reps a guest never ran (error:guest:*): kept, and those reps run again",
+			 o->resume, rerun);
 	p->resumed = seen;
 	for (size_t c = 0; c < p->cells.n; c++)
 		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;

@@ -38,63 +38,6 @@ static void merge_usage(void)
 	cli_print_options(merge_options, N_MERGE_OPTIONS);
 }
 
-struct entry {
-	char key[CB_ROW_KEY_LEN];
-	int64_t rep;
-	bool evidence; /* timed and evidence reps are numbered apart */
-	size_t file;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-
-	if (c == 0)
-		c = (int)x->evidence - (int)y->evidence;
-	return c ? c : (x->rep > y->rep) - (x->rep < y->rep);
-}
-
-/* Sort (key, rep) pairs and report the first pair present twice. */
-static int check_duplicates(struct cb_results *res, int nfiles, char **files)
-{
-	size_t total = 0, k = 0;
-	struct entry *e;
-	int rc = 0;
-
-	for (int f = 0; f < nfiles; f++)
-		total += res[f].n;
-	e = calloc(total ? total : 1, sizeof(*e));
-	if (!e) {
-		cli_error("out of memory");
-		return -1;
-	}
-	for (int f = 0; f < nfiles; f++)
-		for (size_t i = 0; i < res[f].n; i++) {
-			cb_row_key(&res[f].rows[i], e[k].key, sizeof(e[k].key));
-			e[k].rep = res[f].rows[i].rep;
-			e[k].evidence = cb_row_is_evidence(&res[f].rows[i]);
-			e[k++].file = (size_t)f;
-		}
-	qsort(e, total, sizeof(*e), cmp_entry);
-	for (size_t i = 1; i < total; i++) {
-		if (cmp_entry(&e[i - 1], &e[i]) == 0) {
-			const char *a = files[e[i - 1].file], *b = files[e[i].file];
-
-			if (e[i - 1].file == e[i].file)
-				cli_error("duplicate cell: '%s' %srep %lld appears twice in %s", e[i].key,
-					  e[i].evidence ? "evidence " : "", (long long)e[i].rep, a);
-			else
-				cli_error("duplicate cell: '%s' %srep %lld is in both %s and %s", e[i].key,
-					  e[i].evidence ? "evidence " : "", (long long)e[i].rep, a, b);
-			rc = -1;
-			break;
-		}
-	}
-	free(e);
-	return rc;
-}
-
 /* Every file read; a column this build does not know would be dropped: refuse. */
 static int check_columns(const struct cli_inputs *in)
 {
@@ -145,7 +88,7 @@ int cmd_merge(int argc, char **argv)
 	if (cli_output_not_input("--output", o.output, argv + argi, nfiles) < 0)
 		return EXIT_USAGE;
 	if (cli_inputs_read(&in, nfiles, argv + argi) == 0 && check_columns(&in) == 0 &&
-	    check_duplicates(in.res, nfiles, argv + argi) == 0)
+	    cli_inputs_check_duplicates(&in, CB_DUP_CONFIG_REP) == 0)
 		status = write_merged(&o, &in);
 	cli_inputs_free(&in);
 	return status;

@@ -511,7 +511,7 @@ int cmd_summarize(int argc, char **argv)
 	}
 	if (cli_output_not_input("--output", o.output, argv + argi, argc - argi) < 0)
 		return EXIT_USAGE;
-	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0) {
+	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0 || cli_inputs_check_duplicates(&in, CB_DUP_MEASUREMENT) < 0) {
 		cli_inputs_free(&in);
 		return EXIT_USAGE;
 	}

@@ -36,6 +36,7 @@ struct side {
 	char value[CB_ROW_KEY_LEN]; /* --by: this side's value of the axis */
 	struct cb_row_group *g;
 	size_t ng;
+	bool *constant; /* per column: one value on every row of the side (compare_match.h) */
 };
 
 enum present { BOTH, OLD_ONLY, NEW_ONLY };

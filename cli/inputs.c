@@ -4,6 +4,7 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
+#include <cowbench/summary.h>
 
 #include "cli.h"
 
@@ -35,6 +36,8 @@ int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
 			cli_note("%s: its last row is half-written (a run cut short): left out", files[f]);
 		if (in->res[f].n == 0)
 			continue;
+		for (size_t i = 0; i < in->res[f].n; i++) /* size=4096K and size=4M: one configuration */
+			cli_canonical_cell(in->res[f].rows[i].cell, sizeof(in->res[f].rows[i].cell));
 		nr = realloc(in->rows, (in->nrows + in->res[f].n) * sizeof(*nr));
 		if (!nr) {
 			cli_error("out of memory");
@@ -45,6 +48,40 @@ int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
 		in->nrows += in->res[f].n;
 	}
 	return 0;
+}
+
+/* The file rows[i] came from. */
+static const char *file_of(const struct cli_inputs *in, size_t i)
+{
+	for (int f = 0; f < in->nfiles; f++) {
+		if (i < in->res[f].n)
+			return in->files[f];
+		i -= in->res[f].n;
+	}
+	return "?";
+}
+
+int cli_inputs_check_duplicates(const struct cli_inputs *in, enum cb_dup_rule rule)
+{
+	size_t a, b;
+	int rc = cb_rows_find_duplicate(in->rows, in->nrows, rule, &a, &b);
+	const struct cb_row *row;
+	char key[CB_ROW_KEY_LEN];
+
+	if (rc < 0)
+		cli_error("out of memory");
+	if (rc <= 0)
+		return rc;
+	row = &in->rows[b];
+	cb_row_key(row, key, sizeof(key));
+	if (strcmp(file_of(in, a), file_of(in, b)) == 0)
+		cli_error("duplicate cell: '%s' %srep %lld appears twice in %s%s", key, cb_row_is_evidence(row) ? "evidence " : "",
+			  (long long)row->rep, file_of(in, b), rule == CB_DUP_MEASUREMENT ? " (the same measurement: every column equal)" : "");
+	else
+		cli_error("duplicate cell: '%s' %srep %lld is in both %s and %s%s", key,
+			  cb_row_is_evidence(row) ? "evidence " : "", (long long)row->rep, file_of(in, a), file_of(in, b),
+			  rule == CB_DUP_MEASUREMENT ? " (the same measurement: every column equal)" : "");
+	return -1;
 }
 
 void cli_inputs_free(struct cli_inputs *in)
@@ -62,6 +99,8 @@ int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 	struct cli_inputs in;
 	int rc = cli_inputs_read(&in, nfiles, files);
 
+	if (rc == 0)
+		rc = cli_inputs_check_duplicates(&in, CB_DUP_MEASUREMENT);
 	if (rc == 0 && in.nrows == 0) {
 		cli_error("no result rows in %s%s", files[0], nfiles > 1 ? " and the other files" : "");
 		rc = -1;

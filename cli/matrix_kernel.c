@@ -19,6 +19,7 @@
 #include <cowbench/run.h>
 
 #include "cli.h"
+#include "guest_rows.h"
 #include "matrix_kernel.h"
 
 extern char **environ;
@@ -341,12 +342,9 @@ struct receiver {
 	struct mk_run *r;
 	const struct boot_plan *b;
 	unsigned char *got;       /* per order entry: its row came back */
-	const struct cb_column *col[256];
-	size_t ncols;
-	bool header;
-	size_t rows, ignored;
+	struct gr_stream s;       /* the guest's row stream */
+	size_t rows;              /* rows of the plan that came back */
 	int failed;               /* a row with a status other than ok */
-	int werr;                 /* the output could not be written */
 };
 
 static long order_find(const struct receiver *rc, const char *cell, int64_t rep)
@@ -363,98 +361,38 @@ static void show_progress(const struct receiver *rc)
 		cli_progress("[kernel=%s] %zu of %zu reps back from the guest", rc->b->kernel, rc->rows, rc->b->norder);
 }
 
-static int record_header(struct receiver *rc, const struct cb_csv_record *rec)
+/* The row says how many bad lines its boot's stream had skipped by then: the file keeps the count. */
+static void note_bad_lines(struct cb_row *row, size_t bad)
 {
-	if (rec->nfields > sizeof(rc->col) / sizeof(rc->col[0]))
-		return -1;
-	for (size_t i = 0; i < rec->nfields; i++) {
-		rc->col[i] = cb_column_find(rec->field[i]);
-		if (!rc->col[i]) {
-			cli_note("kernel=%s: the guest's cowbench writes column '%s' that this one does not know",
-				 rc->b->kernel, rec->field[i]);
-			return -1;
-		}
-	}
-	rc->ncols = rec->nfields;
-	rc->header = true;
-	return 0;
+	size_t len = strlen(row->evidence_notes);
+
+	if (bad)
+		snprintf(row->evidence_notes + len, sizeof(row->evidence_notes) - len, "%sguest-stream:skipped-%zu",
+			 len ? "," : "", bad);
 }
 
-/* A row from the guest: it must parse, belong to this boot's plan and be new; then it is appended. */
-static void record_row(struct receiver *rc, const struct cb_csv_record *rec)
+/* A row from the guest: it must belong to this boot's plan and be new; then it is appended. */
+static int record_row(void *ctx, const struct cb_row *in)
 {
-	struct cb_row row;
-	long at;
+	struct receiver *rc = ctx;
+	struct cb_row row = *in;
+	long at = order_find(rc, row.cell, row.rep);
 
-	memset(&row, 0, sizeof(row));
-	if (rec->nfields != rc->ncols) {
-		rc->ignored++;
-		return;
-	}
-	for (size_t i = 0; i < rec->nfields; i++)
-		if (cb_row_set(&row, rc->col[i], rec->field[i]) != 0) {
-			rc->ignored++;
-			return;
-		}
-	at = order_find(rc, row.cell, row.rep);
-	if (row.schema != CB_SCHEMA_VERSION || at < 0 || rc->got[at]) {
-		rc->ignored++;
-		return;
-	}
+	if (row.schema != CB_SCHEMA_VERSION || at < 0 || rc->got[at])
+		return 1;
+	note_bad_lines(&row, rc->s.bad);
 	cli_progress_clear();
-	if (cb_report_row(rc->r->report, &row) < 0) {
-		rc->werr = errno ? errno : EIO;
-		return;
-	}
+	if (cb_report_row(rc->r->report, &row) < 0)
+		return -(errno ? errno : EIO);
 	rc->got[at] = 1;
 	rc->r->done[rc->b->step[at].cell * (size_t)rc->r->reps + (size_t)(row.rep - 1)] = 1;
+	if (strcmp(row.status, "ok") != 0)
+		rc->failed = 1;
 	rc->rows++;
 	if (rc->r->row_done)
 		rc->r->row_done(rc->r->row_arg);
-	if (strcmp(row.status, "ok") != 0)
-		rc->failed = 1;
 	show_progress(rc);
-}
-
-/*
- * Parse the whole records in buf[0..len) (up to the last line end unless
- * final); returns how many bytes were consumed.
- */
-static size_t take_records(struct receiver *rc, char *buf, size_t len, bool final)
-{
-	size_t end = len, used = 0;
-	struct cb_csv_record rec = { 0 };
-	FILE *fp;
-
-	while (!final && end > 0 && buf[end - 1] != '\n')
-		end--;
-	if (end == 0)
-		return 0;
-	fp = fmemopen(buf, end, "r");
-	if (!fp)
-		return 0;
-	for (;;) {
-		int got = cb_csv_read_record(fp, &rec);
-
-		if (got <= 0 || (!rec.terminated && !final))
-			break; /* a record cut short: wait for the rest */
-		used = (size_t)ftell(fp);
-		if (rec.nfields == 1 && !rec.field[0][0])
-			continue; /* an empty line */
-		if (!rc->header) {
-			if (record_header(rc, &rec) < 0) {
-				used = len; /* another cowbench: nothing it sends can be read */
-				break;
-			}
-			continue;
-		}
-		record_row(rc, &rec);
-		if (rc->werr)
-			break;
-	}
-	cb_csv_record_free(&rec);
-	fclose(fp);
-	return used;
+	return 0;
 }
 
 struct rows_file {
@@ -483,10 +421,10 @@ static int drain(struct receiver *rc, struct rows_file *f, bool final)
 			continue;
 		if (got > 0)
 			f->len += (size_t)got;
-		used = take_records(rc, f->buf, f->len, final && got <= 0);
+		used = gr_take(&rc->s, f->buf, f->len, final && got <= 0);
 		memmove(f->buf, f->buf + used, f->len - used);
 		f->len -= used;
-		if (got <= 0 || rc->werr)
+		if (got <= 0 || rc->s.err)
 			return 0;
 	}
 }
@@ -614,6 +552,20 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	return 0;
 }
 
+/* What the guest sent besides its plan's rows: one line each, so a damaged stream is never silent. */
+static void report_stream(const struct receiver *rc)
+{
+	if (rc->s.foreign)
+		cli_note("kernel=%s: the guest's cowbench writes column '%s' that this one does not know", rc->b->kernel,
+			 rc->s.unknown);
+	if (rc->s.bad)
+		cli_note("kernel=%s: skipped %zu bad lines in the guest's row stream (not a row: bad CSV, "
+			 "wrong field count or value); the rows after them are kept", rc->b->kernel, rc->s.bad);
+	if (rc->s.ignored)
+		cli_note("kernel=%s: ignored %zu records from the guest that were not rows of its plan", rc->b->kernel,
+			 rc->s.ignored);
+}
+
 static int boot_once(struct mk_run *r, const struct boot_plan *b)
 {
 	char dir[] = "/tmp/cowbench-guest.XXXXXX", path[4096], image[4096], status[48], watch[32];
@@ -623,6 +575,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	int ws = 0, ret = 0;
 	pid_t pid = -1;
 
+	gr_init(&rc.s, record_row, &rc);
 	rc.got = calloc(b->norder + 1, 1);
 	if (!rc.got || !mkdtemp(dir)) {
 		cli_error("cannot make a work directory for the guest: %s", strerror(errno));
@@ -644,15 +597,15 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 		for (;;) {
 			pid_t w = waitpid(pid, &ws, WNOHANG); /* a poll while rows stream in */
 
-			if (drain(&rc, &f, false) < 0 || rc.werr)
+			if (drain(&rc, &f, false) < 0 || rc.s.err)
 				break;
 			if (w == pid || (w < 0 && errno != EINTR))
 				break;
 			poll(NULL, 0, 200);
 		}
-		if (!rc.werr)
+		if (!rc.s.err)
 			drain(&rc, &f, true);
-		if (rc.werr) { /* stop the guest: its rows have nowhere to go */
+		if (rc.s.err) { /* stop the guest: its rows have nowhere to go */
 			kill(pid, SIGTERM);
 			cb_wait_status(pid, &ws);
 		}
@@ -660,14 +613,12 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	unsetenv("COWBENCH_WATCH_PID");
 	if (r->progress && spawned)
 		cli_progress_clear();
-	if (rc.werr) {
-		errno = rc.werr;
+	if (rc.s.err) {
+		errno = rc.s.err;
 		cli_error("cannot write results: %s", strerror(errno));
 		ret = -1;
 	} else {
-		if (rc.ignored)
-			cli_note("kernel=%s: ignored %zu records from the guest that were not rows of its plan", b->kernel,
-				 rc.ignored);
+		report_stream(&rc);
 		if (rc.rows < b->norder) {
 			guest_status(ws, imaged, spawned, status, sizeof(status));
 			cli_error("kernel=%s: %zu of %zu reps did not come back (%s); their rows say so", b->kernel,

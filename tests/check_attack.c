@@ -14,6 +14,7 @@
 #include <cowbench/smaps.h>
 #include <cowbench/sysinfo.h>
 
+#include "sysctl_keys.h"
 #include "testutil.h"
 
 #define FX(name) CB_FIXTURE_DIR "/" name
@@ -459,6 +460,7 @@ static void journal_setup(void)
 	setenv("COWBENCH_RUN_DIR", jdir, 1);
 	snprintf(knob, sizeof(knob), "%s/knob", jdir);
 	write_file(knob, "0\n", 2);
+	cb_sysctl_test_key(knob); /* a plain file standing in for a sysctl */
 }
 
 static long knob_value(void)

@@ -12,6 +12,7 @@
 
 #define FX(name) CB_FIXTURE_DIR "/" name
 #define HDR      "schema,workload,size_bytes,fork,rep,status\n"
+#define CELL_HDR "schema,workload,size_bytes,fork,rep,status,cell\n"
 #define FILE_(name, text) { name, text, sizeof(text) - 1 }
 /* Valid inputs for the cases that must not write over them. */
 #define ROWS     "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,1,ok,100\n1,seq,4096,0,1,ok,90\n"
@@ -108,6 +109,21 @@ static const struct bad_case {
 	{ { "cowbench", "summarize", "--format=yaml", FX("results_known.csv"), NULL }, { { 0 } }, "--format" },
 	{ { "cowbench", "summarize", FX("results_known.csv"), "--output", "@/old.txt", NULL },
 	  { FILE_("old.txt", "keep\n") }, "--force" },
+	/* the same rows given twice (issue 29): one line naming the cell and rep */
+	{ { "cowbench", "summarize", FX("results_known.csv"), FX("results_known.csv"), NULL }, { { 0 } },
+	  "duplicate cell" },
+	{ { "cowbench", "summarize", "@/a.csv", NULL }, { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,1,ok\n") },
+	  "'workload=seq size_bytes=4096 fork=1' rep 1 appears twice in" },
+	{ { "cowbench", "compare", "--by=fork", FX("results_known.csv"), FX("results_known.csv"), NULL }, { { 0 } },
+	  "duplicate cell" },
+	{ { "cowbench", "compare", "@/a.csv", "@/b.csv", NULL },
+	  { FILE_("a.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n1,seq,4096,1,1,ok\n"),
+	    FILE_("b.csv", HDR "1,seq,4096,1,1,ok\n1,seq,4096,1,2,ok\n") },
+	  "rep 1 appears twice in" },
+	{ { "cowbench", "merge", "@/a.csv", "@/b.csv", NULL },
+	  { FILE_("a.csv", CELL_HDR "1,seq,4194304,1,1,ok,workload=seq size=4M\n"),
+	    FILE_("b.csv", CELL_HDR "1,seq,4194304,1,1,ok,workload=seq size=4096K\n") },
+	  "'workload=seq size=4M fork=1' rep 1 is in both" },
 	/* plot */
 	{ { "cowbench", "plot", FX("results_known.csv"), NULL }, { { 0 } }, "--out" },
 	{ { "cowbench", "plot", "@/e.csv", "--out", "@/p", NULL }, { FILE_("e.csv", "") }, "no result rows" },

@@ -669,6 +669,40 @@ START_TEST(test_cli_bad_input)
 }
 END_TEST
 
+/*
+ * A matrix of fork=1,0 against a run of fork=1 (issue 29): the fork=0 cell
+ * has no partner, it must not be compared with the run's fork=1 rows.
+ */
+START_TEST(test_cli_cells_match_on_identity)
+{
+	char old[] = "/tmp/cbtest-cmpidoXXXXXX", new_[] = "/tmp/cbtest-cmpidnXXXXXX";
+	const char *matrix[] = { "cowbench", "matrix", "-w", "seq", "-s", "256K", "--fork=1,0", "--reps=3", "--warmup=0",
+				 "--probes=none", "--output", old, "--force", NULL };
+	const char *run[] = { "cowbench", "run", "-w", "seq", "-s", "256K", "--reps=3", "--warmup=0", "--probes=none",
+			      "--quiet", "--output", new_, "--force", NULL };
+	const char *cmp[] = { "cowbench", "compare", "--format=csv", "--metric=faults", old, new_, NULL };
+	struct cli_result r;
+
+	close(mkstemp(old));
+	close(mkstemp(new_));
+	r = tu_run_cli(matrix);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli(run);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli(cmp);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	/* fork=1 against fork=1: the same fault count, no change; fork=0 only in old. */
+	ck_assert_msg(strstr(r.out, "fork=1 probes=none,faults,"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "fork=0 probes=none,,") && strstr(r.out, "only-old"), "%s", r.out);
+	ck_assert_msg(!strstr(r.out, "worse"), "a cell compared with another configuration: %s", r.out);
+	tu_free(&r);
+	unlink(old);
+	unlink(new_);
+}
+END_TEST
+
 static Suite *compare_suite(void)
 {
 	Suite *s = suite_create("compare");
@@ -701,6 +735,7 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_cli_by_axis_paired);
 	tcase_add_test(tc, test_cli_by_kernel_collapsed_axis);
 	tcase_add_test(tc, test_cli_output_file);
+	tcase_add_test(tc, test_cli_cells_match_on_identity);
 	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	suite_add_tcase(s, tc);
 	return s;

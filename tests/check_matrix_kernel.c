@@ -253,6 +253,53 @@ START_TEST(timed_out_guest_is_never_silent)
 }
 END_TEST
 
+/* A guest that timed out (or died) ran nothing: --resume runs those reps, its rows stay as the record. */
+START_TEST(resume_reruns_reps_a_guest_never_ran)
+{
+	const char *out = "/tmp/cbtest-guest-rerun.csv";
+	const char *again[] = { "cowbench", "matrix", "--kernel=stock", "--workloads=seq", "--sizes=64K",
+				"--fork=1,0", "--reps=2", "--warmup=0", "--resume", out, NULL };
+	const char *modes[] = { "timeout", "die-after-1" };
+	struct cli_result r = fake_guest_run(modes[_i], out);
+	struct cb_results res;
+	size_t failed = 0, ok = 0;
+
+	ck_assert_int_eq(r.status, 1);
+	tu_free(&r);
+	setenv("CB_FAKE_GUEST", "ok", 1);
+	r = tu_run_cli(again);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.err, _i == 0 ? "4 rows record reps a guest never ran" :
+					       "3 rows record reps a guest never ran"), "%s", r.err);
+	read_rows(out, &res);
+	for (size_t i = 0; i < res.n; i++) {
+		failed += cb_row_guest_failed(&res.rows[i]);
+		ok += strcmp(res.rows[i].status, "ok") == 0;
+	}
+	ck_assert_uint_eq(failed, _i == 0 ? 4 : 3); /* the record of the failure is kept */
+	ck_assert_uint_eq(ok, 4);                   /* and every rep has run */
+	ck_assert_uint_eq(res.n, failed + ok);
+	cb_results_free(&res);
+	tu_free(&r);
+	/* A failed rep's row beside its rerun is no duplicate: merge and summarize take the file. */
+	r = tu_run_cli((const char *[]){ "cowbench", "merge", out, NULL });
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	r = tu_run_cli((const char *[]){ "cowbench", "summarize", "--quiet", out, NULL });
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	/* A second resume finds every rep done: nothing boots, nothing is added. */
+	r = tu_run_cli(again);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "fake vm-run"));
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, failed + ok);
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
 START_TEST(foreign_records_are_ignored)
 {
 	const char *out = "/tmp/cbtest-guest-garbage.csv";
@@ -260,9 +307,51 @@ START_TEST(foreign_records_are_ignored)
 	struct cb_results res;
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.err, "ignored 1 records from the guest"));
+	ck_assert_ptr_nonnull(strstr(r.err, "skipped 1 bad lines in the guest's row stream"));
 	read_rows(out, &res);
 	ck_assert_uint_eq(res.n, 4);
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+}
+END_TEST
+
+/* Lines a serial port can carry besides rows (printf %b text), each put at every place in the stream. */
+static const char *const bad_lines[] = {
+	"[   12.345678] audit: type=1400 audit(1732.1:3): apparmor=\"DENIED\" operation=\"open\" name=\"/x\"",
+	"\\0",                          /* a NUL byte alone */
+	"1,abc\\0def,2",                /* a NUL inside a row-shaped line */
+	"ab\"c,1",                      /* a stray quote */
+	"\"unterminated,1,2",           /* an unterminated quote: must not swallow the lines after it */
+	"\"a\"b,2",                     /* text after a closing quote */
+	"1,2,3",                        /* a record of the wrong width */
+};
+static const int bad_places[] = { 0, 1, 2, 5 }; /* lines of the real stream before it: 0 = before the header */
+
+START_TEST(one_bad_line_loses_no_row)
+{
+	const char *line = bad_lines[_i / 4];
+	int after = bad_places[_i % 4];
+	char out[64], place[16];
+	struct cli_result r;
+	struct cb_results res;
+
+	snprintf(out, sizeof(out), "/tmp/cbtest-guest-bad%d.csv", _i);
+	snprintf(place, sizeof(place), "%d", after);
+	setenv("CB_FAKE_LINE", line, 1);
+	setenv("CB_FAKE_AFTER", place, 1);
+	r = fake_guest_run("bad-line", out);
+	ck_assert_msg(r.status == 0, "line %d after %d: %s", _i / 4, after, r.err);
+	ck_assert_msg(strstr(r.err, "skipped 1 bad lines in the guest's row stream"), "%s", r.err);
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 4);
+	for (size_t i = 0; i < res.n; i++) {
+		bool later = (int)i >= (after > 0 ? after - 1 : 0); /* came after the bad line */
+
+		ck_assert_str_eq(res.rows[i].status, "ok");
+		ck_assert_msg((strstr(res.rows[i].evidence_notes, "guest-stream:skipped-1") != NULL) == later,
+			      "row %zu notes '%s'", i, res.rows[i].evidence_notes);
+	}
 	cb_results_free(&res);
 	tu_free(&r);
 	unlink(out);
@@ -397,6 +486,9 @@ static Suite *suite(void)
 	tcase_add_test(t, dead_guest_leaves_error_rows);
 	tcase_add_test(t, timed_out_guest_is_never_silent);
 	tcase_add_test(t, foreign_records_are_ignored);
+	tcase_add_loop_test(t, resume_reruns_reps_a_guest_never_ran, 0, 2);
+	tcase_add_loop_test(t, one_bad_line_loses_no_row, 0,
+			    (int)(sizeof(bad_lines) / sizeof(bad_lines[0]) * sizeof(bad_places) / sizeof(bad_places[0])));
 	tcase_add_test(t, baseline_ratio_stays_in_one_boot);
 	tcase_add_test(t, sigterm_mid_boot_cleans_up_and_counts);
 	suite_add_tcase(s, t);

@@ -11,10 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cowbench/cowstats.h>
 #include <cowbench/error.h>
+#include <cowbench/hugepage.h>
 #include <cowbench/sysctl.h>
+#include <cowbench/taskstats.h>
 
 #include "fileutil.h"
+#include "sysctl_keys.h"
 
 /*
  * Every override is written to a journal shared by all cowbench processes
@@ -26,6 +30,12 @@
  * The last live owner puts the original back; any cowbench that finds a
  * line whose owners are all dead (SIGKILL, OOM kill) restores it. All of
  * it uses only async-signal-safe calls: signal handlers restore too.
+ *
+ * Root writes what the journal says, so the journal must not be anyone
+ * else's to write: only the known keys below are ever changed or restored,
+ * and a journal directory that another user could have written (owned by
+ * someone else, group/world-writable, reached through a symlink) is not
+ * used at all.
  */
 
 #define MAX_ENTRIES 16
@@ -77,9 +87,28 @@ int cb_sysctl_read_long(const char *path, long *value)
 	return 0;
 }
 
+/* The sysctls cowbench changes; nothing else is ever written or restored. */
+static const char *const known_keys[] = {
+	CB_DELAYACCT_SYSCTL, CB_NR_HUGEPAGES_SYSCTL, CB_PRECOPY_SYSCTL, CB_PRECOPY_DEPTH_SYSCTL,
+};
+static char test_key[128]; /* cb_sysctl_test_key: a plain file standing in for a sysctl */
+
+void cb_sysctl_test_key(const char *path)
+{
+	snprintf(test_key, sizeof(test_key), "%s", path ? path : "");
+}
+
+static bool known_key(const char *path)
+{
+	for (size_t i = 0; i < sizeof(known_keys) / sizeof(known_keys[0]); i++)
+		if (strcmp(path, known_keys[i]) == 0)
+			return true;
+	return test_key[0] && strcmp(path, test_key) == 0;
+}
+
 static int write_text(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t n;
 	size_t len = strlen(text);
 
@@ -128,11 +157,55 @@ int cb_sysctl_write_long(const char *path, long value)
 
 /* ---- the journal ---- */
 
+static char run_dir[200];
+
+/* Read once, like the paths in it: what one process checked is what it uses. */
 static const char *journal_dir(void)
 {
-	const char *d = getenv("COWBENCH_RUN_DIR"); /* tests: a private journal */
+	if (!run_dir[0]) {
+		const char *d = getenv("COWBENCH_RUN_DIR"); /* tests: a private journal */
 
-	return d && *d ? d : CB_SYSCTL_JOURNAL_DIR;
+		d = d && *d ? d : CB_SYSCTL_JOURNAL_DIR;
+		if (strlen(d) >= sizeof(run_dir))
+			d = "-"; /* too long to check whole: never a journal (not absolute) */
+		memcpy(run_dir, d, strlen(d) + 1);
+	}
+	return run_dir;
+}
+
+/* Only root or this user may have changed it; others' write bits need the sticky bit (/tmp). */
+static bool entry_safe(const struct stat *st, bool last)
+{
+	if (S_ISLNK(st->st_mode) || !S_ISDIR(st->st_mode))
+		return false;
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return false;
+	if (last)
+		return (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+	return (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st->st_mode & S_ISVTX);
+}
+
+/* Every component of the journal directory, from /, passes entry_safe (no symlinks anywhere). */
+static bool journal_dir_safe(void)
+{
+	const char *dir = journal_dir();
+	char path[256];
+	size_t len = strlen(dir);
+	struct stat st;
+
+	if (dir[0] != '/' || len >= sizeof(path) || strstr(dir, "/../") || strstr(dir, "/./"))
+		return false;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && dir[i] != '/')
+			continue;
+		memcpy(path, dir, i);
+		path[i] = '\0';
+		if (i > 1 && dir[i - 1] == '/')
+			continue; /* "//" or a trailing slash */
+		if (lstat(path, &st) < 0 || !entry_safe(&st, i == len))
+			return false;
+	}
+	return lstat("/", &st) == 0 && entry_safe(&st, len == 1);
 }
 
 static void set_journal_path(void)
@@ -218,6 +291,8 @@ static void parse_journal(void)
 			continue;
 		memcpy(e->path, line, (size_t)(sp - line));
 		e->path[sp - line] = '\0';
+		if (!known_key(e->path))
+			continue; /* never restored: not a setting cowbench changes */
 		p = parse_num(sp + 1, &v);
 		if (!p)
 			continue;
@@ -265,7 +340,7 @@ static int store_journal(int lockfd)
 	*o = '\0';
 	len = (size_t)(o - jbuf);
 	(void)lockfd;
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, jbuf, len) != (ssize_t)len) {
@@ -295,7 +370,11 @@ static int journal_lock(bool create, sigset_t *old)
 	sigprocmask(SIG_BLOCK, &block, old);
 	if (create)
 		mkdir(journal_dir(), 0755);
-	fd = open(lock_path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	if (!journal_dir_safe()) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return -EPERM; /* someone else's: not a journal root may follow */
+	}
+	fd = open(lock_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0644);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
 		int err = -errno;
 
@@ -305,7 +384,7 @@ static int journal_lock(bool create, sigset_t *old)
 		return err;
 	}
 	n = 0;
-	data = open(journal_path, O_RDONLY | O_CLOEXEC);
+	data = open(journal_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (data >= 0) {
 		n = read(data, jbuf, sizeof(jbuf) - 1);
 		close(data);
@@ -429,6 +508,8 @@ static int override(const char *path, long value, bool raise_only)
 		return err;
 	if (strlen(path) >= sizeof(ent[0].path))
 		return -ENAMETOOLONG;
+	if (!known_key(path))
+		return -EINVAL;
 	fd = journal_lock(true, &old);
 	if (fd < 0)
 		return override_local(path, value);
@@ -555,7 +636,9 @@ int cb_sysctl_overrides(struct cb_sysctl_held *out, size_t max)
 	ssize_t r;
 
 	set_journal_path();
-	fd = open(journal_path, O_RDONLY | O_CLOEXEC); /* replaced by rename: always whole */
+	if (!journal_dir_safe())
+		return 0;
+	fd = open(journal_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* replaced by rename: always whole */
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	r = read(fd, jbuf, sizeof(jbuf) - 1);

@@ -52,4 +52,29 @@ bool cb_row_number(const struct cb_row *row, const char *name, double *out);
  */
 void cb_row_key(const struct cb_row *row, char *buf, size_t len);
 
+/**
+ * The row records a rep that a guest never ran (status error:guest:*: no
+ * image, a timeout, a guest that died): kept as the record of the failure,
+ * not a measurement; --resume runs the rep again.
+ */
+bool cb_row_guest_failed(const struct cb_row *row);
+
+/** What makes two rows one rep (cb_rows_find_duplicate). */
+enum cb_dup_rule {
+	CB_DUP_CONFIG_REP,  /* same configuration and rep: merge (the shards of one matrix) */
+	CB_DUP_MEASUREMENT, /* and equal in every column: one measurement given twice */
+};
+
+/**
+ * The first rep present twice among rows[0..n) by rule: same cb_row_key,
+ * rep and rep kind (timed and evidence reps are numbered apart), and for
+ * CB_DUP_MEASUREMENT equal in every other column too (two runs of one
+ * configuration pool; one row given twice does not). Rows of a failed
+ * guest (cb_row_guest_failed) are left out: a resumed file holds them
+ * beside the rep's rerun. Returns 1 with the two indexes (*first <
+ * *second), 0 when every rep is there once, -ENOMEM.
+ */
+int cb_rows_find_duplicate(const struct cb_row *rows, size_t n, enum cb_dup_rule rule, size_t *first,
+			   size_t *second);
+
 #endif

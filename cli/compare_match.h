@@ -1,0 +1,23 @@
+/*
+ * Which cells of two sides of a comparison are one configuration: their
+ * rows agree on every identity column (fork, precopy, kernel, options, ...),
+ * except a column one of them leaves empty (not applicable there: a stock
+ * kernel has no precopy), the --by axis, and a column each side holds at
+ * one value of its own (the kernel release of a one-kernel file: what the
+ * two files are compared across).
+ */
+#ifndef COWBENCH_CLI_COMPARE_MATCH_H
+#define COWBENCH_CLI_COMPARE_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cowbench/summary.h>
+
+/* Per column of cb_columns(): true when every row of the groups has one value there. NULL: no memory. */
+bool *cm_constant_columns(const struct cb_row_group *g, size_t ng);
+/* Whether group a (old side) and b (new side) are one configuration, by the rule above. */
+bool cm_groups_agree(const struct cb_row_group *a, const struct cb_row_group *b, const bool *old_constant,
+		     const bool *new_constant, const char *by);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * The settings journal under attack (issue 29): root restores what the
+ * journal says, so a journal line must never name a file that is not one of
+ * the sysctls cowbench changes, and a journal directory someone else could
+ * have written must not be used at all.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cowbench/sysctl.h>
+
+#include "sysctl_keys.h"
+#include "testutil.h"
+
+#define DEAD_OWNER "2147483000:1" /* no such process: its lines are "stale", restored by anyone */
+
+static char dir[] = "/tmp/cbtest-jattackXXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(text, 1, strlen(text), fp), strlen(text));
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* A journal as a live cowbench leaves it: the overrides and the lock beside them. */
+static void write_journal(const char *jdir, const char *line)
+{
+	char path[800];
+
+	snprintf(path, sizeof(path), "%s/overrides", jdir);
+	write_file(path, line);
+	snprintf(path, sizeof(path), "%s/lock", jdir);
+	write_file(path, "");
+}
+
+static void assert_file(const char *path, const char *want)
+{
+	size_t len;
+	char *got = tu_slurp(path, &len);
+
+	ck_assert_ptr_nonnull(got);
+	ck_assert_msg(strcmp(got, want) == 0, "%s now holds '%s', not '%s'", path, got, want);
+	free(got);
+}
+
+static void rm_tree(const char *path)
+{
+	const char *argv[] = { "rm", "-rf", "--", path, NULL };
+	pid_t pid;
+
+	ck_assert_int_eq(posix_spawnp(&pid, "rm", NULL, NULL, (char *const *)argv, environ), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/* Journal lines that name a victim file: PREFIX, the journal's directory, SUFFIX; each with a dead owner. */
+static const struct {
+	const char *prefix, *suffix;
+} victim_lines[] = {
+	{ "", "/victim.txt" },                                   /* the file itself */
+	{ "/proc/sys/../..", "/victim.txt" },                    /* under /proc/sys by name only */
+	{ "/proc/sys/vm/nr_hugepages/../../../..", "/victim.txt" }, /* a known key's prefix */
+	{ "", "/link" },                                         /* a symlink to the victim */
+	{ "/proc/sys/kernel/task_delayacct/", "/victim.txt" },   /* a known key as a prefix */
+};
+
+START_TEST(victim_line_is_refused)
+{
+	char victim[600], link[600], line[800];
+	struct cb_sysctl_stale st[4];
+	struct cb_sysctl_held h[4];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(victim, sizeof(victim), "%s/victim.txt", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(line, sizeof(line), "%s%s%s 31337 " DEAD_OWNER "\n", victim_lines[_i].prefix, dir,
+		 victim_lines[_i].suffix);
+	write_file(victim, "precious\n");
+	ck_assert_int_eq(symlink(victim, link), 0);
+	write_journal(dir, line);
+	ck_assert_int_eq(cb_sysctl_overrides(h, 4), 0); /* not a setting: not listed */
+	ck_assert_int_eq(cb_sysctl_recover(st, 4), 0);   /* nor restored */
+	assert_file(victim, "precious\n");
+	rm_tree(dir);
+}
+END_TEST
+
+/* As the report found it: the next `cowbench run` with COWBENCH_RUN_DIR at that journal. */
+START_TEST(victim_line_survives_a_run)
+{
+	const char *argv[] = { "cowbench", "run", "--size=256K", "--reps=1", "--probes=none", "--quiet", NULL };
+	char victim[600], line[800], env[700];
+	struct cli_result r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim.txt", dir);
+	snprintf(line, sizeof(line), "%s 31337 " DEAD_OWNER "\n", victim);
+	snprintf(env, sizeof(env), "COWBENCH_RUN_DIR=%s", dir);
+	write_file(victim, "precious\n");
+	write_journal(dir, line);
+	r = tu_run_cli_env(argv, env);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_file(victim, "precious\n");
+	tu_free(&r);
+	rm_tree(dir);
+}
+END_TEST
+
+/* Journal directories another user could have written: ways to make DIR/run one. */
+enum unsafe { VIA_SYMLINK, WORLD_WRITABLE, GROUP_WRITABLE, OTHER_OWNER, OPEN_PARENT, DOTDOT, N_UNSAFE };
+
+static const char *const unsafe_names[] = { "a symlink", "world-writable", "group-writable", "another owner",
+					    "under a world-writable parent without the sticky bit", "with '..'" };
+
+/* Makes the journal directory of case u under dir; returns its path (what COWBENCH_RUN_DIR says). */
+static void make_unsafe(int u, char *run, size_t len, char *real, size_t rlen)
+{
+	char sub[600];
+
+	snprintf(real, rlen, "%s/run", dir);
+	snprintf(run, len, "%s", real);
+	ck_assert_int_eq(mkdir(real, 0755), 0);
+	switch (u) {
+	case VIA_SYMLINK:
+		snprintf(run, len, "%s/link", dir);
+		ck_assert_int_eq(symlink(real, run), 0);
+		break;
+	case WORLD_WRITABLE:
+		ck_assert_int_eq(chmod(real, 0777), 0);
+		break;
+	case GROUP_WRITABLE:
+		ck_assert_int_eq(chmod(real, 0775), 0);
+		break;
+	case OTHER_OWNER:
+		ck_assert_int_eq(chown(real, 65534, 65534), 0);
+		break;
+	case OPEN_PARENT:
+		ck_assert_int_eq(chmod(dir, 0777), 0);
+		break;
+	case DOTDOT:
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		ck_assert_int_eq(mkdir(sub, 0755), 0);
+		snprintf(run, len, "%s/sub/../run", dir);
+		break;
+	}
+}
+
+START_TEST(unsafe_run_dir_is_no_journal)
+{
+	char run[700], real[700], knob[600], journal[800], line[800], safe[] = "/tmp/cbtest-jknobXXXXXX";
+	struct cb_sysctl_stale st[4];
+
+	if (_i == OTHER_OWNER && tu_skip_unless_root("giving a directory to nobody"))
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_ptr_nonnull(mkdtemp(safe));
+	snprintf(knob, sizeof(knob), "%s/knob", safe);
+	write_file(knob, "0\n");
+	cb_sysctl_test_key(knob); /* a setting cowbench may change: only the directory is wrong */
+	make_unsafe(_i, run, sizeof(run), real, sizeof(real));
+	setenv("COWBENCH_RUN_DIR", run, 1);
+	snprintf(journal, sizeof(journal), "%s/overrides", real);
+	snprintf(line, sizeof(line), "%s 7 " DEAD_OWNER "\n", knob);
+	write_journal(real, line);
+	ck_assert_msg(cb_sysctl_recover(st, 4) == 0, "journal %s (%s) was used", run, unsafe_names[_i]);
+	assert_file(knob, "0\n");
+	/* The run still changes and restores its own settings, without that journal. */
+	ck_assert_int_eq(cb_sysctl_override(knob, 1), 0);
+	assert_file(knob, "1\n");
+	assert_file(journal, line);
+	cb_sysctl_restore_all();
+	assert_file(knob, "0\n");
+	cb_sysctl_test_key(NULL);
+	rm_tree(dir);
+	rm_tree(safe);
+}
+END_TEST
+
+/* Only the known keys are ever changed, journal or not. */
+START_TEST(unknown_key_is_never_changed)
+{
+	char victim[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(victim, sizeof(victim), "%s/victim.txt", dir);
+	write_file(victim, "5\n");
+	ck_assert_int_eq(cb_sysctl_override(victim, 1), -EINVAL);
+	ck_assert_int_eq(cb_sysctl_raise(victim, 9), -EINVAL);
+	assert_file(victim, "5\n");
+	rm_tree(dir);
+}
+END_TEST
+
+static Suite *journal_suite(void)
+{
+	Suite *s = suite_create("attack_journal");
+	TCase *t = tcase_create("journal");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, victim_line_is_refused, 0, (int)(sizeof(victim_lines) / sizeof(victim_lines[0])));
+	tcase_add_test(t, victim_line_survives_a_run);
+	tcase_add_loop_test(t, unsafe_run_dir_is_no_journal, 0, N_UNSAFE);
+	tcase_add_test(t, unknown_key_is_never_changed);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+TU_MAIN(journal_suite)
