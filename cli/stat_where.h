@@ -45,6 +45,11 @@ void stat_where_poll(struct stat_where *w);
 void stat_where_tick(struct stat_where *w);
 /** Write faults on present pages of pid since it was first watched; -1 when not recorded. */
 int64_t stat_where_faults_of(const struct stat_where *w, pid_t pid);
+struct cb_fc_counts;
+/** pid's write faults by cause (forkcow.h); false when not classified (no root, or pid unknown). */
+bool stat_where_fork_counts(const struct stat_where *w, pid_t pid, struct cb_fc_counts *out);
+/** true when write faults are attributed to forks (tracepoint and pagemap frames). */
+bool stat_where_attributes(const struct stat_where *w);
 /** The watched processes the tracepoint saw born (for stat's own table); fills up to max, returns the count. */
 size_t stat_where_new_children(struct stat_where *w, pid_t *out, size_t max);
 

@@ -606,7 +606,7 @@ START_TEST(test_timed_reps_leave_delayacct_off)
 	struct table t;
 	long after = -1;
 
-	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+	if (tu_skip_unless_root("switching kernel.task_delayacct") || tu_skip_if_delayacct_held("switching kernel.task_delayacct"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
 	r = tu_run_cli(argv);
