@@ -182,12 +182,22 @@ static void rec_task(void *arg, const struct cb_wpfault_task *t)
 	cb_forkcow_task(r->fc, t);
 }
 
-static void drain(struct recorder *r)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* final: everything buffered, else what is older than the drain's start (forkcow.h) */
+static void drain(struct recorder *r, bool final)
 {
 	const struct cb_wpfault_handler h = { rec_sample, rec_task, r };
+	uint64_t mark = mono_ns();
 
 	cb_wpfault_drain(r->wp, &h);
-	cb_forkcow_flush(r->fc, on_write, r);
+	cb_forkcow_flush(r->fc, final ? UINT64_MAX : mark, on_write, r);
 }
 
 static void on_stop(int sig)
@@ -238,10 +248,10 @@ static bool record_loop(struct recorder *r, pid_t root, double deadline)
 			ended = poll(&pfd, 1, 20) > 0;
 		else
 			usleep(20000);
-		drain(r);
+		drain(r, false);
 	}
 	usleep(50000); /* the last records of the end reach the buffers */
-	drain(r);
+	drain(r, true);
 	if (pidfd >= 0)
 		close(pidfd);
 	return ended;

@@ -308,6 +308,22 @@ static void read_causes(const struct stat_state *st, pid_t pid, struct sample *s
 		s->cause[k] = c.n[k];
 }
 
+/* The last write faults, held back at the last tick (stat_where_finish), into the total. */
+static void finish_causes(struct stat_state *st)
+{
+	if (!st->where)
+		return;
+	stat_where_finish(st->where);
+	for (size_t i = 0; i < st->nprocs; i++) {
+		struct sample c = st->procs[i].cur;
+
+		read_causes(st, st->procs[i].pid, &c);
+		for (int k = 0; k < CB_FC_NCLASS; k++)
+			if (c.cause[k] > st->procs[i].cur.cause[k])
+				st->procs[i].cur.cause[k] = c.cause[k];
+	}
+}
+
 static int sample_proc(struct stat_state *st, pid_t pid, struct sample *s)
 {
 	struct cb_smaps sm;
@@ -966,6 +982,7 @@ int cmd_stat(int argc, char **argv)
 		print_header(&st);
 		st.t0 = now_s();
 		ended = run_loop(&st);
+		finish_causes(&st);
 		total = sum_line(&st, true);
 		print_line(&st, "total", &total);
 		if (st.where)

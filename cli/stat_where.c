@@ -186,9 +186,11 @@ static void drain(struct stat_where *w)
 	if (!w->wp)
 		return;
 	do {
+		uint64_t mark = mono_ns();
+
 		cb_wpfault_drain(w->wp, &h);
 		if (w->fc)
-			cb_forkcow_flush(w->fc, NULL, NULL);
+			cb_forkcow_flush(w->fc, mark, NULL, NULL);
 	} while (where_code_process(w, 64) > 0);
 }
 
@@ -463,6 +465,13 @@ static void look_at_all(struct stat_where *w)
 	free(fresh);
 }
 
+void stat_where_finish(struct stat_where *w)
+{
+	drain(w);
+	if (w->fc)
+		cb_forkcow_flush(w->fc, UINT64_MAX, NULL, NULL);
+}
+
 void stat_where_poll(struct stat_where *w)
 {
 	drain(w);
@@ -480,6 +489,8 @@ void stat_where_tick(struct stat_where *w)
 
 void where_settle_rest(struct stat_where *w)
 {
+	if (w->fc)
+		cb_forkcow_flush(w->fc, UINT64_MAX, NULL, NULL);
 	for (size_t i = 0; i < w->nprocs; i++)
 		if (w->procs[i].npending)
 			settle_pending(w, &w->procs[i], UINT64_MAX, NULL, 0);

@@ -41,6 +41,8 @@ void stat_where_free(struct stat_where *w);
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start);
 /** Between intervals: empty the kernel's buffers so that none overflows (call every few tens of ms). */
 void stat_where_poll(struct stat_where *w);
+/** At the end: every buffered write fault counted (the last interval's held-back ones too). */
+void stat_where_finish(struct stat_where *w);
 /** Once per interval: read the recorded faults, then smaps (and pagemap) of every live watched process. */
 void stat_where_tick(struct stat_where *w);
 /** Write faults on present pages of pid since it was first watched; -1 when not recorded. */

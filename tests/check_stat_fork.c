@@ -68,7 +68,7 @@ END_TEST
 START_TEST(test_held_names_holder)
 {
 	const char *hold[] = { CB_HOLD_DELAYACCT, "20", NULL };
-	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--count=1", "--", "sleep", "0.2", NULL };
+	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--count=1000", "--", "sleep", "0.2", NULL };
 	char want[96], buf[8];
 	int out[2];
 	pid_t holder;

@@ -419,10 +419,13 @@ static int cmp_event(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-void cb_forkcow_flush(struct cb_forkcow *f, void (*on_write)(void *arg, const struct cb_fc_write *w), void *arg)
+void cb_forkcow_flush(struct cb_forkcow *f, uint64_t until_ns, void (*on_write)(void *arg, const struct cb_fc_write *w),
+		      void *arg)
 {
+	size_t i, keep = 0;
+
 	qsort(f->ev, f->nev, sizeof(*f->ev), cmp_event);
-	for (size_t i = 0; i < f->nev; i++) {
+	for (i = 0; i < f->nev && f->ev[i].t < until_ns; i++) {
 		const struct event *e = &f->ev[i];
 		struct fproc *p;
 		struct cb_fc_write w;
@@ -440,7 +443,9 @@ void cb_forkcow_flush(struct cb_forkcow *f, void (*on_write)(void *arg, const st
 				on_write(arg, &w);
 		}
 	}
-	f->nev = 0;
+	for (; i < f->nev; i++) /* newer than the mark: another CPU's buffer may still hold older ones */
+		f->ev[keep++] = f->ev[i];
+	f->nev = keep;
 }
 
 bool cb_forkcow_counts(const struct cb_forkcow *f, pid_t pid, struct cb_fc_counts *out)

@@ -81,11 +81,15 @@ void cb_forkcow_fault(struct cb_forkcow *f, const struct cb_wpfault_sample *s);
 /** Buffer a fork, exit or exec record. */
 void cb_forkcow_task(struct cb_forkcow *f, const struct cb_wpfault_task *t);
 /**
- * Process the buffered records in time order: forks are snapshotted, faults
- * classified and counted, and each watched one handed to on_write (may be
- * NULL). Call right after every cb_wpfault_drain.
+ * Process the buffered records older than until_ns in time order: forks are
+ * snapshotted, faults classified and counted, and each watched one handed
+ * to on_write (may be NULL); newer ones wait. Pass the CLOCK_MONOTONIC time
+ * taken just before the cb_wpfault_drain: every record older than that is
+ * in by then, whichever CPU's buffer holds it (a fork on one CPU and its
+ * child's first faults on another arrive in order). UINT64_MAX: all.
  */
-void cb_forkcow_flush(struct cb_forkcow *f, void (*on_write)(void *arg, const struct cb_fc_write *w), void *arg);
+void cb_forkcow_flush(struct cb_forkcow *f, uint64_t until_ns, void (*on_write)(void *arg, const struct cb_fc_write *w),
+		      void *arg);
 /** A watched process's counts so far; false when pid is not watched. */
 bool cb_forkcow_counts(const struct cb_forkcow *f, pid_t pid, struct cb_fc_counts *out);
 /** Forks seen, and those that could not be snapshotted (both sides gone or unreadable by then). */
