@@ -181,6 +181,12 @@ int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int 
 void cli_instrumentation_info(void);
 /* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
 void cli_guard_start(const char *command);
+/*
+ * delayacct_held.c: the PID of a running cowbench that holds kernel.task_delayacct off (0: none),
+ * and one phrase saying why delay accounting is off here (buf of 256).
+ */
+long cli_delayacct_holder(void);
+const char *cli_delayacct_off_why(char *buf, size_t len);
 /* cowbench info's line on the override journal: held, stale, or none. */
 void cli_overrides_info(void);
 /* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
@@ -280,6 +286,7 @@ int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

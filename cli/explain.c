@@ -347,6 +347,12 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 	else if (ex->notes[0])
 		fprintf(fp, "cowbench: note: not measured: %s (see docs/guide.md, \"Explaining COW on a stock kernel\")\n",
 			ex->notes);
+	if (strstr(ex->notes, "delayacct-off") && cli_delayacct_holder()) {
+		char why[256];
+
+		fprintf(fp, "cowbench: note: %s; what that costs here: the kernel copy path's time and count, so no "
+			    "per-fault split\n", cli_delayacct_off_why(why, sizeof(why)));
+	}
 }
 
 int cli_evidence_prepare(void)

@@ -1,6 +1,7 @@
 /* cowbench run --explain: the "where" line (see explain_where.h). */
 #include <math.h>
 
+#include "cli.h"
 #include "explain_where.h"
 
 void cli_explain_where(FILE *fp, double region_copies, double writer_copies, double precopied)
@@ -8,7 +9,13 @@ void cli_explain_where(FILE *fp, double region_copies, double writer_copies, dou
 	double ahead = isnan(precopied) ? 0 : precopied;
 
 	if (isnan(region_copies) || isnan(writer_copies)) {
-		fprintf(fp, "  where: not measured here (needs pagemap frames and taskstats: root, and a fork)\n");
+		long holder = cli_delayacct_holder();
+
+		if (holder)
+			fprintf(fp, "  where: not measured here (taskstats: kernel.task_delayacct is held off by another "
+				    "cowbench, PID %ld)\n", holder);
+		else
+			fprintf(fp, "  where: not measured here (needs pagemap frames and taskstats: root, and a fork)\n");
 		return;
 	}
 	if (ahead > 0 && region_copies <= writer_copies + ahead) {

@@ -17,6 +17,7 @@ static const struct {
 	{ "list", cmd_list, "list the workloads" },
 	{ "info", cmd_info, "describe this machine: kernel, CPU, clock, THP, COW interfaces" },
 	{ "stat", cmd_stat, "watch a process's COW copies, copy time, faults, Private_Dirty (vm_stat for COW)" },
+	{ "record", cmd_record, "record a program's first writes after fork (time, mapping, page, copy/reuse) for replay" },
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cowbench/forkcow.h>
 #include <cowbench/pagemap.h>
 #include <cowbench/vmas.h>
 #include <cowbench/wpfault.h>
@@ -94,6 +95,8 @@ static struct wproc *add_proc(struct stat_where *w, pid_t pid, pid_t ppid, bool 
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start)
 {
 	add_proc(w, pid, ppid, at_start);
+	if (w->fc)
+		cb_forkcow_watch(w->fc, pid);
 }
 
 /* The accumulator of the mapping starting at start in p, created in address order. */
@@ -137,6 +140,8 @@ static void on_sample(void *arg, const struct cb_wpfault_sample *s)
 	struct stat_where *w = arg;
 	struct wproc *p = where_proc(w, s->pid);
 
+	if (w->fc)
+		cb_forkcow_fault(w->fc, s); /* kept until the flush: its process may be born later in this drain */
 	if (!p)
 		return;
 	p->faults++;
@@ -151,6 +156,8 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 	struct stat_where *w = arg;
 	struct wproc *p;
 
+	if (w->fc)
+		cb_forkcow_task(w->fc, t);
 	if (t->pid != t->tid)
 		return; /* a thread: its process is already watched or not */
 	if (t->kind == CB_WPFAULT_FORK && w->o.children && where_proc(w, t->ppid) && !where_proc(w, t->pid)) {
@@ -178,9 +185,13 @@ static void drain(struct stat_where *w)
 
 	if (!w->wp)
 		return;
-	do
+	do {
+		uint64_t mark = mono_ns();
+
 		cb_wpfault_drain(w->wp, &h);
-	while (where_code_process(w, 64) > 0);
+		if (w->fc)
+			cb_forkcow_flush(w->fc, mark, NULL, NULL);
+	} while (where_code_process(w, 64) > 0);
 }
 
 /*
@@ -454,6 +465,13 @@ static void look_at_all(struct stat_where *w)
 	free(fresh);
 }
 
+void stat_where_finish(struct stat_where *w)
+{
+	drain(w);
+	if (w->fc)
+		cb_forkcow_flush(w->fc, UINT64_MAX, NULL, NULL);
+}
+
 void stat_where_poll(struct stat_where *w)
 {
 	drain(w);
@@ -471,6 +489,8 @@ void stat_where_tick(struct stat_where *w)
 
 void where_settle_rest(struct stat_where *w)
 {
+	if (w->fc)
+		cb_forkcow_flush(w->fc, UINT64_MAX, NULL, NULL);
 	for (size_t i = 0; i < w->nprocs; i++)
 		if (w->procs[i].npending)
 			settle_pending(w, &w->procs[i], UINT64_MAX, NULL, 0);
@@ -481,6 +501,16 @@ int64_t stat_where_faults_of(const struct stat_where *w, pid_t pid)
 	const struct wproc *p = where_proc(w, pid);
 
 	return w->wp && p ? p->faults : -1;
+}
+
+bool stat_where_fork_counts(const struct stat_where *w, pid_t pid, struct cb_fc_counts *out)
+{
+	return w->fc && cb_forkcow_counts(w->fc, pid, out);
+}
+
+bool stat_where_attributes(const struct stat_where *w)
+{
+	return w->fc != NULL;
 }
 
 size_t stat_where_new_children(struct stat_where *w, pid_t *out, size_t max)
@@ -513,6 +543,9 @@ struct stat_where *stat_where_new(const struct stat_where_opts *o, int *fault_er
 		}
 		*fault_err = cb_wpfault_open(&wo, &w->wp);
 	}
+	/* Fork copies apart from the rest: fork snapshots through pagemap (root) */
+	if (w->wp && cb_forkcow_new(o->children, &w->fc) < 0)
+		w->fc = NULL;
 	/* Copies vs reuses need page frames before and after every fault: every fault, as root. */
 	w->pagemap = o->mode == WHERE_MAPS && w->wp && geteuid() == 0;
 	if (w->pagemap)
@@ -525,6 +558,7 @@ void stat_where_free(struct stat_where *w)
 	if (!w)
 		return;
 	cb_wpfault_close(w->wp);
+	cb_forkcow_free(w->fc);
 	for (size_t i = 0; i < w->nprocs; i++) {
 		cb_vmas_free(&w->procs[i].vmas);
 		free(w->procs[i].rows);

@@ -41,10 +41,17 @@ void stat_where_free(struct stat_where *w);
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start);
 /** Between intervals: empty the kernel's buffers so that none overflows (call every few tens of ms). */
 void stat_where_poll(struct stat_where *w);
+/** At the end: every buffered write fault counted (the last interval's held-back ones too). */
+void stat_where_finish(struct stat_where *w);
 /** Once per interval: read the recorded faults, then smaps (and pagemap) of every live watched process. */
 void stat_where_tick(struct stat_where *w);
 /** Write faults on present pages of pid since it was first watched; -1 when not recorded. */
 int64_t stat_where_faults_of(const struct stat_where *w, pid_t pid);
+struct cb_fc_counts;
+/** pid's write faults by cause (forkcow.h); false when not classified (no root, or pid unknown). */
+bool stat_where_fork_counts(const struct stat_where *w, pid_t pid, struct cb_fc_counts *out);
+/** true when write faults are attributed to forks (tracepoint and pagemap frames). */
+bool stat_where_attributes(const struct stat_where *w);
 /** The watched processes the tracepoint saw born (for stat's own table); fills up to max, returns the count. */
 size_t stat_where_new_children(struct stat_where *w, pid_t *out, size_t max);
 

@@ -63,6 +63,7 @@ struct stat_where {
 	struct stat_where_opts o;
 	size_t page;
 	struct cb_wpfault *wp;
+	struct cb_forkcow *fc;      /* fork copies apart from zero-page copies and reuses (root) */
 	bool pagemap;
 	int kpageflags_fd;
 	struct wproc *procs;

@@ -28,12 +28,18 @@ static size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Root tests turn delay accounting on; the forked test process puts it back however it ends. */
-static void delayacct_on(void)
+/*
+ * Root tests turn delay accounting on; the forked test process puts it back however it ends.
+ * false (a skip) while another running cowbench holds the setting.
+ */
+static bool delayacct_on(void)
 {
+	if (tu_skip_if_delayacct_held("switching kernel.task_delayacct on"))
+		return false;
 	atexit(cb_sysctl_restore_all);
 	ck_assert_int_eq(cb_delayacct_enable(), 0);
 	ck_assert_int_eq(cb_delayacct_enabled(), 1);
+	return true;
 }
 
 START_TEST(test_smaps_fixture)
@@ -179,9 +185,10 @@ START_TEST(test_child_writes_copies)
 {
 	struct cb_row row;
 
-	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs") || tu_skip_if_delayacct_held("taskstats and pagemap PFNs"))
 		return;
-	delayacct_on();
+	if (!delayacct_on())
+		return;
 	ck_assert_int_eq(touch_with_evidence(CB_WRITER_CHILD, true, &row), 0);
 	ck_assert_msg(row.evidence_notes[0] == '\0', "notes: %s", row.evidence_notes);
 	/* taskstats: the kernel counted one copy per page (plus a few stack/libc pages) */
@@ -235,9 +242,10 @@ START_TEST(test_parent_writes_copies)
 {
 	struct cb_row *row = shared_alloc(sizeof(*row)), here;
 
-	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs") || tu_skip_if_delayacct_held("taskstats and pagemap PFNs"))
 		return;
-	delayacct_on();
+	if (!delayacct_on())
+		return;
 	ck_assert_int_eq(in_child(parent_writer, row), 0);
 	ck_assert_msg(row->evidence_notes[0] == '\0', "notes: %s", row->evidence_notes);
 	ck_assert_int_ge(row->wpcopy_count, NPAGES);
@@ -264,9 +272,10 @@ START_TEST(test_no_fork_no_copies)
 {
 	struct cb_row *row = shared_alloc(sizeof(*row));
 
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
-	delayacct_on();
+	if (!delayacct_on())
+		return;
 	ck_assert_int_eq(in_child(no_fork_writer, row), 0);
 	ck_assert_int_ne(row->wpcopy_count, CB_NA);
 	ck_assert_int_le(row->wpcopy_count, SLACK);
@@ -342,9 +351,10 @@ START_TEST(test_reuse_after_child_exit)
 {
 	struct reuse_result *r = shared_alloc(sizeof(*r));
 
-	if (tu_skip_unless_root("taskstats and pagemap PFNs"))
+	if (tu_skip_unless_root("taskstats and pagemap PFNs") || tu_skip_if_delayacct_held("taskstats and pagemap PFNs"))
 		return;
-	delayacct_on();
+	if (!delayacct_on())
+		return;
 	ck_assert_int_eq(in_child(reuse_measure, r), 0);
 	ck_assert_int_eq(r->err, 0);
 	/*
@@ -366,7 +376,7 @@ START_TEST(test_delayacct_off_is_empty)
 {
 	struct cb_row row;
 
-	if (tu_skip_unless_root("changing kernel.task_delayacct"))
+	if (tu_skip_unless_root("changing kernel.task_delayacct") || tu_skip_if_delayacct_held("changing kernel.task_delayacct"))
 		return;
 	atexit(cb_sysctl_restore_all);
 	/*
@@ -400,7 +410,8 @@ START_TEST(test_unprivileged_probes)
 	if (tu_skip_unless_root("dropping to nobody"))
 		return;
 	ck_assert_ptr_nonnull(nobody);
-	delayacct_on();
+	if (!delayacct_on())
+		return;
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -486,7 +497,7 @@ START_TEST(test_probe_sets_per_rep_kind)
 	ck_assert_uint_eq(cb_probes_intrusive(CB_PROBES_NONE), 0);
 	ck_assert_uint_eq(cb_probes_for_rep(CB_PROBES_NONE, CB_REP_EVIDENCE), CB_PROBES_NONE);
 	/* taskstats: in timed reps exactly when delay accounting is already on. */
-	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+	if (tu_skip_unless_root("switching kernel.task_delayacct") || tu_skip_if_delayacct_held("switching kernel.task_delayacct"))
 		return;
 	/* Written directly, as the fixture (tu_save_delayacct) puts it back: no override journal to share. */
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);

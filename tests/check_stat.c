@@ -33,8 +33,12 @@ static int csv_line(const char *out, const char *prefix, char fields[][32], int 
 	return n;
 }
 
-/* stat CSV: time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults,copies_source */
-enum { F_TIME, F_PROCS, F_COPIES, F_COPY_NS, F_MEAN, F_MINFLT, F_MAJFLT, F_PD, F_SYS, F_SOURCE, F_N };
+/*
+ * stat CSV: time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults,copies_source,
+ * fork_copies,fork_reuses,zero_copies,other_wp_faults
+ */
+enum { F_TIME, F_PROCS, F_COPIES, F_COPY_NS, F_MEAN, F_MINFLT, F_MAJFLT, F_PD, F_SYS, F_SOURCE,
+       F_FORK, F_FREUSE, F_ZERO, F_OTHER, F_N };
 
 START_TEST(test_stat_usage_errors)
 {
@@ -85,7 +89,7 @@ static void check_writer_total(const char *threads)
 /* A program that makes a known number of COW copies: stat reports that number. */
 START_TEST(test_stat_command_counts_copies)
 {
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
 	check_writer_total("1");
 }
@@ -94,7 +98,7 @@ END_TEST
 /* Threads that exited still count: the thread group's record keeps them. */
 START_TEST(test_stat_command_threads)
 {
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
 	check_writer_total("4");
 }
@@ -118,7 +122,7 @@ START_TEST(test_stat_children)
 	char script[512];
 	char f[F_N][32];
 
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
 	snprintf(script, sizeof(script), "%s 3000; %s 2000 2; true", CB_COW_WRITER, CB_COW_WRITER);
 	const char *argv[] = { CB_CLI_PATH, "stat", "--children", "--interval=5", "--format=csv", "--", "sh", "-c",
@@ -190,7 +194,7 @@ START_TEST(test_stat_pid_final_counts)
 	int go[2];
 	pid_t pid;
 
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0); /* before the process is born */
 	snprintf(n, sizeof(n), "%d", WRITES);
@@ -228,7 +232,7 @@ START_TEST(test_stat_pid_lines)
 	pid_t pid;
 	char pidtext[16];
 
-	if (tu_skip_unless_root("switching kernel.task_delayacct"))
+	if (tu_skip_unless_root("switching kernel.task_delayacct") || tu_skip_if_delayacct_held("switching kernel.task_delayacct"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
 	pid = fork();
@@ -345,7 +349,7 @@ START_TEST(test_run_explain_root)
 			       "--format=csv", NULL };
 	struct cli_result r;
 
-	if (tu_skip_unless_root("taskstats and pagemap"))
+	if (tu_skip_unless_root("taskstats and pagemap") || tu_skip_if_delayacct_held("taskstats and pagemap"))
 		return;
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);

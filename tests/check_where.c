@@ -86,7 +86,7 @@ START_TEST(test_stat_children_default)
 	const char *cur = NULL;
 	struct cli_result r;
 
-	if (tu_skip_unless_root("taskstats"))
+	if (tu_skip_unless_root("taskstats") || tu_skip_if_delayacct_held("taskstats"))
 		return;
 	snprintf(script, sizeof(script), "%s 3000; true", CB_COW_WRITER);
 	const char *deflt[] = { CB_CLI_PATH, "stat", "--interval=5", "--format=json", "--", "sh", "-c", script, NULL };
@@ -255,6 +255,8 @@ START_TEST(test_stat_tracepoint_fallback)
 		printf("SKIP: the exceptions:page_fault_user tracepoint needs root and perf events\n");
 		return;
 	}
+	if (tu_skip_if_delayacct_held("a process born with delay accounting off"))
+		return;
 	while (!fallback_once())
 		ck_assert_msg(++tries < 5, "kernel.task_delayacct kept being switched on by someone else");
 }

@@ -149,6 +149,33 @@ static inline bool tu_skip_unless_root(const char *what)
  */
 static long tu_saved_delayacct = -1;
 
+/*
+ * A running cowbench outside the tests that holds kernel.task_delayacct (a
+ * matrix between its evidence reps): its PID, else 0. The file lock below
+ * only orders the suites among themselves, so tests that switch the setting
+ * skip while it is held: changing it would break that run, and it refuses.
+ */
+static inline long tu_delayacct_holder(void)
+{
+	struct cb_sysctl_held h[16];
+	int n = cb_sysctl_overrides(h, sizeof(h) / sizeof(h[0]));
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(h[i].path, CB_DELAYACCT_SYSCTL) == 0 && h[i].live > 0 && h[i].pid != (long)getpid())
+			return h[i].pid;
+	return 0;
+}
+
+static inline bool tu_skip_if_delayacct_held(const char *what)
+{
+	long pid = tu_delayacct_holder();
+
+	if (!pid)
+		return false;
+	printf("SKIP: %s: kernel.task_delayacct is held by another running cowbench (PID %ld)\n", what, pid);
+	return true;
+}
+
 static inline void tu_save_delayacct(void)
 {
 	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);

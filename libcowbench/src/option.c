@@ -33,7 +33,9 @@ static void *field(const struct cb_option *o, struct cb_wl_opts *opts)
 
 static void store(const struct cb_option *o, struct cb_wl_opts *opts, uint64_t v)
 {
-	if (o->type == CB_OPT_SIZE)
+	if (o->type == CB_OPT_PATH)
+		memset(field(o, opts), 0, CB_OPT_PATH_MAX); /* a path's default is none */
+	else if (o->type == CB_OPT_SIZE)
 		memcpy(field(o, opts), &v, sizeof(v));
 	else if (o->type == CB_OPT_FLAG)
 		*(bool *)field(o, opts) = v != 0;
@@ -50,6 +52,8 @@ uint64_t cb_option_value(const struct cb_option *o, const struct cb_wl_opts *opt
 		memcpy(&v, p, sizeof(v));
 		return v;
 	}
+	if (o->type == CB_OPT_PATH)
+		return p[0] != '\0';
 	if (o->type == CB_OPT_FLAG)
 		return *(const bool *)(const void *)p;
 	return *(const unsigned *)(const void *)p;
@@ -79,6 +83,10 @@ static int bad(const struct cb_option *o, const char *text, char *why, size_t le
 		break;
 	case CB_OPT_ENUM:
 		cb_option_metavar(o, shape, sizeof(shape));
+		break;
+	case CB_OPT_PATH:
+		snprintf(shape, sizeof(shape), "a file name of 1-%d characters of A-Z a-z 0-9 / . _ + -",
+			 CB_OPT_PATH_MAX - 1);
 		break;
 	default:
 		snprintf(shape, sizeof(shape), "0 or 1");
@@ -114,10 +122,29 @@ static int parse_enum(const struct cb_option *o, const char *text, uint64_t *out
 	return -EINVAL;
 }
 
+/* A file name that is safe in a CSV cell, a matrix axis and the guest's command line. */
+static bool valid_path(const char *s)
+{
+	if (!s || !*s || strlen(s) >= CB_OPT_PATH_MAX)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("/._+-", *s))
+			return false;
+	return true;
+}
+
 int cb_option_parse(const struct cb_option *o, const char *text, struct cb_wl_opts *opts, char *why, size_t len)
 {
 	uint64_t v = 1;
 	int err = 0;
+
+	if (o->type == CB_OPT_PATH) {
+		if (!valid_path(text))
+			return bad(o, text, why, len);
+		memset(field(o, opts), 0, CB_OPT_PATH_MAX);
+		memcpy(field(o, opts), text, strlen(text));
+		return 0;
+	}
 
 	switch (o->type) {
 	case CB_OPT_FLAG:
@@ -148,7 +175,9 @@ void cb_option_format(const struct cb_option *o, const struct cb_wl_opts *opts, 
 {
 	uint64_t v = cb_option_value(o, opts);
 
-	if (o->type == CB_OPT_ENUM)
+	if (o->type == CB_OPT_PATH)
+		snprintf(buf, len, "%.*s", CB_OPT_PATH_MAX - 1, (const char *)opts->bytes + o->offset);
+	else if (o->type == CB_OPT_ENUM)
 		snprintf(buf, len, "%s", o->names[v]);
 	else
 		snprintf(buf, len, "%" PRIu64, v);
@@ -179,6 +208,8 @@ const char *cb_option_metavar(const struct cb_option *o, char *buf, size_t len)
 		return "SIZE";
 	case CB_OPT_PERCENT:
 		return "PCT";
+	case CB_OPT_PATH:
+		return "FILE";
 	case CB_OPT_UINT:
 		return "N";
 	default:
@@ -201,6 +232,10 @@ void cb_option_help(const struct cb_option *o, char *buf, size_t len)
 		snprintf(buf, len, "%s; default %s", o->help, o->names[o->def]);
 		return;
 	}
+	if (o->type == CB_OPT_PATH) {
+		snprintf(buf, len, "%s", o->help);
+		return;
+	}
 	if (o->type == CB_OPT_SIZE)
 		cb_size_format(o->def, def, sizeof(def));
 	else
@@ -220,6 +255,8 @@ static bool valid_option_name(const char *s)
 
 static size_t field_size(enum cb_opt_type t)
 {
+	if (t == CB_OPT_PATH)
+		return CB_OPT_PATH_MAX;
 	return t == CB_OPT_SIZE ? sizeof(uint64_t) : t == CB_OPT_FLAG ? sizeof(bool) : sizeof(unsigned);
 }
 
@@ -236,9 +273,9 @@ static int check_option(const struct cb_option *o, size_t size, char *why, size_
 {
 	if (!valid_option_name(o->name))
 		snprintf(why, len, "option name must be 1-31 characters of [a-z0-9-]");
-	else if (o->type < CB_OPT_UINT || o->type > CB_OPT_FLAG)
+	else if (o->type < CB_OPT_UINT || o->type > CB_OPT_PATH)
 		snprintf(why, len, "option --%s: unknown type", o->name);
-	else if (o->offset + field_size(o->type) > size || o->offset % field_size(o->type))
+	else if (o->offset + field_size(o->type) > size || (o->type != CB_OPT_PATH && o->offset % field_size(o->type)))
 		snprintf(why, len, "option --%s: offset outside the options struct or misaligned", o->name);
 	else if (!o->help || !*o->help || strchr(o->help, '\n'))
 		snprintf(why, len, "option --%s: help must be one non-empty line", o->name);

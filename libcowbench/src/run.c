@@ -185,6 +185,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 {
 	struct cb_order_ctx ctx = {
 		.npages = spec->size / spec->page_size, .seed = spec->seed, .opts = &spec->opts,
+		.writer = (int)spec->writer,
 	};
 	struct cb_cowstats before, after;
 	struct cb_touch_result res;

@@ -353,8 +353,10 @@ static long drain_ring(struct cb_wpfault *w, struct cpu_ring *r, const struct cb
 			parse_task(&hdr, rec + sizeof(hdr), h);
 		} else if (hdr.type == PERF_RECORD_COMM && (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) && h->task &&
 			   hdr.size >= sizeof(hdr) + 8) {
+			/* sample_id_all: the record ends with the sample's pid/tid and time */
 			struct cb_wpfault_task t = { CB_WPFAULT_EXEC, (pid_t)get_u32(rec + sizeof(hdr)), 0,
-						     (pid_t)get_u32(rec + sizeof(hdr) + 4), 0 };
+						     (pid_t)get_u32(rec + sizeof(hdr) + 4),
+						     hdr.size >= sizeof(hdr) + 24 ? get_u64(rec + hdr.size - 8) : 0 };
 
 			h->task(h->arg, &t);
 		}

@@ -26,7 +26,10 @@ enum cb_opt_type {
 	CB_OPT_PERCENT,  /* 0..100 within [min, max], "30" or "30%"; field: unsigned */
 	CB_OPT_ENUM,     /* one of names[]; field: unsigned, the index */
 	CB_OPT_FLAG,     /* no value on the command line, 0/1 in a matrix; field: bool */
+	CB_OPT_PATH,     /* a file name of [A-Za-z0-9/._+-], 1..CB_OPT_PATH_MAX-1 bytes; field: char[CB_OPT_PATH_MAX] */
 };
+
+#define CB_OPT_PATH_MAX 96
 
 struct cb_option {
 	const char *name;         /* [a-z0-9-]+, the --NAME of cowbench run and a matrix axis */

@@ -24,6 +24,7 @@ struct cb_order_ctx {
 	size_t npages;               /* pages in the region */
 	uint64_t seed;               /* --seed, for workloads that randomise */
 	const struct cb_wl_opts *opts; /* the workload's parsed options (its own struct) */
+	int writer;                  /* the run's enum cb_writer (touch.h): who writes after the fork */
 };
 
 /** The workload's options struct inside a cb_wl_opts, e.g. CB_WL_OPTS(ctx->opts, struct stride_opts). */
@@ -42,6 +43,8 @@ struct cb_row;
 
 /** Workload flags. */
 #define CB_WL_USES_SEED 0x1u /* the order depends on --seed */
+#define CB_WL_NEEDS_INPUT 0x2u /* runs only with an input option given (replay's --trace): loops over
+				  the table without options skip it */
 
 struct cb_workload {
 	unsigned abi;      /* CB_WORKLOAD_ABI: the table check rejects other values */

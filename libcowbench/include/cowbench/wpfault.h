@@ -46,7 +46,7 @@ enum cb_wpfault_task_kind { CB_WPFAULT_FORK, CB_WPFAULT_EXIT, CB_WPFAULT_EXEC };
 struct cb_wpfault_task {
 	enum cb_wpfault_task_kind kind;
 	pid_t pid, ppid, tid;
-	uint64_t time_ns;          /* 0 for exec */
+	uint64_t time_ns;          /* CLOCK_MONOTONIC */
 };
 
 struct cb_wpfault_opts {

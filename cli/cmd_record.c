@@ -1,0 +1,426 @@
+/*
+ * cowbench record: the first write of each process to each page after a
+ * fork, in a trace file (trace.h) that --workload=replay plays back. The
+ * write-fault tracepoint gives every write fault on a present page with its
+ * address; fork snapshots through pagemap (forkcow.h) say which fork, which
+ * mapping and whether the write copied, reused or copied the zero page. The
+ * file is written to a temporary name and renamed when whole, with a
+ * trailer a reader requires.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cowbench/cowbench.h>
+#include <cowbench/forkcow.h>
+#include <cowbench/trace.h>
+#include <cowbench/wpfault.h>
+
+#include "cli.h"
+
+struct record_opts {
+	pid_t pid;
+	const char *output;
+	double duration;
+	bool no_children;
+};
+
+struct recorder {
+	struct cb_wpfault *wp;
+	struct cb_forkcow *fc;
+	struct cb_trace_rec *rec;
+	size_t n, cap;
+	bool oom;
+	uint64_t execs;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+#define ROPTS(p) ((struct record_opts *)(p))
+
+static bool ropt_pid(void *o, const char *v)
+{
+	long pid;
+
+	if (!cli_parse_long(v, 1, 0x3fffffff, &pid) || (kill((pid_t)pid, 0) < 0 && errno == ESRCH)) {
+		cli_error("--pid=%s is not a running process", v);
+		return false;
+	}
+	ROPTS(o)->pid = (pid_t)pid;
+	return true;
+}
+
+/* Written at the end through a temporary file in the same directory: it must take files, checked now. */
+static bool ropt_output(void *o, const char *v)
+{
+	char dir[4096];
+	const char *slash = strrchr(v, '/');
+
+	if (!v[0] || (slash && !slash[1])) {
+		cli_error("--output needs a file name, not '%s'", v);
+		return false;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
+	if (access(dir, W_OK) != 0) {
+		cli_error("--output=%s: cannot write in %s: %s", v, dir, strerror(errno));
+		return false;
+	}
+	ROPTS(o)->output = v;
+	return true;
+}
+
+static bool ropt_duration(void *o, const char *v)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(v, &end);
+	if (errno || end == v || *end || !(s >= 0.01 && s <= 86400)) {
+		cli_error("--duration must be seconds from 0.01 to 86400, not '%s'", v);
+		return false;
+	}
+	ROPTS(o)->duration = s;
+	return true;
+}
+
+static bool ropt_no_children(void *o, const char *v)
+{
+	(void)v;
+	ROPTS(o)->no_children = true;
+	return true;
+}
+
+static const struct cli_option record_options[] = {
+	{ "pid", "PID", "record this running process", .parse = ropt_pid, .letter = 'p' },
+	{ "output", "FILE", "the trace file (required; written whole or not at all)", .parse = ropt_output },
+	{ "duration", "S", "stop after S seconds (default: until the process ends or Ctrl-C)", .parse = ropt_duration },
+	{ "no-children", NULL, "record the process alone, not the children it forks", .parse = ropt_no_children },
+};
+
+#define N_RECORD_OPTIONS ((int)(sizeof(record_options) / sizeof(record_options[0])))
+
+static void record_usage(void)
+{
+	printf("usage: cowbench record --output=FILE [OPTIONS] -p PID\n"
+	       "       cowbench record --output=FILE [OPTIONS] -- COMMAND [ARGS...]\n\n"
+	       "As root: per process, the first write to each page after a fork (time since the fork,\n"
+	       "mapping kind, size and page, copy or reuse or zero-page copy) from the write-fault\n"
+	       "tracepoint and pagemap fork snapshots, into a versioned trace for\n"
+	       "cowbench run --workload=replay --trace=FILE. Cost to the program: as cowbench stat\n"
+	       "(each fork makes record read the forker's page map; see the man page).\n\n");
+	cli_print_options(record_options, N_RECORD_OPTIONS);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_write(void *arg, const struct cb_fc_write *w)
+{
+	struct recorder *r = arg;
+	struct cb_trace_rec *t;
+
+	if (!w->map || !w->first || w->cls == CB_FC_OTHER)
+		return; /* only first writes to pages a fork covers */
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+		struct cb_trace_rec *p = r->n < CB_TRACE_MAX_RECORDS ? realloc(r->rec, cap * sizeof(*p)) : NULL;
+
+		if (!p) {
+			r->oom = true;
+			return;
+		}
+		r->rec = p;
+		r->cap = cap;
+	}
+	t = &r->rec[r->n++];
+	memset(t, 0, sizeof(*t));
+	t->t_ns = w->time_ns >= w->fork_ns ? w->time_ns - w->fork_ns : 0;
+	t->fork = (uint32_t)w->fork_id;
+	t->side = w->child ? CB_TRACE_CHILD : CB_TRACE_PARENT;
+	t->pid = (int)w->pid;
+	t->map = w->map->index;
+	snprintf(t->kind, sizeof(t->kind), "%s", cb_fc_map_kind(w->map));
+	t->map_pages = (w->map->end - w->map->start) / (uint64_t)sysconf(_SC_PAGESIZE);
+	t->page = (w->addr - w->map->start) / (uint64_t)sysconf(_SC_PAGESIZE);
+	t->cls = w->cls == CB_FC_FORK_COPY ? CB_TRACE_COPY : w->cls == CB_FC_FORK_REUSE ? CB_TRACE_REUSE : CB_TRACE_ZERO;
+}
+
+static void rec_sample(void *arg, const struct cb_wpfault_sample *s)
+{
+	cb_forkcow_fault(((struct recorder *)arg)->fc, s);
+}
+
+static void rec_task(void *arg, const struct cb_wpfault_task *t)
+{
+	struct recorder *r = arg;
+	struct cb_fc_counts c;
+
+	uint64_t forks, unsnapped;
+
+	cb_forkcow_forks(r->fc, &forks, &unsnapped);
+	/* the command's own exec at the start is not news; one after a fork cuts that fork short */
+	if (t->kind == CB_WPFAULT_EXEC && t->pid == t->tid && forks > 0 && cb_forkcow_counts(r->fc, t->pid, &c))
+		r->execs++;
+	cb_forkcow_task(r->fc, t);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* final: everything buffered, else what is older than the drain's start (forkcow.h) */
+static void drain(struct recorder *r, bool final)
+{
+	const struct cb_wpfault_handler h = { rec_sample, rec_task, r };
+	uint64_t mark = mono_ns();
+
+	cb_wpfault_drain(r->wp, &h);
+	cb_forkcow_flush(r->fc, final ? UINT64_MAX : mark, on_write, r);
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* Start COMMAND held before exec, so that nothing it does escapes the recording. */
+static pid_t spawn_held(char **argv, int *go_fd)
+{
+	int go[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cowbench: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	*go_fd = go[1];
+	return pid;
+}
+
+/* Until the root ends, the duration passes or a stop signal; true when the root ended. */
+static bool record_loop(struct recorder *r, pid_t root, double deadline)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, root, 0);
+	bool ended = false;
+
+	while (!stop_requested && !ended && (deadline <= 0 || now_s() < deadline)) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+		if (pidfd >= 0)
+			ended = poll(&pfd, 1, 20) > 0;
+		else
+			usleep(20000);
+		drain(r, false);
+	}
+	usleep(50000); /* the last records of the end reach the buffers */
+	drain(r, true);
+	if (pidfd >= 0)
+		close(pidfd);
+	return ended;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct cb_trace_rec *x = a, *y = b;
+
+	if (x->fork != y->fork)
+		return x->fork < y->fork ? -1 : 1;
+	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+static void describe(char *buf, size_t len, char **cmdv, pid_t pid)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (!cmdv || !cmdv[0]) {
+		snprintf(buf, len, "pid %d", (int)pid);
+		return;
+	}
+	for (int i = 0; cmdv[i] && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", cmdv[i]);
+}
+
+/* The whole trace into a temporary file, renamed over FILE once complete. */
+static int write_trace(const struct record_opts *o, struct recorder *r, const char *command)
+{
+	char tmp[4200], kernel[200];
+	struct utsname u;
+	FILE *fp;
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", o->output);
+	if ((fd = mkstemp(tmp)) < 0 || !(fp = fdopen(fd, "w"))) {
+		cli_error("cannot create a temporary file next to %s: %s", o->output, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	{
+		mode_t mask = umask(0);
+
+		umask(mask);
+		fchmod(fd, 0666 & ~mask); /* as an ordinary new file, not mkstemp's 0600 */
+	}
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
+	qsort(r->rec, r->n, sizeof(*r->rec), cmp_rec);
+	err = cb_trace_write_header(fp, "exceptions:page_fault_user tracepoint + pagemap fork snapshots "
+					"(cowbench record)", kernel, command);
+	for (size_t i = 0; i < r->n && !err; i++)
+		err = cb_trace_write_rec(fp, &r->rec[i]);
+	if (!err)
+		err = cb_trace_write_end(fp, r->n, cb_wpfault_lost(r->wp));
+	if (fclose(fp) != 0 || err || rename(tmp, o->output) != 0) {
+		cli_error("cannot write %s: %s", o->output, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_record_args(int argc, char **argv, struct record_opts *o)
+{
+	int argi;
+
+	/* The command's own options are its: the first operand ends cowbench's. */
+	argi = cli_parse_options_first(argc, argv, record_options, N_RECORD_OPTIONS, o, record_usage);
+	if (argi < 0)
+		return -1;
+	if (argi < argc && strcmp(argv[argi - 1], "--") != 0 && o->pid == 0) {
+		cli_error("put the command after '--': cowbench record --output=FILE -- %s ...", argv[argi]);
+		return -1;
+	}
+	if (o->pid && argi < argc) {
+		cli_error("give either -p PID or -- COMMAND, not both");
+		return -1;
+	}
+	if (!o->pid && argi >= argc) {
+		cli_error("nothing to record: give -p PID or -- COMMAND (see cowbench record --help)");
+		return -1;
+	}
+	if (!o->output) {
+		cli_error("record needs --output=FILE");
+		return -1;
+	}
+	return argi;
+}
+
+static void summarize(const struct recorder *r, const struct record_opts *o, bool ended)
+{
+	size_t cls[3] = { 0, 0, 0 };
+	uint64_t forks, unsnapped;
+
+	for (size_t i = 0; i < r->n; i++)
+		cls[r->rec[i].cls]++;
+	cb_forkcow_forks(r->fc, &forks, &unsnapped);
+	cli_note("recorded %zu first writes after %llu forks (%zu copies, %zu reuses, %zu zero-page copies) to %s%s",
+		 r->n, (unsigned long long)forks, cls[0], cls[1], cls[2], o->output,
+		 ended ? "" : " (stopped before the process ended)");
+	if (unsnapped)
+		cli_note("%llu forks could not be read (both sides gone within milliseconds): their writes are missing",
+			 (unsigned long long)unsnapped);
+	if (r->execs)
+		cli_note("%llu recorded processes exec'd: their writes after exec belong to no fork and are left out",
+			 (unsigned long long)r->execs);
+	if (cb_wpfault_lost(r->wp))
+		cli_note("the kernel dropped %llu write faults (buffers full): the trace misses them, its trailer says so",
+			 (unsigned long long)cb_wpfault_lost(r->wp));
+	if (!forks)
+		cli_note("no fork of the recorded processes was seen: the trace has no records");
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct recorder r = { 0 };
+	struct cb_wpfault_opts wo = { .period = 1 };
+	char command[1024];
+	int argi, err, go_fd = -1, status = 0;
+	pid_t root;
+	bool ended;
+
+	if ((argi = parse_record_args(argc, argv, &o)) < 0)
+		return EXIT_USAGE;
+	if ((err = cb_wpfault_open(&wo, &r.wp)) < 0) {
+		cli_error("record needs the write-fault tracepoint: %s", cb_wpfault_advice(err));
+		return EXIT_USAGE;
+	}
+	if ((err = cb_forkcow_new(!o.no_children, &r.fc)) < 0) {
+		cli_error("record needs page frame numbers from pagemap (root): %s", strerror(-err));
+		cb_wpfault_close(r.wp);
+		return EXIT_USAGE;
+	}
+	root = o.pid ? o.pid : spawn_held(argv + argi, &go_fd);
+	if (root < 0) {
+		cli_error("cannot start %s: %s", argv[argi], strerror(errno));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	cb_forkcow_watch(r.fc, root);
+	describe(command, sizeof(command), o.pid ? NULL : argv + argi, root);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	signal(SIGHUP, on_stop);
+	if (go_fd >= 0 && (write(go_fd, "g", 1) != 1 || close(go_fd) != 0))
+		cli_note("could not release %s", argv[argi]);
+	ended = record_loop(&r, root, o.duration > 0 ? now_s() + o.duration : 0);
+	if (!o.pid) {
+		int ws;
+
+		if (!ended)
+			kill(root, SIGTERM);
+		status = cb_wait_status(root, &ws) < 0 ? EXIT_INTERNAL : WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	}
+	if (r.oom) {
+		cli_error("out of memory after %zu records: %s not written", r.n, o.output);
+		status = EXIT_INTERNAL;
+	} else if (write_trace(&o, &r, command) < 0) {
+		status = EXIT_INTERNAL;
+	} else {
+		summarize(&r, &o, ended);
+	}
+out:
+	cb_forkcow_free(r.fc);
+	cb_wpfault_close(r.wp);
+	free(r.rec);
+	return status;
+}

@@ -1,0 +1,29 @@
+/*
+ * hold-delayacct SECONDS: behave as a cowbench run between its evidence reps
+ * (root): switch kernel.task_delayacct on and back off through the settings
+ * journal, so the journal names this process as the holder, then sleep. Any
+ * other cowbench meanwhile cannot switch delay accounting on (-EBUSY).
+ * Prints "held" once holding; exits 77 when it cannot hold (not root, or
+ * another run holds it already).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cowbench/sysctl.h>
+#include <cowbench/taskstats.h>
+
+int main(int argc, char **argv)
+{
+	int secs = argc > 1 ? atoi(argv[1]) : 30;
+
+	if (cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1) < 0 || cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0) < 0) {
+		fprintf(stderr, "hold-delayacct: cannot hold kernel.task_delayacct\n");
+		return 77;
+	}
+	printf("held\n");
+	fflush(stdout);
+	sleep((unsigned)(secs > 0 ? secs : 30));
+	cb_sysctl_restore_all();
+	return 0;
+}

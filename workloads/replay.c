@@ -1,0 +1,196 @@
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/error.h>
+#include <cowbench/run.h>
+#include <cowbench/touch.h>
+#include <cowbench/trace.h>
+#include <cowbench/workload.h>
+
+/*
+ * A recorded program's first writes after fork (cowbench record), played
+ * back: the region holds the mappings the recorded side wrote, one after
+ * the other in their snapshot order, and the writer writes their pages in
+ * the recorded order. The fork with the most writes of the writer's side
+ * is played; --writer says which side (the trace's own side must match).
+ */
+struct replay_opts {
+	char trace[CB_OPT_PATH_MAX];
+};
+
+static const struct cb_option replay_options[] = {
+	{ .name = "trace", .type = CB_OPT_PATH, .offset = offsetof(struct replay_opts, trace),
+	  .help = "the trace file cowbench record wrote (required)" },
+	{ 0 },
+};
+
+/* The played fork's layout: region page of each recorded mapping's first page. */
+struct layout {
+	uint32_t fork;
+	enum cb_trace_side side;
+	uint32_t nmaps;
+	uint64_t *base;   /* by map index; UINT64_MAX for mappings the side did not write */
+	uint64_t pages;   /* the region the played writes need */
+	size_t writes;
+};
+
+static enum cb_trace_side side_of(const struct cb_run_spec *spec)
+{
+	return spec->writer == CB_WRITER_CHILD ? CB_TRACE_CHILD : CB_TRACE_PARENT;
+}
+
+/* The fork with the most records of side (the lowest on a tie). */
+static uint32_t busiest_fork(const struct cb_trace *t, enum cb_trace_side side, size_t *writes)
+{
+	uint32_t best = 0, cur = 0;
+	size_t best_n = 0, n = 0;
+
+	for (size_t i = 0; i <= t->n; i++) {
+		if (i == t->n || t->rec[i].fork != cur) {
+			if (n > best_n) {
+				best = cur;
+				best_n = n;
+			}
+			if (i == t->n)
+				break;
+			cur = t->rec[i].fork;
+			n = 0;
+		}
+		n += t->rec[i].side == side;
+	}
+	*writes = best_n;
+	return best;
+}
+
+static int plan(const struct cb_trace *t, enum cb_trace_side side, struct layout *l)
+{
+	uint64_t *pages;
+
+	memset(l, 0, sizeof(*l));
+	l->side = side;
+	l->fork = busiest_fork(t, side, &l->writes);
+	if (!l->fork)
+		return -ENOENT;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rec[i].fork == l->fork && t->rec[i].map + 1 > l->nmaps)
+			l->nmaps = t->rec[i].map + 1;
+	pages = calloc(l->nmaps, sizeof(*pages));
+	l->base = malloc(l->nmaps * sizeof(*l->base));
+	if (!pages || !l->base) {
+		free(pages);
+		free(l->base);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cb_trace_rec *r = &t->rec[i];
+
+		if (r->fork != l->fork || r->side != side)
+			continue;
+		if (pages[r->map] && pages[r->map] != r->map_pages) {
+			free(pages);
+			free(l->base);
+			return -EINVAL; /* one mapping, two sizes */
+		}
+		pages[r->map] = r->map_pages;
+	}
+	for (uint32_t m = 0; m < l->nmaps; m++) {
+		l->base[m] = pages[m] ? l->pages : UINT64_MAX;
+		l->pages += pages[m];
+	}
+	free(pages);
+	return 0;
+}
+
+static int load(const struct cb_run_spec *spec, struct cb_trace *t, struct layout *l, char *why, size_t len)
+{
+	const char *path = CB_WL_OPTS(&spec->opts, struct replay_opts)->trace;
+	char err[200];
+	int e;
+
+	if (!path[0]) {
+		snprintf(why, len, "--workload=replay needs --trace=FILE (from cowbench record)");
+		return -EINVAL;
+	}
+	if ((e = cb_trace_read(path, t, err, sizeof(err))) < 0) {
+		snprintf(why, len, "--trace=%s: %s", path, e == CB_EFORMAT ? err : strerror(-e));
+		return -EINVAL;
+	}
+	if ((e = plan(t, side_of(spec), l)) < 0) {
+		snprintf(why, len, "--trace=%s: %s", path,
+			 e == -ENOENT ? "no writes of this --writer's side (the trace's other side wrote: try the other "
+					"--writer)"
+			 : e == -EINVAL ? "one mapping with two sizes in one fork"
+					: strerror(-e));
+		cb_trace_free(t);
+		return e == -ENOMEM ? e : -EINVAL;
+	}
+	return 0;
+}
+
+static int replay_check(const struct cb_run_spec *spec, char *why, size_t len)
+{
+	struct cb_trace t;
+	struct layout l;
+	int e = load(spec, &t, &l, why, len);
+
+	if (e < 0)
+		return e;
+	if (spec->page_size != 4096 || spec->size / spec->page_size < l.pages) {
+		snprintf(why, len, "--trace needs --size=%lluK at least (the %llu pages of the mappings its %zu writes "
+			 "of fork %u land in) and 4 KiB pages", (unsigned long long)l.pages * 4, (unsigned long long)l.pages,
+			 l.writes, l.fork);
+		e = -EINVAL;
+	}
+	free(l.base);
+	cb_trace_free(&t);
+	return e;
+}
+
+static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
+{
+	struct cb_run_spec spec;
+	struct cb_trace t;
+	struct layout l;
+	char why[256];
+	size_t n = 0;
+	uint8_t *seen;
+	int e;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.opts = *ctx->opts;
+	spec.writer = (enum cb_writer)ctx->writer;
+	if ((e = load(&spec, &t, &l, why, sizeof(why))) < 0)
+		return e;
+	seen = calloc(ctx->npages / 8 + 1, 1);
+	for (size_t i = 0; seen && i < t.n; i++) {
+		const struct cb_trace_rec *r = &t.rec[i];
+		uint64_t page;
+
+		if (r->fork != l.fork || r->side != l.side)
+			continue;
+		page = l.base[r->map] + r->page;
+		if (page >= ctx->npages || (seen[page / 8] >> (page % 8)) & 1)
+			continue; /* the check made room; a page twice is written once */
+		seen[page / 8] |= (uint8_t)(1u << (page % 8));
+		order[n++] = (size_t)page;
+	}
+	e = seen ? 0 : -ENOMEM;
+	free(seen);
+	free(l.base);
+	cb_trace_free(&t);
+	return e < 0 ? e : n ? (long)n : -EINVAL;
+}
+
+const struct cb_workload cb_workload_replay = {
+	.abi = CB_WORKLOAD_ABI,
+	.name = "replay",
+	.help = "write the pages a recorded program wrote after fork (--trace=FILE from cowbench record), in its order",
+	.flags = CB_WL_NEEDS_INPUT,
+	.page_order = replay_order,
+	.check = replay_check,
+	.options = replay_options,
+	.options_size = sizeof(struct replay_opts),
+};
