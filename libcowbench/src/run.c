@@ -91,10 +91,13 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	if (spec->workload->page_order) {
 		set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
 		row->fork = spec->fork;
+		set_str(row->break_mode, sizeof(row->break_mode), cb_break_name(spec->brk));
 	} else {
 		row->writer[0] = '\0';
 		row->fork = CB_NA;
+		row->break_mode[0] = '\0';
 	}
+	row->break_ns = CB_NA;
 	row->rep = rep;
 	set_str(row->status, sizeof(row->status), "not-run");
 	row->elapsed_ns = CB_NA;
@@ -214,7 +217,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
-		.fork = spec->fork, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
+		.fork = spec->fork, .brk = spec->brk, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
@@ -232,6 +235,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
 	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
+	row->break_ns = res.break_ns >= 0 && res.lat_ns ? res.break_ns : CB_NA;
 	if (res.lat_ns && spec->samples)
 		spec->samples->fn(spec->samples->arg, (int)row->rep, order, res.lat_ns, res.count);
 	if (res.lat_ns)
