@@ -180,6 +180,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_project(int argc, char **argv);
 
 /* Let options follow operands: move them (with their separate values) before the first operand. */
 void cli_options_first(int argc, char **argv, const struct cli_option *table, int n);
