@@ -105,11 +105,17 @@ static void set_key(const char *key, char *out, size_t len)
 	}
 }
 
-/* A cell worth projecting: a page-order COW writer (fork=1, break by fault); unit-only cells stay out. */
+/* A cell that names a break axis measures unit costs (analysis/study.ini [units]), not a writer to project. */
+static bool unit_cell(const struct cb_row *r)
+{
+	return strncmp(r->cell, "break=", 6) == 0 || strstr(r->cell, " break=") != NULL;
+}
+
+/* A cell worth projecting: a page-order COW writer (fork=1, break by fault); its evidence reps give counts. */
 static bool projected(const struct cb_row *r)
 {
 	return r->fork == 1 && (!r->break_mode[0] || strcmp(r->break_mode, "fault") == 0) &&
-	       strcmp(r->status, "ok") == 0 && !cb_row_is_evidence(r);
+	       strcmp(r->status, "ok") == 0 && !unit_cell(r);
 }
 
 static struct cell *find_cell(struct cell *cells, size_t n, const char *key, const char *boot)
@@ -236,6 +242,10 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_str(fp, kname, false);
 	put_str(fp, r->workload, false);
 	fprintf(fp, ",%lld", (long long)r->size_bytes);
+	if (!c->have_counts) { /* no timed rep with its counts: nothing to say but who it is */
+		fputs(",,,,,,,,,,,,,,,,,\n", fp);
+		return;
+	}
 	put_num(fp, r->precopy == CB_NA ? NAN : (double)r->precopy, 0);
 	put_num(fp, r->precopy_depth == CB_NA ? NAN : (double)r->precopy_depth, 0);
 	fprintf(fp, ",%u", c->counts.reps);
@@ -258,6 +268,10 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 
 static void write_cell_table(FILE *fp, const struct cell *c, const struct projection *p)
 {
+	if (!c->have_counts) {
+		fprintf(fp, "%-58.58s no timed rep with its counts\n", c->key);
+		return;
+	}
 	fprintf(fp, "%-58.58s %5u %+8.1f %%", c->key, c->counts.reps, 100 * p->error);
 	if (!isnan(p->change))
 		fprintf(fp, "  %+7.1f %%", 100 * p->change);

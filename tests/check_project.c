@@ -93,6 +93,16 @@ START_TEST(test_counts_and_model)
 	strcpy(c.status, "child-killed:SIGKILL");                                                  /* left out */
 	ck_assert_int_eq(cb_counts_from_rows(g, 3, &k), 0);
 	ck_assert_uint_eq(k.reps, 2);
+	/* An evidence rep gives its exact counts, never its (probed) runtime. */
+	c = a;
+	strcpy(c.rep_kind, "evidence");
+	c.wpcopy_count = 130, c.precopy_success = 130, c.elapsed_ns = 90000000;
+	ck_assert_int_eq(cb_counts_from_rows(g, 3, &k), 0);
+	ck_assert_double_eq_tol(k.faults, 370.0 / 3, 1e-9);
+	ck_assert_double_eq_tol(k.elapsed_ns, 1500000, 1e-9);
+	strcpy(c.status, "child-killed:SIGKILL");
+	ck_assert_int_eq(cb_counts_from_rows(g, 3, &k), 0);
+	ck_assert_uint_eq(k.reps, 2);
 	ck_assert_double_eq_tol(k.writes, 256, 1e-9);
 	ck_assert_double_eq_tol(k.faults, 120, 1e-9);
 	ck_assert_double_eq_tol(k.precopied, 130, 1e-9);

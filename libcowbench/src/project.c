@@ -119,27 +119,36 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
 	return cnt[U_WRITE] && cnt[U_FAULT] ? 0 : -ENOENT;
 }
 
+/*
+ * Counts are exact in every rep, evidence reps included (taskstats, the
+ * writer's own COW copies, runs only there where it would tax the timed
+ * ones); the runtime comes from timed reps alone. Each is a mean over the
+ * reps that have it.
+ */
 int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_counts *c)
 {
-	double writes = 0, faults = 0, pre = 0, el = 0;
+	double sum[4] = { 0 }, cnt[4] = { 0 };
 	unsigned reps = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct cb_row *r = rows[i];
-		int64_t f = known(r->wpcopy_count) ? r->wpcopy_count : r->cow_faults;
+		int64_t f = known(r->wpcopy_count) ? r->wpcopy_count : known(r->cow_faults) ? r->cow_faults : r->faults;
+		int64_t v[4] = { r->touched, f, r->precopy_success, usable(r) ? r->elapsed_ns : CB_NA };
 
-		if (!usable(r) || !known(r->touched) || !known(f) || !known(r->elapsed_ns))
+		if (strcmp(r->status, "ok") != 0)
 			continue;
-		writes += (double)r->touched;
-		faults += (double)f;
-		pre += known(r->precopy_success) ? (double)r->precopy_success : 0;
-		el += (double)r->elapsed_ns;
-		reps++;
+		for (int k = 0; k < 4; k++)
+			if (known(v[k])) {
+				sum[k] += (double)v[k];
+				cnt[k]++;
+			}
+		reps += usable(r);
 	}
-	if (!reps)
+	if (!cnt[0] || !cnt[1] || !cnt[3])
 		return -ENOENT;
-	*c = (struct cb_counts){ .writes = writes / reps, .faults = faults / reps, .precopied = pre / reps,
-				 .elapsed_ns = el / reps, .reps = reps };
+	*c = (struct cb_counts){ .writes = sum[0] / cnt[0], .faults = sum[1] / cnt[1],
+				 .precopied = cnt[2] ? sum[2] / cnt[2] : 0, .elapsed_ns = sum[3] / cnt[3],
+				 .reps = reps };
 	return 0;
 }
 

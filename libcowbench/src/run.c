@@ -91,7 +91,8 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	if (spec->workload->page_order) {
 		set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
 		row->fork = spec->fork;
-		set_str(row->break_mode, sizeof(row->break_mode), cb_break_name(spec->brk));
+		/* Only the non-default mode is named: the keys of every fault-breaking row stay as they were. */
+		set_str(row->break_mode, sizeof(row->break_mode), spec->brk == CB_BREAK_FAULT ? "" : cb_break_name(spec->brk));
 	} else {
 		row->writer[0] = '\0';
 		row->fork = CB_NA;

@@ -36,10 +36,10 @@ struct cb_units {
 /** A cell's exact counts, means over its reps. */
 struct cb_counts {
 	double writes;    /* touched */
-	double faults;    /* the writer's COW faults: wpcopy_count, else cow_faults */
+	double faults;    /* the writer's COW faults: wpcopy_count, else cow_faults, else its minor faults */
 	double precopied; /* pages copied ahead: precopy_success (0 without pre-copy) */
 	double elapsed_ns; /* measured runtime (mean elapsed_ns), for validation */
-	unsigned reps;
+	unsigned reps;     /* timed reps */
 };
 
 /** Low, central and high value of a projection (low <= central <= high). */
@@ -57,7 +57,11 @@ struct cb_range {
 int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, int64_t size_bytes,
 		       struct cb_units *u);
 
-/** Counts of a group of rows (one cell of one boot): timed, ok rows only. -ENOENT when none. */
+/**
+ * Counts of a group of rows (one cell of one boot): each count the mean over
+ * the ok rows that have it (evidence reps too: counts are exact there), the
+ * runtime over timed rows only. -ENOENT without writes, faults or a timed rep.
+ */
 int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_counts *c);
 
 /** The model's runtime (ns) of counts c with units u and batch cost batch_ns per pre-copied page. */
