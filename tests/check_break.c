@@ -87,6 +87,7 @@ START_TEST(test_project_end_to_end)
 	const char *none[] = { "cowbench", "project", NULL };
 	struct cli_result r = tu_run_cli(matrix);
 	char buf[256];
+	double populate;
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_free(&r);
@@ -96,7 +97,7 @@ START_TEST(test_project_end_to_end)
 	ck_assert_double_eq(num(r.out, 0, "size_bytes"), 1 << 20);
 	ck_assert_double_gt(num(r.out, 0, "fault_ns"), 0);
 	ck_assert_double_gt(num(r.out, 0, "write_ns"), 0);
-	ck_assert(field(r.out, 0, "populate_ns", buf, sizeof(buf)) && buf[0]);
+	populate = num(r.out, 0, "populate_ns"); /* a difference of two times: on a noisy machine maybe <= 0 */
 	tu_free(&r);
 	r = tu_run_cli(cells);
 	ck_assert_msg(r.status == 0, "%s", r.err);
@@ -106,7 +107,10 @@ START_TEST(test_project_end_to_end)
 	ck_assert_double_eq(num(r.out, 0, "writes"), 256);
 	ck_assert_double_ge(num(r.out, 0, "faults"), 0);
 	ck_assert_double_gt(num(r.out, 0, "predicted_ns"), 0);
-	ck_assert_double_gt(num(r.out, 0, "native_ns"), 0);
+	if (populate > 0) /* the populate bound exists: the native runtime has a price */
+		ck_assert_double_gt(num(r.out, 0, "native_ns"), 0);
+	else
+		ck_assert(field(r.out, 0, "native_ns", buf, sizeof(buf)) && !buf[0]);
 	ck_assert(field(r.out, 0, "model_error_pct", buf, sizeof(buf)) && buf[0]);
 	ck_assert(field(r.out, 0, "native_change_pct", buf, sizeof(buf)) && !buf[0]); /* no pre-copy-off twin */
 	tu_free(&r);
@@ -118,6 +122,28 @@ START_TEST(test_project_end_to_end)
 }
 END_TEST
 
+/* pagefault: every write of a pass is an order-0 fault, anonymous or from a private file mapping. */
+START_TEST(test_pagefault_every_write_faults)
+{
+	const char *kind = _i ? "--fault=file" : "--fault=anon";
+	const char *argv[] = { "cowbench", "run", "--workload=pagefault", kind, "--size=2M", "--reps=2", "--warmup=0", NULL };
+	const char *thp[] = { "cowbench", "run", "--workload=pagefault", "--thp", NULL };
+	struct cli_result r = tu_run_cli(argv);
+	char buf[64];
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_double_eq(num(r.out, i, "touched"), 512);
+		ck_assert_double_ge(num(r.out, i, "faults"), 512);
+		ck_assert_double_gt(num(r.out, i, "elapsed_ns"), 0);
+		ck_assert(field(r.out, i, "options", buf, sizeof(buf)));
+		ck_assert_str_eq(buf, _i ? "fault=file" : "fault=anon");
+	}
+	tu_free(&r);
+	tu_assert_usage_error(thp, "order-0");
+}
+END_TEST
+
 static Suite *break_suite(void)
 {
 	Suite *s = suite_create("break");
@@ -126,6 +152,7 @@ static Suite *break_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_populate_rows);
 	tcase_add_test(tc, test_project_end_to_end);
+	tcase_add_loop_test(tc, test_pagefault_every_write_faults, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
