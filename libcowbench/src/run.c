@@ -183,6 +183,13 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 		row->cow_path_ns = (int64_t)d;
 	if (cb_cowstats_delta(before, after, "precopy_ns_total", &d))
 		row->precopy_ns = (int64_t)d;
+	/* Per-fault stalls: histograms grow, so their growth is this rep's (older kernels print none). */
+	if (cb_cowstats_hist_delta(before, after, "precopy_fault_pages_", row->fault_pages_hist,
+				   sizeof(row->fault_pages_hist)) < 0)
+		row->fault_pages_hist[0] = '\0';
+	if (cb_cowstats_hist_delta(before, after, "precopy_fault_hist_", row->fault_path_hist,
+				   sizeof(row->fault_path_hist)) < 0)
+		row->fault_path_hist[0] = '\0';
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
