@@ -201,12 +201,41 @@ static void put_str(FILE *fp, const char *s, bool first)
 
 #define CELL_HEADER "cell,boot,kernel,workload,size_bytes,precopy,precopy_depth,reps,writes,faults,precopied," \
 	"measured_ns,predicted_ns,model_error_pct,measured_change_pct,native_ns,native_change_pct," \
-	"native_change_lo_pct,native_change_hi_pct,native_batch_lo_ns,native_batch_ns,native_batch_hi_ns\n"
+	"native_change_lo_pct,native_change_hi_pct,native_batch_lo_ns,native_batch_ns,native_batch_hi_ns," \
+	"fault_pages_max,fault_path_p999_ns,fault_path_max_ns,native_stall_ns,native_stall_hi_ns\n"
 
 struct projection {
 	double predicted, error, change, nat_ns, ch_lo, ch_mid, ch_hi;
 	struct cb_range batch;
+	double pages_max, path_p999, path_max, stall, stall_hi; /* the worst single fault */
 };
+
+/*
+ * The worst fault of a cell from its rows' per-fault histograms: pages (the
+ * top of the largest bucket used, N..2N-1) and path time (p99.9 and max, as
+ * bucket tops). Without pre-copy a fault copies its own page alone.
+ */
+static void worst_fault(const struct cell *c, struct projection *p)
+{
+	const char **pages = calloc(c->n ? c->n : 1, sizeof(*pages)), **path = calloc(c->n ? c->n : 1, sizeof(*path));
+	double top;
+
+	p->pages_max = p->path_p999 = p->path_max = NAN;
+	if (pages && path) {
+		for (size_t i = 0; i < c->n; i++) {
+			pages[i] = c->rows[i]->fault_pages_hist;
+			path[i] = c->rows[i]->fault_path_hist;
+		}
+		top = cb_hist_text_quantile(pages, c->n, 1);
+		p->pages_max = top >= 1 ? 2 * top - 1 : top;
+		p->path_p999 = cb_hist_text_quantile(path, c->n, 0.999);
+		p->path_max = cb_hist_text_quantile(path, c->n, 1);
+	}
+	if (isnan(p->pages_max) && (c->first->precopy == CB_NA || c->first->precopy == 0))
+		p->pages_max = 1;
+	free(pages);
+	free(path);
+}
 
 static void project_cell(const struct cb_row *rows, size_t n, const struct cb_row *nat, size_t nnat,
 			 const struct cell *c, const struct cell *off, struct projection *p)
@@ -214,7 +243,8 @@ static void project_cell(const struct cb_row *rows, size_t n, const struct cb_ro
 	struct cb_units g, u;
 	struct cb_range ns, ch;
 
-	*p = (struct projection){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, { NAN, NAN, NAN } };
+	*p = (struct projection){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, { NAN, NAN, NAN }, NAN, NAN, NAN, NAN, NAN };
+	worst_fault(c, p);
 	if (!c->have_counts || cb_units_from_rows(rows, n, c->boot, c->first->size_bytes, &g) != 0)
 		return;
 	p->predicted = cb_project_ns(&g, &c->counts, c->counts.precopied > 0 ? g.batch_ns : 0);
@@ -228,6 +258,8 @@ static void project_cell(const struct cb_row *rows, size_t n, const struct cb_ro
 	if (off && cb_project_change(&u, &g, &c->counts, &off->counts, &ch) == 0) {
 		p->ch_lo = ch.lo, p->ch_mid = ch.mid, p->ch_hi = ch.hi;
 	}
+	p->stall = cb_project_stall_ns(&u, p->batch.mid, p->pages_max);
+	p->stall_hi = cb_project_stall_ns(&u, p->batch.hi, p->pages_max);
 }
 
 static void write_cell_csv(FILE *fp, const struct cell *c, const struct projection *p)
@@ -243,7 +275,7 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_str(fp, r->workload, false);
 	fprintf(fp, ",%lld", (long long)r->size_bytes);
 	if (!c->have_counts) { /* no timed rep with its counts: nothing to say but who it is */
-		fputs(",,,,,,,,,,,,,,,,,\n", fp);
+		fputs(",,,,,,,,,,,,,,,,,,,,,,\n", fp);
 		return;
 	}
 	put_num(fp, r->precopy == CB_NA ? NAN : (double)r->precopy, 0);
@@ -263,6 +295,11 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_num(fp, p->batch.lo, 1);
 	put_num(fp, p->batch.mid, 1);
 	put_num(fp, p->batch.hi, 1);
+	put_num(fp, p->pages_max, 0);
+	put_num(fp, p->path_p999, 0);
+	put_num(fp, p->path_max, 0);
+	put_num(fp, p->stall, 0);
+	put_num(fp, p->stall_hi, 0);
 	fputc('\n', fp);
 }
 

@@ -113,6 +113,9 @@ START_TEST(test_project_end_to_end)
 		ck_assert(field(r.out, 0, "native_ns", buf, sizeof(buf)) && !buf[0]);
 	ck_assert(field(r.out, 0, "model_error_pct", buf, sizeof(buf)) && buf[0]);
 	ck_assert(field(r.out, 0, "native_change_pct", buf, sizeof(buf)) && !buf[0]); /* no pre-copy-off twin */
+	ck_assert_double_eq(num(r.out, 0, "fault_pages_max"), 1); /* no pre-copy: a fault copies its own page */
+	if (populate > 0)
+		ck_assert_double_gt(num(r.out, 0, "native_stall_ns"), 0);
 	tu_free(&r);
 	tu_assert_usage_error(json, "csv or table");
 	tu_assert_usage_error(none, "exactly one study CSV");

@@ -160,6 +160,22 @@ START_TEST(test_change_against_off)
 }
 END_TEST
 
+START_TEST(test_hist_quantiles)
+{
+	const char *pages[] = { "1:900;16:90", "1:9;16:0;8:1", NULL, "x:1" }; /* NULL and malformed: nothing */
+	const char *path[] = { "512:998;4096:1;inf:1" };
+	const char *none[] = { "" };
+
+	ck_assert_double_eq(cb_hist_text_quantile(pages, 4, 1), 16);
+	ck_assert_double_eq(cb_hist_text_quantile(pages, 4, 0.5), 1);
+	ck_assert_double_eq(cb_hist_text_quantile(pages, 4, 0.91), 8); /* 909 of 1000 below 8, 910 with it */
+	ck_assert_double_eq(cb_hist_text_quantile(path, 1, 0.998), 512);
+	ck_assert_double_eq(cb_hist_text_quantile(path, 1, 0.999), 4096);
+	ck_assert(isinf(cb_hist_text_quantile(path, 1, 1)));
+	ck_assert(isnan(cb_hist_text_quantile(none, 1, 1)));
+}
+END_TEST
+
 static Suite *project_suite(void)
 {
 	Suite *s = suite_create("project");
@@ -170,6 +186,7 @@ static Suite *project_suite(void)
 	tcase_add_test(tc, test_counts_and_model);
 	tcase_add_test(tc, test_batch_bounds_and_guest_ratio);
 	tcase_add_test(tc, test_change_against_off);
+	tcase_add_test(tc, test_hist_quantiles);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -229,3 +229,82 @@ double cb_project_stall_ns(const struct cb_units *native, double batch_ns, doubl
 		return NAN;
 	return native->fault_ns - native->write_ns + (pages - 1) * batch_ns;
 }
+
+#define HIST_MAX_BUCKETS 64
+
+struct bucket {
+	double label;
+	double count;
+};
+
+/* Add one text's buckets into b[0..*nb), merging equal labels; false when it does not parse. */
+static bool add_hist_text(const char *text, struct bucket *b, size_t *nb)
+{
+	const char *p = text;
+
+	while (*p) {
+		char *end;
+		double label, count;
+		size_t i;
+
+		if (strncmp(p, "inf:", 4) == 0) {
+			label = INFINITY;
+			end = (char *)p + 3;
+		} else {
+			label = strtod(p, &end);
+			if (end == p || !(label >= 0))
+				return false;
+		}
+		if (*end != ':')
+			return false;
+		count = strtod(end + 1, &end);
+		if (!(count >= 0) || (*end && *end != ';'))
+			return false;
+		for (i = 0; i < *nb && b[i].label != label; i++)
+			;
+		if (i == *nb) {
+			if (*nb == HIST_MAX_BUCKETS)
+				return false;
+			b[(*nb)++] = (struct bucket){ label, 0 };
+		}
+		b[i].count += count;
+		p = *end ? end + 1 : end;
+	}
+	return true;
+}
+
+static int cmp_bucket(const void *a, const void *b)
+{
+	double x = ((const struct bucket *)a)->label, y = ((const struct bucket *)b)->label;
+
+	return (x > y) - (x < y);
+}
+
+double cb_hist_text_quantile(const char *const *texts, size_t n, double q)
+{
+	struct bucket b[HIST_MAX_BUCKETS];
+	size_t nb = 0;
+	double total = 0, run = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t keep = nb;
+		struct bucket save[HIST_MAX_BUCKETS];
+
+		memcpy(save, b, sizeof(b[0]) * nb);
+		if (texts[i] && !add_hist_text(texts[i], b, &nb)) { /* a malformed text adds nothing */
+			memcpy(b, save, sizeof(b[0]) * keep);
+			nb = keep;
+		}
+	}
+	qsort(b, nb, sizeof(b[0]), cmp_bucket);
+	for (size_t i = 0; i < nb; i++)
+		total += b[i].count;
+	if (!(total > 0))
+		return NAN;
+	for (size_t i = 0; i < nb; i++) {
+		run += b[i].count;
+		if (b[i].count > 0 && run >= q * total * (1 - 1e-12))
+			return b[i].label;
+	}
+	return NAN;
+}

@@ -99,4 +99,13 @@ double cb_project_error(const struct cb_units *u, const struct cb_counts *c);
  */
 double cb_project_stall_ns(const struct cb_units *native, double batch_ns, double pages);
 
+/**
+ * Per-fault histograms as the rows carry them (fault_pages_hist,
+ * fault_path_hist: "N:COUNT;..."), summed over n texts: the label of the
+ * bucket where the running count first reaches share q of the total (q = 1:
+ * the largest bucket used), labels in numeric order, "inf" as INFINITY. NAN
+ * when no text has a count; a malformed text is skipped.
+ */
+double cb_hist_text_quantile(const char *const *texts, size_t n, double q);
+
 #endif
