@@ -74,6 +74,13 @@ metrics=lat_p50_ns,elapsed_ns,fork_ns,slowdown
 		printf "%s\n", rows
 	}' >"$out/ratios.md"
 
+# ---- native unit costs (issue 30): what a COW write fault, a trap-free COW break (one
+# MADV_POPULATE_WRITE) and a private write cost on this host, interleaved; the study's native
+# projection prices its exact counts with them (cowbench project --native) ----
+echo "cowbench: the host's unit costs into $out/native-units.csv" >&2
+"$cowbench" matrix -w seq -s 16M,64M --fork=1,0 --break=fault,populate --reps=21 --probes=none --quiet \
+	--output "$out/native-units.csv" || status=$?
+
 # ---- the study on the kernel patch: QEMU guests of the stock and the patched kernel ----
 study_skipped() { # REASON: the report still opens with the section, saying why it has no table
 	printf '## The study, reproduced\n\nNot run here: %s. The host part of the report follows.\n\n' "$1" \
@@ -94,7 +101,16 @@ else
 			grep -v '^\[' "$out/study.log" | tail -1 | tr -d '`|'))"
 		kstatus=1
 	else
-		python3 analysis/study-report.py "$cowbench" "$out/study.csv" "$out"
+		python3 analysis/study-report.py "$cowbench" "$out/study.csv" "$out" "$out/native-units.csv"
+		# Order-0 faults and fork() of 1 GiB, pre-copy off against stock, in instructions (QEMU
+		# -icount): deterministic across boots, where TCG time is not (analysis/order0.ini).
+		if COWBENCH_VM_ICOUNT=1 COWBENCH_VM_MEM=3G "$cowbench" matrix --output "$out/order0.csv" \
+			analysis/order0.ini 2>>"$out/study.log"; then
+			python3 analysis/projection_report.py order0 "$cowbench" "$out/order0.csv" >>"$out/study.md"
+		else
+			echo "cowbench: the order-0 runs failed (see $out/study.log)" >&2
+			kstatus=1
+		fi
 		# Every study row through cowbench plot too: distributions per cell and the pre-copy
 		# trade-off of the sparse writers (faults saved against pages wasted, memory, p99).
 		if "$cowbench" plot "$out/study.csv" --out "$out/study" >>"$out/study.log" 2>&1; then

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """The report's first section, "The study, reproduced", from the rows of analysis/study.ini.
 
-usage: analysis/study-report.py COWBENCH STUDY.csv OUTDIR
+usage: analysis/study-report.py COWBENCH STUDY.csv OUTDIR [NATIVE-UNITS.csv]
 
 Writes OUTDIR/study.md (the section), OUTDIR/study-data/*.dat and, with gnuplot,
 OUTDIR/study_modes.{png,svg} (runtime and COW faults by mode, 95 % CI whiskers, stock vs
 patched) and OUTDIR/study_latency.{png,svg} (per-write latency p50 / p90 / p99 / p99.9 by mode).
+
+With the study's [units] cells, a second section projects every cell to native time
+(analysis/projection_report.py, `cowbench project`; NATIVE-UNITS.csv: the host's unit costs) into
+OUTDIR/projection.csv, OUTDIR/unit-costs.csv and the markdown.
 
 Every change against pre-copy 0 is `cowbench summarize --baseline precopy=0`: a ratio of means
 with a 95 % bootstrap CI, from rows of one boot only (the patched kernel's modes run interleaved
@@ -135,6 +139,14 @@ def hit_rate(rows):
     return mean_ci(rates), mean_ci(wasted), bad
 
 
+def native_projection(cowbench, path, outdir):
+    """The native projection section (issue 30): its own module, so other sections stay apart."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import projection_report
+    native = sys.argv[4] if len(sys.argv) > 4 else None
+    return projection_report.projection_section(cowbench, path, outdir, native)
+
+
 def main():
     cowbench, path, outdir = sys.argv[1:4]
     with open(path, newline="") as f:
@@ -230,6 +242,7 @@ def main():
                   f"single-page COW write (p50 per write): {100 * c[0] / f[0]:.1f} % here, against the seed's "
                   "copy p50 361 ns of a 6,782 ns fault (5.3 %). Emulated times: the share, not the ns, compares.")
         md.append("")
+    md += native_projection(cowbench, path, outdir)
     md.append("![runtime and COW faults by mode](study_modes.png)")
     md.append("")
     md.append("![per-write latency by mode](study_latency.png)")

@@ -291,6 +291,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_project(int argc, char **argv);
 
 /* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
 struct cb_row;

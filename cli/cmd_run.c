@@ -23,6 +23,7 @@ struct run_opts {
 	const char *size_text;
 	long reps, warmup, cpu;
 	enum cb_writer writer;
+	enum cb_break brk;           /* --break: how COW breaks (fault or populate) */
 	bool no_fork, thp;
 	uint64_t seed;
 	enum cb_clock_kind clock;
@@ -32,7 +33,7 @@ struct run_opts {
 	enum cb_format format;
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* the region: page type, NUMA placement */
-	bool workload_given, writer_given, seed_given; /* refused where the workload cannot honour them */
+	bool workload_given, writer_given, seed_given, break_given; /* refused where the workload cannot honour them */
 	/* The workload's own options as given, applied to its table once the workload is known. */
 	struct { const char *name, *value; } wl[MAX_WL_SETTINGS];
 	int nwl;
@@ -94,6 +95,16 @@ static bool opt_writer(void *o, const char *v)
 		return false;
 	}
 	OPTS(o)->writer_given = true;
+	return true;
+}
+
+static bool opt_break(void *o, const char *v)
+{
+	if (cb_break_parse(v, &OPTS(o)->brk) < 0) {
+		cli_error("--break must be fault or populate, not '%s'", v);
+		return false;
+	}
+	OPTS(o)->break_given = true;
 	return true;
 }
 
@@ -324,6 +335,9 @@ static const struct cli_option generic_options[] = {
 	{ "max-time", "DURATION", "with --target-ci: stop once the reps took this long (30s, 2m)", .parse = opt_max_time },
 	{ "writer", "child|parent", "which side writes after the fork; default child", .parse = opt_writer },
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages", .parse = opt_no_fork },
+	{ "break", "fault|populate", "page-order workloads: how the written pages stop being shared: fault (default, "
+	  "each first write traps) or populate (one MADV_POPULATE_WRITE over the region inside the timed loop, "
+	  "then the writes)", .parse = opt_break },
 	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
 	  .parse = opt_thp },
 	{ "hugetlb", NULL, "back the region with 2 MiB hugetlb pages (--size a multiple of 2M)", .parse = opt_hugetlb },
@@ -550,9 +564,9 @@ static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload 
 {
 	const struct cb_wl_params *p = &o->params;
 
-	if (w->run && (o->writer_given || o->no_fork))
-		snprintf(why, len, "--writer and --no-fork are for page-order workloads; %s makes its own processes",
-			 w->name);
+	if (w->run && (o->writer_given || o->no_fork || o->break_given))
+		snprintf(why, len, "--writer, --no-fork and --break are for page-order workloads; %s makes its own "
+			 "processes", w->name);
 	else if (w->page_order && (p->cpunodebind || p->child_membind || p->child_cpunodebind))
 		snprintf(why, len, "--cpunodebind, --child-membind and --child-cpunodebind are for self-driven "
 			 "workloads; use --cpu to place %s's writer", w->name);
@@ -575,7 +589,8 @@ static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size,
 	int err = refuse_unhonoured(o, w, why, len);
 
 	*spec = (struct cb_run_spec){
-		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .thp = o->thp,
+		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .brk = o->brk,
+		.thp = o->thp,
 		.cpu = (int)o->cpu, .seed = o->seed, .params = o->params, .probes = o->probes,
 	};
 	cb_run_spec_set_workload(spec, w);

@@ -22,6 +22,7 @@ static const struct {
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
 	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
+	{ "project", cmd_project, "project an emulated study's cells to native time from exact counts and unit costs" },
 	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
 };
 

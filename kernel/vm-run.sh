@@ -4,7 +4,7 @@
 #   kernel/vm-run.sh [--stock] [--smp N] [--mem SIZE] [--numa 2] [--out DIR]
 #                    [--cowbench PATH|none] [--kernel BZIMAGE] [--timeout SEC]
 #                    [--add FILE] [--append ARGS] [--log FILE] [--quiet-boot]
-#                    [--rows FILE] -- COMMAND...
+#                    [--rows FILE] [--icount] -- COMMAND...
 #
 #   --stock        boot the stock 6.12 kernel instead of the patched one
 #   --smp N        guest CPUs (default 2)
@@ -23,6 +23,12 @@
 #                  (kernel splats are always shown)
 #   --rows FILE    a second serial port (the guest's /dev/ttyS1) whose bytes
 #                  land in FILE as they come: cowbench matrix --kernel's rows
+#   --icount       TCG with -icount shift=0,sleep=off: the guest's clock advances
+#                  1 ns per instruction it executes, so every time measured inside
+#                  is an instruction count (deterministic, comparable across boots
+#                  and kernels); never KVM. Also COWBENCH_VM_ICOUNT=1, and
+#                  COWBENCH_VM_MEM=SIZE sets --mem's default (cowbench matrix --kernel
+#                  passes both through the environment)
 #
 # The guest gets busybox, the test programs of kernel/tests/ (as /bin/<name>),
 # the mm COW selftest when it has been built (/bin/cow-selftest), and
@@ -40,7 +46,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 STOCK=0
 SMP=2
-MEM=1G
+MEM=${COWBENCH_VM_MEM:-1G}
+ICOUNT=${COWBENCH_VM_ICOUNT:-0}
 NUMA=0
 OUT=""
 COWBENCH=""
@@ -52,7 +59,7 @@ QUIET=""
 ADD=()
 ROWS=""
 
-usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 log() { echo "vm-run: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
@@ -79,6 +86,7 @@ while [[ $# -gt 0 ]]; do
 	--log) LOG=$2; shift ;;
 	--log=*) LOG=${1#*=} ;;
 	--quiet-boot) QUIET=--quiet-boot ;;
+	--icount) ICOUNT=1 ;;
 	--rows) ROWS=$2; shift ;;
 	--rows=*) ROWS=${1#*=} ;;
 	-h|--help) usage 0 ;;
@@ -231,8 +239,13 @@ accel_args() {
 		echo "-accel tcg -cpu max"
 	fi
 }
-read -r -a ACCEL <<< "$(accel_args)"
-log "booting $(basename "$(dirname "$KERNEL")") with ${ACCEL[1]}, smp=$SMP mem=$MEM numa=$NUMA"
+if [[ $ICOUNT == 1 ]]; then
+	# Instructions, not emulated time: what an order-0 comparison between two kernels needs.
+	ACCEL=(-accel tcg -icount shift=0,sleep=off,align=off -cpu max)
+else
+	read -r -a ACCEL <<< "$(accel_args)"
+fi
+log "booting $(basename "$(dirname "$KERNEL")") with ${ACCEL[1]}$([[ $ICOUNT == 1 ]] && echo ' (icount)'), smp=$SMP mem=$MEM numa=$NUMA"
 
 sargs=(--timeout "$TIMEOUT")
 [[ -n $OUT ]] && sargs+=(--out "$OUT")

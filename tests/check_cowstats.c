@@ -3,6 +3,7 @@
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 
+#include "sysctl_keys.h"
 #include "testutil.h"
 
 START_TEST(test_seed_format)
@@ -60,6 +61,30 @@ static const char *const malformed[] = {
 	"faults:\n", "faults: 99999999999999999999999\n", "a key: 1\n",
 };
 
+/* The v3 series' per-fault histograms: their growth over a rep, _max and other families left out. */
+START_TEST(test_hist_delta)
+{
+	struct cb_cowstats a, b;
+	char buf[256];
+
+	ck_assert_int_eq(cb_cowstats_parse("faults: 10\nprecopy_fault_pages_max: 16\nprecopy_fault_pages_0: 5\n"
+					   "precopy_fault_pages_1: 3\nprecopy_fault_pages_16: 0\n"
+					   "precopy_fault_hist_128: 1\nprecopy_fault_hist_inf: 0\n", &a), 0);
+	ck_assert_int_eq(cb_cowstats_parse("faults: 99\nprecopy_fault_pages_max: 16\nprecopy_fault_pages_0: 5\n"
+					   "precopy_fault_pages_1: 4003\nprecopy_fault_pages_16: 250\n"
+					   "precopy_fault_hist_128: 1\nprecopy_fault_hist_inf: 2\n", &b), 0);
+	ck_assert_int_eq(cb_cowstats_hist_delta(&a, &b, "precopy_fault_pages_", buf, sizeof(buf)), 2);
+	ck_assert_str_eq(buf, "1:4000;16:250");
+	ck_assert_int_eq(cb_cowstats_hist_delta(&a, &b, "precopy_fault_hist_", buf, sizeof(buf)), 1);
+	ck_assert_str_eq(buf, "inf:2");
+	ck_assert_int_eq(cb_cowstats_hist_delta(&a, &a, "precopy_fault_pages_", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(cb_cowstats_hist_delta(&a, &b, "copy_hist_", buf, sizeof(buf)), -ENOENT); /* older kernel */
+	ck_assert_int_eq(cb_cowstats_hist_delta(&a, &b, "precopy_fault_pages_", buf, 8), -ENOSPC);
+	ck_assert_str_eq(buf, "1:4000"); /* cut at a whole bucket */
+}
+END_TEST
+
 START_TEST(test_malformed)
 {
 	struct cb_cowstats s;
@@ -87,6 +112,9 @@ START_TEST(test_sysctl_read)
 	close(fd);
 	ck_assert_int_eq(cb_sysctl_read_long(path, &v), 0);
 	ck_assert_int_eq(v, 2);
+	/* Only known settings may be changed: a plain file is not one until it stands in for a sysctl. */
+	ck_assert_int_eq(cb_sysctl_override(path, 7), -EINVAL);
+	cb_sysctl_test_key(path);
 	/* override + restore puts the old text back */
 	ck_assert_int_eq(cb_sysctl_override(path, 7), 0);
 	ck_assert_int_eq(cb_sysctl_read_long(path, &v), 0);
@@ -98,6 +126,7 @@ START_TEST(test_sysctl_read)
 	unlink(path);
 	ck_assert_int_eq(cb_sysctl_read_long(path, &v), -ENOENT);
 	ck_assert_int_eq(cb_sysctl_override(path, 1), -ENOENT);
+	cb_sysctl_test_key(NULL);
 }
 END_TEST
 
@@ -109,6 +138,7 @@ static Suite *cowstats_suite(void)
 	tcase_add_test(tc, test_seed_format);
 	tcase_add_test(tc, test_patch_format_and_unknown_keys);
 	tcase_add_test(tc, test_delta);
+	tcase_add_test(tc, test_hist_delta);
 	tcase_add_loop_test(tc, test_malformed, 0, sizeof(malformed) / sizeof(malformed[0]));
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_sysctl_read);

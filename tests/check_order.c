@@ -193,7 +193,7 @@ START_TEST(parse_modes)
 	ck_assert_str_eq(cb_order_name(CB_ORDER_SHUFFLE), "shuffle");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(cb_order_parse(bad[i], &m, &seed, &seeded) == -EINVAL, "accepted '%s'", bad[i]);
-	ck_assert(cb_order_compared_axis("precopy-depth") && cb_order_compared_axis("fork"));
+	ck_assert(cb_order_compared_axis("precopy-depth") && cb_order_compared_axis("fork") && cb_order_compared_axis("break"));
 	ck_assert(!cb_order_compared_axis("size") && !cb_order_compared_axis("kernel"));
 }
 END_TEST

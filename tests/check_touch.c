@@ -119,6 +119,52 @@ START_TEST(test_single_page_and_pinning)
 }
 END_TEST
 
+/* --break=populate copies the whole region in one call: one write after it still costs every page's copy. */
+START_TEST(test_populate_breaks_the_whole_region)
+{
+	enum cb_writer w = _i ? CB_WRITER_PARENT : CB_WRITER_CHILD;
+	struct cb_touch_params p = params(w, true);
+	struct cb_touch_result r;
+	size_t one = 7;
+
+	p.order = &one;
+	p.count = 1;
+	p.brk = CB_BREAK_POPULATE;
+	ck_assert_int_eq(cb_touch_run(&p, &r), 0);
+	ck_assert_str_eq(r.status, "ok");
+	ck_assert_int_ge(r.minflt, PAGES); /* the populate's faults are the writer's, inside the loop */
+	ck_assert_int_ge(r.break_ns, 0);
+	ck_assert_int_le(r.break_ns, (int64_t)r.elapsed_ns);
+	cb_touch_result_free(&r);
+
+	p.brk = CB_BREAK_FAULT; /* the same single write, trapping: one copy, no populate time */
+	ck_assert_int_eq(cb_touch_run(&p, &r), 0);
+	ck_assert_int_lt(r.minflt, PAGES / 4);
+	ck_assert_int_eq(r.break_ns, -1);
+	cb_touch_result_free(&r);
+	assert_no_children();
+}
+END_TEST
+
+START_TEST(test_break_names_and_bad_value)
+{
+	struct cb_touch_params p = params(CB_WRITER_CHILD, true);
+	struct cb_touch_result r;
+	enum cb_break b;
+
+	ck_assert_int_eq(cb_break_parse("populate", &b), 0);
+	ck_assert_int_eq(b, CB_BREAK_POPULATE);
+	ck_assert_int_eq(cb_break_parse("fault", &b), 0);
+	ck_assert_int_eq(b, CB_BREAK_FAULT);
+	ck_assert_int_lt(cb_break_parse("Populate", &b), 0);
+	ck_assert_int_lt(cb_break_parse("", &b), 0);
+	ck_assert_str_eq(cb_break_name(CB_BREAK_POPULATE), "populate");
+	p.brk = (enum cb_break)7;
+	ck_assert_int_eq(cb_touch_run(&p, &r), -EINVAL);
+	assert_no_children();
+}
+END_TEST
+
 START_TEST(test_memcpy_baseline)
 {
 	double ns = cb_memcpy_page_ns(&clk, 4096, 64);
@@ -153,6 +199,8 @@ static Suite *touch_suite(void)
 	tcase_add_loop_test(tc, test_dead_child_is_reported_and_reaped, 0, 2);
 	tcase_add_test(tc, test_invalid_parameters);
 	tcase_add_test(tc, test_single_page_and_pinning);
+	tcase_add_loop_test(tc, test_populate_breaks_the_whole_region, 0, 2);
+	tcase_add_test(tc, test_break_names_and_bad_value);
 	tcase_add_test(tc, test_memcpy_baseline);
 	tcase_add_test(tc, test_writer_names);
 	suite_add_tcase(s, tc);

@@ -121,3 +121,46 @@ bool cb_cowstats_delta(const struct cb_cowstats *before, const struct cb_cowstat
 	*delta = a - b;
 	return true;
 }
+
+/* "16" or "inf" after the prefix: a bucket key, not PREFIXmax or another family's key. */
+static bool bucket_label(const char *label)
+{
+	if (strcmp(label, "inf") == 0)
+		return true;
+	if (!*label)
+		return false;
+	for (const char *p = label; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+int cb_cowstats_hist_delta(const struct cb_cowstats *before, const struct cb_cowstats *after, const char *prefix,
+			   char *buf, size_t len)
+{
+	size_t plen = strlen(prefix), used = 0;
+	int written = 0;
+	bool any = false;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < after->count; i++) {
+		const char *key = after->entry[i].key;
+		uint64_t d;
+		int n;
+
+		if (strncmp(key, prefix, plen) != 0 || !bucket_label(key + plen))
+			continue;
+		any = true;
+		if (!cb_cowstats_delta(before, after, key, &d) || d == 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s:%llu", written ? ";" : "", key + plen, (unsigned long long)d);
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0';
+			return -ENOSPC;
+		}
+		used += (size_t)n;
+		written++;
+	}
+	return any ? written : -ENOENT;
+}

@@ -12,7 +12,7 @@
 static const char *const mode_names[] = { "interleaved", "sequential", "shuffle" };
 
 /* Axes whose values a comparison sets side by side: the rest of a cell's key names its set. */
-static const char *const compared_axes[] = { "fork", "precopy", "precopy-depth", "snapshot", "method" };
+static const char *const compared_axes[] = { "fork", "break", "precopy", "precopy-depth", "snapshot", "method" };
 
 int cb_order_parse(const char *s, enum cb_order_mode *mode, uint64_t *seed, bool *seeded)
 {

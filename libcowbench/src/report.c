@@ -126,6 +126,10 @@ static const struct cb_column columns[] = {
 	INT(round, "interleaved matrix (--order): the round the rep ran in; rows of one comparison set with the same boot and round ran side by side (empty: sequential or cowbench run)"),
 	INT(run_delay_ns, "writer's time runnable but waiting for a CPU during the loop (/proc/thread-self/schedstat run_delay delta, ns; self-driven workloads: the thread that runs the workload over the whole rep; snapshot: its writer threads' loops)"),
 	INT(ref_ns, "machine-speed probe: wall time of a fixed reference workload (1024 copies of 4 KiB within a 4 MiB buffer) run by the process that runs the rep, mean of one run just before and one just after the rep, outside every timed window (ns; higher: the machine ran slower)"),
+	STR(break_mode, "page-order workloads: populate when COW broke by one MADV_POPULATE_WRITE over the region inside the timed loop before the writes (--break=populate); empty: by fault, each first write trapping", ID),
+	INT(break_ns, "--break=populate: the MADV_POPULATE_WRITE call alone (ns; it is inside elapsed_ns too)", TIMED),
+	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)"),
+	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)"),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

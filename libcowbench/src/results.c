@@ -110,7 +110,8 @@ static bool cell_names(const char *cell, const char *name, size_t name_len)
 /* The axis that sets a column, where its name differs (cowbench run's --size sets size_bytes). */
 static const char *axis_of(const char *column)
 {
-	static const char *const alias[][2] = { { "size_bytes", "size" }, { "thp_advice", "thp" } };
+	static const char *const alias[][2] = { { "size_bytes", "size" }, { "thp_advice", "thp" },
+								{ "break_mode", "break" } };
 
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
 		if (strcmp(column, alias[i][0]) == 0)

@@ -91,10 +91,14 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	if (spec->workload->page_order) {
 		set_str(row->writer, sizeof(row->writer), cb_writer_name(spec->writer));
 		row->fork = spec->fork;
+		/* Only the non-default mode is named: the keys of every fault-breaking row stay as they were. */
+		set_str(row->break_mode, sizeof(row->break_mode), spec->brk == CB_BREAK_FAULT ? "" : cb_break_name(spec->brk));
 	} else {
 		row->writer[0] = '\0';
 		row->fork = CB_NA;
+		row->break_mode[0] = '\0';
 	}
+	row->break_ns = CB_NA;
 	row->rep = rep;
 	set_str(row->status, sizeof(row->status), "not-run");
 	row->elapsed_ns = CB_NA;
@@ -179,6 +183,13 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 		row->cow_path_ns = (int64_t)d;
 	if (cb_cowstats_delta(before, after, "precopy_ns_total", &d))
 		row->precopy_ns = (int64_t)d;
+	/* Per-fault stalls: histograms grow, so their growth is this rep's (older kernels print none). */
+	if (cb_cowstats_hist_delta(before, after, "precopy_fault_pages_", row->fault_pages_hist,
+				   sizeof(row->fault_pages_hist)) < 0)
+		row->fault_pages_hist[0] = '\0';
+	if (cb_cowstats_hist_delta(before, after, "precopy_fault_hist_", row->fault_path_hist,
+				   sizeof(row->fault_path_hist)) < 0)
+		row->fault_path_hist[0] = '\0';
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
@@ -215,7 +226,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
-		.fork = spec->fork, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
+		.fork = spec->fork, .brk = spec->brk, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
@@ -233,6 +244,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_evidence_free(&ev);
 	set_str(row->status, sizeof(row->status), res.status);
 	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
+	row->break_ns = res.break_ns >= 0 && res.lat_ns ? res.break_ns : CB_NA;
 	if (res.lat_ns && spec->samples)
 		spec->samples->fn(spec->samples->arg, (int)row->rep, order, res.lat_ns, res.count);
 	if (res.lat_ns)

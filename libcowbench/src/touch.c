@@ -33,6 +33,22 @@ int cb_writer_parse(const char *s, enum cb_writer *out)
 	return 0;
 }
 
+const char *cb_break_name(enum cb_break b)
+{
+	return b == CB_BREAK_POPULATE ? "populate" : "fault";
+}
+
+int cb_break_parse(const char *s, enum cb_break *out)
+{
+	if (strcmp(s, "fault") == 0)
+		*out = CB_BREAK_FAULT;
+	else if (strcmp(s, "populate") == 0)
+		*out = CB_BREAK_POPULATE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* What the writer hands back to the caller across the fork (lives in a MAP_SHARED page). */
 struct shared_result {
 	int err;
@@ -41,6 +57,8 @@ struct shared_result {
 	long nivcsw, cpu, migrations; /* noise around the loop (cowbench/noise.h); -1: unknown */
 	int64_t run_delay_ns;         /* -1: unknown */
 	uint64_t elapsed_ticks;
+	uint64_t break_ticks; /* --break=populate: the madvise alone */
+	int break_err;        /* its -errno, 0 when it succeeded */
 	uint64_t lat[]; /* per-write ticks */
 };
 
@@ -112,6 +130,23 @@ static void touch_loop_monotonic(char *base, const size_t *order, size_t count, 
 	}
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/*
+ * --break=populate: break COW for the whole region in one call, inside the
+ * timed window (what the writer would pay to have every page private before
+ * it writes). Returns its ticks; *err gets -errno when the kernel refused.
+ */
+static uint64_t break_populate(const struct cb_touch_params *p, char *base, int *err)
+{
+	uint64_t t0 = cb_clock_read(p->clock);
+
+	*err = madvise(base, p->size, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+	return cb_clock_read(p->clock) - t0;
+}
+
 /* The measured part, run by whichever process writes; results go to out. */
 static void write_pages(const struct cb_touch_params *p, char *base, struct shared_result *out)
 {
@@ -130,6 +165,8 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	wait0 = cb_thread_run_delay_ns();
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = cb_clock_read(p->clock);
+	out->break_err = 0;
+	out->break_ticks = p->brk == CB_BREAK_POPULATE ? break_populate(p, base, &out->break_err) : 0;
 #if defined(__x86_64__) || defined(__i386__)
 	if (p->clock->kind == CB_CLOCK_TSC)
 		touch_loop_tsc(base, p->order, p->count, p->page_size, lat);
@@ -150,7 +187,7 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	out->majflt = r1.ru_majflt - r0.ru_majflt;
 	memcpy(out->lat, lat, p->count * sizeof(uint64_t));
 	munmap(lat, p->count * sizeof(uint64_t));
-	out->err = 0;
+	out->err = out->break_err; /* a refused populate measured faults, not what was asked */
 }
 
 /* true when a byte came, false at EOF (the other side is gone). */
@@ -381,6 +418,7 @@ static int convert_result(const struct cb_touch_params *p, const struct shared_r
 		res->lat_ns[i] = cb_clock_ns(p->clock, sr->lat[i]);
 	res->count = p->count;
 	res->elapsed_ns = (uint64_t)(cb_clock_ns(p->clock, sr->elapsed_ticks) + 0.5);
+	res->break_ns = p->brk == CB_BREAK_POPULATE ? (int64_t)(cb_clock_ns(p->clock, sr->break_ticks) + 0.5) : -1;
 	res->minflt = sr->minflt;
 	res->majflt = sr->majflt;
 	res->nivcsw = sr->nivcsw;
@@ -400,8 +438,10 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->huge_bytes = -1;
+	res->break_ns = -1;
 	snprintf(res->status, sizeof(res->status), "ok");
 	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
+	    (p->brk != CB_BREAK_FAULT && p->brk != CB_BREAK_POPULATE) ||
 	    p->count == 0 || !p->clock) {
 		res->err = -EINVAL;
 		snprintf(res->status, sizeof(res->status), "error:invalid-parameters");

@@ -17,6 +17,7 @@
 #include <cowbench/run.h>
 #include <cowbench/evidence.h> /* taskstats, pagemap, smaps, perfcount */
 #include <cowbench/costs.h>
+#include <cowbench/project.h>
 #include <cowbench/params.h>
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>

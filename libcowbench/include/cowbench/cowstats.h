@@ -16,7 +16,7 @@
 #define CB_COWSTATS_PATH   "/proc/cow_stats"
 #define CB_PRECOPY_SYSCTL  "/proc/sys/vm/cow_precopy"
 #define CB_PRECOPY_DEPTH_SYSCTL "/proc/sys/vm/cow_precopy_depth"
-#define CB_COWSTATS_MAX_KEYS 128
+#define CB_COWSTATS_MAX_KEYS 256 /* the v3 series prints ~110 keys; room for more */
 #define CB_COWSTATS_KEY_LEN  48
 
 struct cb_cowstats_entry {
@@ -44,5 +44,16 @@ bool cb_cowstats_get(const struct cb_cowstats *s, const char *key, uint64_t *val
 /** after - before for one key; false when either lacks it or the counter went backwards (reset). */
 bool cb_cowstats_delta(const struct cb_cowstats *before, const struct cb_cowstats *after,
 		       const char *key, uint64_t *delta);
+
+/**
+ * A histogram's growth over an interval: every key PREFIX<N> (N a number, or
+ * "inf") of after, less its value in before, written as "N:COUNT;N:COUNT..."
+ * for the buckets that grew, in the file's order (e.g. prefix
+ * "precopy_fault_pages_": "1:16000;16:1000"). Returns the number of buckets
+ * written (0: none grew), or -ENOENT when the kernel prints no such key. A
+ * text that does not fit is cut at a whole bucket and returns -ENOSPC.
+ */
+int cb_cowstats_hist_delta(const struct cb_cowstats *before, const struct cb_cowstats *after, const char *prefix,
+			   char *buf, size_t len);
 
 #endif

@@ -21,7 +21,7 @@
 enum cb_order_mode { CB_ORDER_INTERLEAVED = 0, CB_ORDER_SEQUENTIAL, CB_ORDER_SHUFFLE };
 
 /* The compared axes, as one line for help and errors: "fork, precopy, ...". */
-#define CB_ORDER_AXES "fork, precopy, precopy-depth, snapshot, method"
+#define CB_ORDER_AXES "fork, break, precopy, precopy-depth, snapshot, method"
 
 /**
  * "interleaved", "sequential", "shuffle" or "shuffle:SEED". *seeded says

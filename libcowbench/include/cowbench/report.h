@@ -114,6 +114,10 @@ struct cb_row {
 	char stop[12];
 	int64_t round; /* cb_order.h: the round of an interleaved matrix; CB_NA: none */
 	int64_t ref_ns; /* the machine-speed probe around the rep (cowbench/noise.h) */
+	char break_mode[12]; /* fault or populate (page-order workloads; cowbench/touch.h) */
+	int64_t break_ns;    /* --break=populate: the madvise alone */
+	char fault_pages_hist[256]; /* /proc/cow_stats precopy_fault_pages_<N> growth over the rep */
+	char fault_path_hist[512];  /* /proc/cow_stats precopy_fault_hist_<N> growth over the rep */
 	/* New columns go above this line, in the column table's order. */
 };
 

@@ -33,6 +33,7 @@ struct cb_run_spec {
 	size_t page_size;
 	enum cb_writer writer;
 	bool fork;
+	enum cb_break brk;         /* page-order workloads: fault (default) or populate (cowbench/touch.h) */
 	bool thp;
 	int cpu;                   /* -1: no pinning */
 	bool cpu_auto;             /* cpu was chosen as the quiet one (--pin=auto): rows leave `cpu` empty */

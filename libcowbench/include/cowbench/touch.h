@@ -24,6 +24,22 @@ enum cb_writer {
 const char *cb_writer_name(enum cb_writer w);
 int cb_writer_parse(const char *s, enum cb_writer *out);
 
+/*
+ * How the writer's pages stop being shared (--break). fault: each first
+ * write traps and the kernel copies that page (the COW write fault).
+ * populate: one madvise(MADV_POPULATE_WRITE) over the whole region first
+ * (the same in-kernel copy path, no user trap per page), then the writes
+ * land on private pages. Together with fork=0 they give a COW write's
+ * three native unit costs: fault, trap-free copy, private write.
+ */
+enum cb_break {
+	CB_BREAK_FAULT = 0,
+	CB_BREAK_POPULATE,
+};
+
+const char *cb_break_name(enum cb_break b);
+int cb_break_parse(const char *s, enum cb_break *out);
+
 /* Who is who during one touch, as the hooks see it. */
 struct cb_touch_sides {
 	pid_t writer;      /* the writing process */
@@ -50,6 +66,7 @@ struct cb_touch_params {
 	size_t page_size;
 	enum cb_writer writer;
 	bool fork;                  /* false: the --no-fork baseline (pages already private) */
+	enum cb_break brk;          /* populate: one MADV_POPULATE_WRITE inside the timed loop, before the writes */
 	/* Page type and NUMA placement, mapped by cb_region_map; NULL: 4 KiB pages, no policy. */
 	const struct cb_wl_params *region;
 	int cpu;                    /* pin the writer to this CPU; -1: no pinning */
@@ -66,7 +83,8 @@ struct cb_touch_params {
 struct cb_touch_result {
 	int err;                    /* 0 or a negative code */
 	char status[CB_STATUS_LEN]; /* "ok", "child-killed:SIGKILL", "child-exit:3", "error:..." */
-	uint64_t elapsed_ns;        /* wall time of the whole touch loop */
+	uint64_t elapsed_ns;        /* wall time of the whole touch loop (with --break=populate, the madvise too) */
+	int64_t break_ns;           /* --break=populate: the madvise alone (ns); -1 for fault */
 	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
 	long nivcsw;                /* writer's involuntary context switches, same window */
 	long cpu, migrations;       /* CPU the loop ended on; migrations during it (-1: not known) */
