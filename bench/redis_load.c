@@ -591,10 +591,8 @@ int main(int argc, char **argv)
 	int64_t pid;
 	int rc = 1;
 
-	if (parse_args(argc, argv, &c) < 0) {
-		usage(stderr);
-		return 2;
-	}
+	if (parse_args(argc, argv, &c) < 0)
+		return 2; /* one line said why; nothing written */
 	for (int i = 0; i < c.nsets; i++)
 		if (apply_set(c.sets[i]) < 0)
 			return 1;
