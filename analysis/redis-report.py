@@ -303,6 +303,11 @@ def write_markdown(outdir, groups, order, rows, envs, benches):
                       + " | ".join(cell(r(n)[0], "ms") for n in ("in_p50_ms", "in_p99_ms", "in_p999_ms", "in_max_ms"))
                       + f" | {ratio_cell(r('in_p999_ms')[1])} |")
         md.append("")
+    few = [k for k in order if (rows[k + ("in_requests",)][0] or (0,))[0] < 1000]
+    if few:
+        md.append("Fewer than 1,000 requests per save window in " + ", ".join(f"{k[0]} {k[1]} {k[2]}" for k in few)
+                  + ": there p99.9 is the window's largest latency or next to it (nearest-rank quantiles).")
+        md.append("")
     if benches:
         md.append("redis-benchmark cross-check (`redis-benchmark -t set`, same keys, value size and connections, "
                   "started together with a BGSAVE; SET requests/s" + tnote + "; `running` = the save was still "
