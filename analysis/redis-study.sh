@@ -13,8 +13,8 @@
 # Sizes come from the environment: REDIS_KEYS (default 600000), REDIS_VALUE_SIZE (256 bytes),
 # REDIS_CONNS (4), REDIS_ROUNDS (5: five saves per mode and pattern), REDIS_BEFORE / REDIS_AFTER
 # (seconds of load around each save, 2 / 1), REDIS_BENCH (redis-benchmark requests, 20000),
-# REDIS_MEM (guest memory, 2G). vm-run.sh picks KVM where a probe boot works, TCG otherwise;
-# env.txt of each boot and the report say which.
+# REDIS_MEM (guest memory, 2G), REDIS_TIMEOUT (seconds per boot, 3600). vm-run.sh picks KVM
+# where a probe boot works, TCG otherwise; env.txt of each boot and the report say which.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -41,11 +41,11 @@ load=$build/bench/redis_load
 
 keys=${REDIS_KEYS:-600000} vsize=${REDIS_VALUE_SIZE:-256} conns=${REDIS_CONNS:-4}
 rounds=${REDIS_ROUNDS:-5} before=${REDIS_BEFORE:-2} after=${REDIS_AFTER:-1}
-bench=${REDIS_BENCH:-20000} mem=${REDIS_MEM:-2G}
+bench=${REDIS_BENCH:-20000} mem=${REDIS_MEM:-2G} timeout=${REDIS_TIMEOUT:-3600}
 if [[ $smoke -eq 1 ]]; then
 	keys=${REDIS_KEYS:-20000} rounds=1 before=0.5 after=0.5 bench=1000 mem=${REDIS_MEM:-1G}
 fi
-for v in "$keys" "$vsize" "$conns" "$rounds" "$bench"; do
+for v in "$keys" "$vsize" "$conns" "$rounds" "$bench" "$timeout"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "redis-study: not a positive integer: '$v'" >&2; exit 2; }
 done
 
@@ -69,7 +69,7 @@ for kernel in stock patched; do
 	dir=$out/redis-$kernel
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	args=(--smp 2 --mem "$mem" --cowbench none --quiet-boot --timeout 3600 --out "$dir" --log "$dir/console.log")
+	args=(--smp 2 --mem "$mem" --cowbench none --quiet-boot --timeout "$timeout" --out "$dir" --log "$dir/console.log")
 	[[ $kernel == stock ]] && args+=(--stock)
 	for p in /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark "$load" "$HERE/redis-guest.sh"; do
 		args+=(--add "$p")
