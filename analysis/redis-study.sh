@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
 	--smoke) smoke=1 ;;
 	--build) build=$2; shift ;;
 	--modes) modes_file=$2; shift ;;
-	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "redis-study: unknown option: $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
