@@ -293,7 +293,7 @@ def write_markdown(outdir, groups, order, rows, envs, benches):
                       f"| {c('wasted_pages')} | {c('kernel_cow_mib')} | {c('rdb_last_cow_size_mib')} | {c('fork_ms')} "
                       f"| {ratio_cell(r('fork_ms')[1])} | {c('bgsave_s')} | {lat_in} | {lat_out} |")
         md.append("")
-        md.append(f"Client latency inside the save window, with CIs ({pattern}; ratios to off in the same boot):")
+        md.append(f"Client latency inside the save window{tnote}, with CIs ({pattern}; ratios to off in the same boot):")
         md.append("")
         md.append("| kernel, mode | requests in window | p50 ms | p99 ms | p99.9 ms | max ms | p99.9 ÷ off |")
         md.append("|---|---:|---:|---:|---:|---:|---:|")
