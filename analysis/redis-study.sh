@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Redis BGSAVE under SET load, in QEMU guests of the stock and the patched 6.12 kernel (issue 30).
 #
-#   analysis/redis-study.sh [--smoke] [--build DIR] [--modes FILE] OUTDIR
+#   analysis/redis-study.sh [--smoke] [--kernel stock|patched] [--build DIR] [--modes FILE] OUTDIR
 #
 # One boot per kernel of analysis/redis-modes.txt (the mode table); inside a boot the kernel's modes
 # run interleaved, round by round (analysis/redis-guest.sh). Per round and mode: one BGSAVE under
 # random SETs, one under sequential SETs (bench/redis_load, hiredis). Then
 # analysis/redis-report.py writes OUTDIR/redis.csv, OUTDIR/redis.md and the plot around a save.
 #   --smoke      one round, the patched kernel's "off" mode only, a small dataset (the ctest smoke)
+#   --kernel K   boot only this kernel (its rows join those of the other already in OUTDIR)
 #   --build DIR  the cmake build directory holding bench/redis_load (default: build)
 #   --modes FILE another mode table (default: analysis/redis-modes.txt)
 # Sizes come from the environment: REDIS_KEYS (default 600000), REDIS_VALUE_SIZE (256 bytes),
@@ -19,14 +20,16 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 smoke=0
+only=""
 build=build
 modes_file=$HERE/redis-modes.txt
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--smoke) smoke=1 ;;
+	--kernel) only=$2; shift ;;
 	--build) build=$2; shift ;;
 	--modes) modes_file=$2; shift ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "redis-study: unknown option: $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -37,6 +40,7 @@ out=$1
 [[ $build = /* ]] || build=$REPO/$build
 load=$build/bench/redis_load
 [[ -x $load ]] || { echo "redis-study: $load is not built (libhiredis-dev missing?)" >&2; exit 2; }
+[[ -z $only || $only == stock || $only == patched ]] || { echo "redis-study: --kernel stock or patched" >&2; exit 2; }
 [[ -r $modes_file ]] || { echo "redis-study: cannot read the mode table $modes_file" >&2; exit 2; }
 
 keys=${REDIS_KEYS:-600000} vsize=${REDIS_VALUE_SIZE:-256} conns=${REDIS_CONNS:-4}
@@ -57,6 +61,7 @@ while read -r kernel label sets rest; do
 		[[ -z $sets || $sets =~ ^[a-z0-9_.]+=-?[0-9]+(,[a-z0-9_.]+=-?[0-9]+)*$ ]] ||
 		{ echo "redis-study: bad line in $modes_file: $kernel $label $sets $rest" >&2; exit 2; }
 	[[ $smoke -eq 1 && $label != off ]] && continue
+	[[ -n $only && $kernel != "$only" ]] && continue
 	modes[$kernel]+="$label${sets:+:$sets} "
 done <"$modes_file"
 [[ ${#modes[@]} -gt 0 ]] || { echo "redis-study: no modes in $modes_file" >&2; exit 2; }
