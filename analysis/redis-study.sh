@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Redis BGSAVE under SET load, in QEMU guests of the stock and the patched 6.12 kernel (issue 30).
 #
-#   analysis/redis-study.sh [--smoke] [--kernel stock|patched] [--build DIR] [--modes FILE] OUTDIR
+#   analysis/redis-study.sh [--smoke] [--kernel stock|patched [--image BZIMAGE]] [--build DIR]
+#                           [--modes FILE] OUTDIR
 #
 # One boot per kernel of analysis/redis-modes.txt (the mode table); inside a boot the kernel's modes
 # run interleaved, round by round (analysis/redis-guest.sh). Per round and mode: one BGSAVE under
@@ -9,6 +10,8 @@
 # analysis/redis-report.py writes OUTDIR/redis.csv, OUTDIR/redis.md and the plot around a save.
 #   --smoke      one round, the patched kernel's "off" mode only, a small dataset (the ctest smoke)
 #   --kernel K   boot only this kernel (its rows join those of the other already in OUTDIR)
+#   --image F    with --kernel: boot this bzImage as K instead of kernel/build.sh's (e.g. a respun
+#                series built elsewhere); env.txt records the guest's uname -r
 #   --build DIR  the cmake build directory holding bench/redis_load (default: build)
 #   --modes FILE another mode table (default: analysis/redis-modes.txt)
 # Sizes come from the environment: REDIS_KEYS (default 600000), REDIS_VALUE_SIZE (256 bytes),
@@ -21,15 +24,17 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 smoke=0
 only=""
+image=""
 build=build
 modes_file=$HERE/redis-modes.txt
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--smoke) smoke=1 ;;
 	--kernel) only=$2; shift ;;
+	--image) image=$2; shift ;;
 	--build) build=$2; shift ;;
 	--modes) modes_file=$2; shift ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "redis-study: unknown option: $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -41,6 +46,7 @@ out=$1
 load=$build/bench/redis_load
 [[ -x $load ]] || { echo "redis-study: $load is not built (libhiredis-dev missing?)" >&2; exit 2; }
 [[ -z $only || $only == stock || $only == patched ]] || { echo "redis-study: --kernel stock or patched" >&2; exit 2; }
+[[ -z $image || ( -n $only && -s $image ) ]] || { echo "redis-study: --image needs --kernel and a readable image" >&2; exit 2; }
 [[ -r $modes_file ]] || { echo "redis-study: cannot read the mode table $modes_file" >&2; exit 2; }
 
 keys=${REDIS_KEYS:-600000} vsize=${REDIS_VALUE_SIZE:-256} conns=${REDIS_CONNS:-4}
@@ -76,6 +82,7 @@ for kernel in stock patched; do
 	mkdir -p "$dir"
 	args=(--smp 2 --mem "$mem" --cowbench none --quiet-boot --timeout "$timeout" --out "$dir" --log "$dir/console.log")
 	[[ $kernel == stock ]] && args+=(--stock)
+	[[ -n $image ]] && args+=(--kernel "$image")
 	for p in /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark "$load" "$HERE/redis-guest.sh"; do
 		args+=(--add "$p")
 	done
