@@ -6,7 +6,7 @@
 # VALUE_SIZE bytes (DEBUG POPULATE). Each round runs every mode once, in an order rotated by one
 # per round (the study's interleaving), and per mode one BGSAVE under random SETs and one under
 # sequential SETs. Then redis-benchmark once per mode, started together with a BGSAVE.
-# Writes saves.csv, requests.csv.gz, bench.csv and env.txt into $REDIS_OUT (default /out, the
+# Writes saves.csv (per save, with its client latency quantiles), requests.csv.gz (round 0's requests), bench.csv and env.txt into $REDIS_OUT (default /out, the
 # guest's; on a machine booted into the kernel itself, as root: REDIS_OUT=DIR REDIS_TMP=DIR, with
 # redis_load in PATH — the host's `accel` is then "none", real time).
 set -eu
@@ -46,9 +46,12 @@ sets_of() { case "$1" in *:*) echo "${1#*:}" ;; esac; }
 load() { # MODE ROUND PATTERN SAVES
 	l=$(label_of "$1")
 	s=$(sets_of "$1")
-	set -- --socket "$sock" --label "$l" --round "$2" --pattern "$3" --saves "$4" --conns "$conns" \
+	rnd=$2
+	set -- --socket "$sock" --label "$l" --round "$rnd" --pattern "$3" --saves "$4" --conns "$conns" \
 		--keys "$keys" --value-size "$vsize" --before "$before" --after "$after" \
-		--requests "$tmp/requests.csv" --saves-out "$out/saves.csv"
+		--saves-out "$out/saves.csv"
+	# Every request of round 0 (the plot around a save); the rest only as per-save quantiles.
+	[ "$rnd" -ne 0 ] || set -- "$@" --requests "$tmp/requests.csv"
 	if [ -n "$s" ]; then
 		redis_load "$@" --set "$s"
 	else

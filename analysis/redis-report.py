@@ -9,10 +9,10 @@ patched kernel's "off" mode with its CI), OUTDIR/redis-saves.csv (one row per sa
 figures beside the raw ones), OUTDIR/redis.md (the report section) and, with gnuplot,
 OUTDIR/redis_save.{png,svg} (client latency around the first save of each mode).
 
-A request belongs to a save's window when it overlaps [BGSAVE sent, save reaped]; requests that
-overlap the probe reads just before the fork and just after the save (smaps_rollup, taskstats,
-/proc/cow_stats) are set apart; the rest of the same run is "outside". Per save: p50 / p99 / p99.9
-/ max of each class. Per mode: the mean of the per-save figures with a 95 % percentile-bootstrap CI
+bench/redis_load classifies every request: inside a save's window when it overlaps [BGSAVE sent,
+save reaped]; set apart when it overlaps the probe reads just before the fork and just after the
+save (smaps_rollup, taskstats, /proc/cow_stats); "outside" otherwise. Per save it writes p50 / p99 /
+p99.9 / max (nearest rank) of each class; requests.csv.gz (round 0) feeds only the plot. Per mode: the mean of the per-save figures with a 95 % percentile-bootstrap CI
 over saves (saves resampled with replacement, fixed seed), ratios to "off" likewise (saves of the
 two modes resampled independently). Nothing from the data reaches code: gnuplot gets a fixed
 script and reads fixed file names.
@@ -56,14 +56,6 @@ def num(v):
         return float(v)
     except (TypeError, ValueError):
         return None
-
-
-def quantile(sorted_vals, q):
-    """Nearest-rank quantile of a sorted list (None when empty)."""
-    if not sorted_vals:
-        return None
-    k = max(0, min(len(sorted_vals) - 1, int(-(-q * len(sorted_vals) // 1)) - 1))
-    return sorted_vals[k]
 
 
 def mean_ci(vals, rng_seed=SEED):
@@ -121,24 +113,7 @@ def load_requests(path):
     return reqs
 
 
-def classify(reqs, save):
-    """Split a run's requests into inside the window / outside (probe reads set apart)."""
-    w0, w1 = int(save["t_bgsave_ns"]), int(save["t_end_ns"])
-    probes = [(int(save["probe_pre_start_ns"]), int(save["probe_pre_end_ns"])),
-              (int(save["probe_post_start_ns"]), int(save["probe_post_end_ns"]))]
-    inside, outside = [], []
-    for t, lat in reqs:
-        end = t + lat
-        if t <= w1 and end >= w0:
-            inside.append(lat)
-        elif not any(t <= p1 and end >= p0 for p0, p1 in probes):
-            outside.append(lat)
-    inside.sort()
-    outside.sort()
-    return inside, outside
-
-
-def save_figures(save, inside, outside):
+def save_figures(save):
     f = {}
     g = lambda k: num(save.get(k))  # noqa: E731
     f["fork_ms"] = g("latest_fork_usec") / 1e3 if g("latest_fork_usec") is not None else None
@@ -151,11 +126,12 @@ def save_figures(save, inside, outside):
     f["kernel_cow_mib"] = (f["parent_cow_faults"] + pre) * PAGE / 2**20 if f["parent_cow_faults"] is not None else None
     c0, c1 = g("private_clean_pre_kb"), g("private_clean_post_kb")
     f["wasted_pages"] = max(0.0, (c1 - c0) * 1024 / PAGE) if c0 is not None and c1 is not None else None
-    for cls, lats in (("in", inside), ("out", outside)):
-        for name, q in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999), ("max", 1.0)):
-            v = quantile(lats, q)
+    # Latency quantiles per save come from redis_load itself (it saw every request).
+    for cls in ("in", "out"):
+        for name in ("p50", "p99", "p999", "max"):
+            v = g(f"{cls}_{name}_ns")
             f[f"{cls}_{name}_ms"] = v / 1e6 if v is not None else None
-    f["in_requests"] = float(len(inside))
+    f["in_requests"] = g("in_requests")
     return f
 
 
@@ -195,13 +171,12 @@ def main():
             saves = list(csv.DictReader(f))
         for s in saves:
             run = reqs.get((s["label"], s["pattern"], s["round"]), [])
-            inside, outside = classify(run, s)
-            fig = save_figures(s, inside, outside)
+            fig = save_figures(s)
             key = (kernel, s["label"], s["pattern"])
             if key not in groups:
                 order.append(key)
             groups.setdefault(key, []).append((s, fig))
-            if s["round"] == "0" and s["pattern"] == "random":
+            if s["round"] == "0" and s["pattern"] == "random" and run:
                 series.append((kernel, s["label"], s, run))
         bpath = os.path.join(d, "bench.csv")
         if os.path.exists(bpath):

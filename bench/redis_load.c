@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -62,6 +63,9 @@ struct config {
 
 struct request { int64_t t_ns, lat_ns; };
 
+/* Nearest-rank quantiles of the latencies of one class of requests. */
+struct lat_stats { int64_t n, p50, p99, p999, max; };
+
 struct client {
 	pthread_t thread;
 	const struct config *cfg;
@@ -77,6 +81,7 @@ struct save {
 	int64_t fork_usec, last_cow_size, cow_peak, parent_wpcopy;
 	int64_t cow_faults, precopy_success, judged_pages, judged_written;
 	int64_t clean_pre_kb, clean_post_kb;
+	struct lat_stats in, out; /* requests inside this save's window / outside every window */
 };
 
 static atomic_bool stop_clients;
@@ -100,7 +105,7 @@ static void sleep_ns(int64_t ns)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: redis_load --socket PATH --requests FILE --saves-out FILE [options]\n"
+		"usage: redis_load --socket PATH --saves-out FILE [--requests FILE] [options]\n"
 		"  --socket PATH     the server's unix socket\n"
 		"  --label NAME      the mode's name in the output (letters, digits, -_.; default run)\n"
 		"  --pattern P       random (uniform keys) or seq (key order, a slice per connection)\n"
@@ -113,8 +118,9 @@ static void usage(FILE *f)
 		"  --round N         a number carried into every row (the study's round; default 0)\n"
 		"  --set LIST        write integer sysctls first: NAME=VALUE[,NAME=VALUE...],\n"
 		"                    e.g. vm.cow_precopy=1,vm.cow_precopy_depth=16 (repeatable)\n"
-		"  --requests FILE   per-request rows are appended here (CSV)\n"
-		"  --saves-out FILE  per-save rows are appended here (CSV)\n");
+		"  --saves-out FILE  per-save rows are appended here (CSV), with each save's latency\n"
+		"                    quantiles inside its window and the run's outside every window\n"
+		"  --requests FILE   also every request (start, latency) is appended here (CSV)\n");
 }
 
 static int bad(const char *what, const char *value)
@@ -253,8 +259,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 	}
 	if (rc == 0 && optind < argc)
 		rc = bad("argument", argv[optind]);
-	if (rc == 0 && (!c->socket || !c->requests_path || !c->saves_path)) {
-		fprintf(stderr, "redis_load: --socket, --requests and --saves-out are required\n");
+	if (rc == 0 && (!c->socket || !c->saves_path)) {
+		fprintf(stderr, "redis_load: --socket and --saves-out are required\n");
 		rc = -1;
 	}
 	return rc;
@@ -472,6 +478,75 @@ static int one_save(redisContext *ctl, struct cb_taskstats_sock *ts, pid_t pid, 
 	return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t nearest_rank(const int64_t *sorted, int64_t n, double q)
+{
+	int64_t k = (int64_t)ceil(q * (double)n) - 1;
+
+	return sorted[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+static void lat_summary(int64_t *lat, int64_t n, struct lat_stats *st)
+{
+	*st = (struct lat_stats){ .n = n, .p50 = NA, .p99 = NA, .p999 = NA, .max = NA };
+	if (n == 0)
+		return;
+	qsort(lat, (size_t)n, sizeof(*lat), cmp_i64);
+	st->p50 = nearest_rank(lat, n, 0.5);
+	st->p99 = nearest_rank(lat, n, 0.99);
+	st->p999 = nearest_rank(lat, n, 0.999);
+	st->max = lat[n - 1];
+}
+
+static bool overlaps(const struct request *r, int64_t a, int64_t b) { return r->t_ns <= b && r->t_ns + r->lat_ns >= a; }
+
+/* -1: overlaps a probe read (set apart), i >= 0: inside save i's window, n: outside every window. */
+static long request_class(const struct request *r, const struct save *sv, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (overlaps(r, sv[i].t_bgsave, sv[i].t_end))
+			return i;
+	for (long i = 0; i < n; i++)
+		if (overlaps(r, sv[i].pre0, sv[i].pre1) || overlaps(r, sv[i].post0, sv[i].post1))
+			return -1;
+	return n;
+}
+
+/* Per save: the latencies inside its window; for all: those outside every window and probe read. */
+static int latency_stats(const struct config *c, const struct client *cl, struct save *sv)
+{
+	size_t total = 0;
+	int64_t *buf;
+	struct lat_stats out;
+
+	for (long k = 0; k < c->conns; k++)
+		total += cl[k].n;
+	if (!(buf = malloc((total ? total : 1) * sizeof(*buf))))
+		return -1;
+	for (long i = 0; i <= c->saves; i++) {
+		int64_t n = 0;
+
+		for (long k = 0; k < c->conns; k++)
+			for (size_t j = 0; j < cl[k].n; j++)
+				if (request_class(&cl[k].req[j], sv, c->saves) == i)
+					buf[n++] = cl[k].req[j].lat_ns;
+		if (i < c->saves)
+			lat_summary(buf, n, &sv[i].in);
+		else
+			lat_summary(buf, n, &out);
+	}
+	for (long i = 0; i < c->saves; i++)
+		sv[i].out = out;
+	free(buf);
+	return 0;
+}
+
 /* Append to path, with the header when the file is new or empty. */
 static FILE *open_rows(const char *path, const char *header)
 {
@@ -512,7 +587,9 @@ static void sets_text(const struct config *c, char *buf, size_t n)
 	"label,pattern,round,save,sysctls,conns,keys,value_size,server_pid,t_bgsave_ns,t_forked_ns,"      \
 	"t_end_ns,probe_pre_start_ns,probe_pre_end_ns,probe_post_start_ns,probe_post_end_ns,"              \
 	"latest_fork_usec,rdb_last_cow_size,current_cow_peak,parent_wpcopy,cow_faults,precopy_success,"   \
-	"precopy_judged_pages,precopy_judged_written,private_clean_pre_kb,private_clean_post_kb"
+	"precopy_judged_pages,precopy_judged_written,private_clean_pre_kb,private_clean_post_kb,"         \
+	"in_requests,in_p50_ns,in_p99_ns,in_p999_ns,in_max_ns,out_requests,out_p50_ns,out_p99_ns,"         \
+	"out_p999_ns,out_max_ns"
 
 static int write_saves(const struct config *c, pid_t pid, const struct save *sv, long n)
 {
@@ -530,7 +607,8 @@ static int write_saves(const struct config *c, pid_t pid, const struct save *sv,
 		int64_t v[] = { s->t_bgsave, s->t_forked, s->t_end, s->pre0, s->pre1, s->post0, s->post1,
 				s->fork_usec, s->last_cow_size, s->cow_peak, s->parent_wpcopy, s->cow_faults,
 				s->precopy_success, s->judged_pages, s->judged_written, s->clean_pre_kb,
-				s->clean_post_kb };
+				s->clean_post_kb, s->in.n, s->in.p50, s->in.p99, s->in.p999, s->in.max,
+				s->out.n, s->out.p50, s->out.p99, s->out.p999, s->out.max };
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 			put(f, v[k]);
 		fputc('\n', f);
@@ -540,9 +618,11 @@ static int write_saves(const struct config *c, pid_t pid, const struct save *sv,
 
 static int write_requests(const struct config *c, const struct client *cl)
 {
-	FILE *f = open_rows(c->requests_path, "label,pattern,round,conn,t_ns,lat_ns");
+	FILE *f;
 
-	if (!f)
+	if (!c->requests_path)
+		return 0;
+	if (!(f = open_rows(c->requests_path, "label,pattern,round,conn,t_ns,lat_ns")))
 		return -1;
 	for (long k = 0; k < c->conns; k++)
 		for (size_t i = 0; i < cl[k].n; i++)
@@ -611,8 +691,8 @@ int main(int argc, char **argv)
 	sv = calloc((size_t)c.saves, sizeof(*sv));
 	if (!cl || !sv)
 		goto out;
-	if (run(&c, cl, sv, (pid_t)pid, ctl, ts) == 0 && write_saves(&c, (pid_t)pid, sv, c.saves) == 0 &&
-	    write_requests(&c, cl) == 0)
+	if (run(&c, cl, sv, (pid_t)pid, ctl, ts) == 0 && latency_stats(&c, cl, sv) == 0 &&
+	    write_saves(&c, (pid_t)pid, sv, c.saves) == 0 && write_requests(&c, cl) == 0)
 		rc = 0;
 out:
 	if (cl)
