@@ -188,8 +188,8 @@ def main():
 
     write_saves(outdir, groups, order)
     rows = write_summary(outdir, groups, order)
-    write_markdown(outdir, groups, order, rows, envs, benches)
-    write_plot(outdir, series)
+    plotted = write_plot(outdir, series)
+    write_markdown(outdir, groups, order, rows, envs, benches, plotted)
 
 
 def write_saves(outdir, groups, order):
@@ -226,7 +226,7 @@ def write_summary(outdir, groups, order):
     return rows
 
 
-def write_markdown(outdir, groups, order, rows, envs, benches):
+def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
     accel = sorted({e.get("accel", "?") or "?" for e in envs.values()})
     emulated = "tcg" in accel or "?" in accel  # kvm: the host CPU's time; none: bare metal
     tnote = " (TCG: emulated time)" if emulated else ""
@@ -298,8 +298,9 @@ def write_markdown(outdir, groups, order, rows, envs, benches):
               "allocator left clean). "
               "Guest wall time: " + ", ".join(walls) + ". Per save: `redis-saves.csv`; per mode: `redis.csv`.")
     md.append("")
-    md.append("![client SET latency around the first save of each mode (random keys)](redis_save.png)")
-    md.append("")
+    if plotted:
+        md.append("![client SET latency around the first save of each mode (random keys)](redis_save.png)")
+        md.append("")
     with open(os.path.join(outdir, "redis.md"), "w") as f:
         f.write("\n".join(md) + "\n")
 
@@ -318,15 +319,16 @@ def write_plot(outdir, series):
                 inside = 1 if t <= w1 and t + lat >= w0 else 2
                 f.write(f"{(t - w0) / 1e9:.6f} {lat / 1e6:.6f} {inside}\n")
     if not series:
-        return
+        return False
     here = os.path.dirname(os.path.abspath(__file__))
     for term in ("png", "svg"):
         r = subprocess.run(["gnuplot", "-e", f"term='{term}'", os.path.join(here, "redis_save.gp")],
                            cwd=data, capture_output=True, text=True)
         if r.returncode != 0:
             print("redis-report: gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
-            return
+            return False
         os.replace(os.path.join(data, f"redis_save.{term}"), os.path.join(outdir, f"redis_save.{term}"))
+    return True
 
 
 if __name__ == "__main__":
