@@ -2,7 +2,8 @@
 # The main job: install what is needed, build, run the default matrix, and render its statistics,
 # plots and report into results/<UTC time>/, whose path is the last line printed. Then the study:
 # analysis/study.ini on the stock and patched 6.12 kernels under QEMU (built once, cached), whose
-# table opens report.md as "The study, reproduced" (analysis/study-report.py).
+# table follows the Redis section (analysis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
+# redis.csv) at the top of report.md as "The study, reproduced" (analysis/study-report.py).
 #   ./analysis/main-job.sh                     # the default matrix, adaptive reps (a few minutes on 2 CPUs)
 #   ./analysis/main-job.sh my-matrix.ini       # anything else is passed to the host `cowbench matrix`
 # COWBENCH_BUILD_DIR picks the build directory (default: build); COWBENCH_SKIP_KERNEL=1 skips the
@@ -122,8 +123,24 @@ else
 		fi
 	fi
 fi
+# ---- Redis BGSAVE under SET load in the same kernels' guests (issue 30): opens the report ----
+redis_skipped() {
+	printf '## Redis BGSAVE under SET load\n\nNot run here: %s.\n\n' "$1" >"$out/redis.md"
+	echo "cowbench: the Redis study was not run: $1" >&2
+}
+if [ "${COWBENCH_SKIP_KERNEL:-0}" = 1 ]; then
+	redis_skipped "COWBENCH_SKIP_KERNEL=1"
+elif [ ! -x "$build/bench/redis_load" ]; then
+	redis_skipped "bench/redis_load is not built (libhiredis-dev)"
+else
+	echo "cowbench: the Redis study (analysis/redis-modes.txt) into $out/redis.csv" >&2
+	if ! ./analysis/redis-study.sh --build "$build" "$out" >>"$out/redis.log" 2>&1; then
+		redis_skipped "analysis/redis-study.sh failed (see redis.log: $(tail -1 "$out/redis.log" | tr -d '`|'))"
+		kstatus=1
+	fi
+fi
 {
-	cat "$out/study.md" "$out/ratios.md"
+	cat "$out/redis.md" "$out/study.md" "$out/ratios.md"
 	cat "$out/report.md"
 	printf '\nMain job wall time: %d min %02d s (kernel builds included when they were not cached).\n' \
 		$((SECONDS / 60)) $((SECONDS % 60))
@@ -132,7 +149,7 @@ mv "$out/report.md.new" "$out/report.md"
 
 [ "$status" -eq 0 ] || echo "cowbench: some repetitions failed (see the status column of $out/results.csv)" >&2
 [ "$kstatus" -eq 0 ] || echo "cowbench: the study had failures (see $out/study.log and the status column)" >&2
-echo "cowbench: results.csv, study.csv, summary.txt, summary.csv, report.md and the PNG/SVG plots are in:" >&2
+echo "cowbench: results.csv, study.csv, redis.csv, summary.txt, summary.csv, report.md and the PNG/SVG plots are in:" >&2
 echo "$out"
 [ "$status" -eq 0 ] && exit "$kstatus"
 exit "$status"

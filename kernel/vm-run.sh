@@ -16,7 +16,8 @@
 #                  build only warns); "none" to leave it out
 #   --kernel F     boot this bzImage instead of running kernel/build.sh
 #   --timeout SEC  kill QEMU after SEC seconds (default 1800); exit status 124
-#   --add FILE     also copy FILE into the guest's /bin (repeatable)
+#   --add FILE     also copy FILE into the guest's /bin (repeatable); a dynamically
+#                  linked FILE brings its shared libraries (ldd-resolved, same paths)
 #   --append ARGS  extra kernel command line arguments
 #   --log FILE     keep the whole console log in FILE
 #   --quiet-boot   do not echo the boot messages, only the command's output
@@ -39,7 +40,8 @@
 # panic appears on the console, or 124 on timeout.  A splat report that ends
 # before the command starts and names no cow_* function boots the guest once
 # more (see lib/qemu_supervise.py); a second one fails.  KVM is used only if a
-# short probe boot with it succeeds (cached per host kernel), otherwise TCG.
+# short probe boot with it succeeds (cached per host kernel), otherwise TCG;
+# the guest's /proc/cmdline says which (cowbench.accel=kvm or tcg).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,7 +61,7 @@ QUIET=""
 ADD=()
 ROWS=""
 
-usage() { sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 log() { echo "vm-run: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
@@ -158,7 +160,18 @@ cp "$HERE/lib/guest-init.sh" "$ROOT/init"
 chmod 755 "$ROOT/init"
 cp "$GUEST_BIN"/* "$ROOT/bin/" 2>/dev/null || true
 [[ -n $COWBENCH ]] && cp "$COWBENCH" "$ROOT/bin/cowbench"
-for f in "${ADD[@]}"; do cp "$f" "$ROOT/bin/"; done
+# A dynamic program (Debian's redis-server, bench/redis_load) runs with the host's own libraries,
+# copied at the paths ldd resolves them to (the loader included).
+add_program() {
+	cp -L "$1" "$ROOT/bin/"
+	local lib
+	while read -r lib; do
+		[[ -n $lib ]] || continue
+		mkdir -p "$ROOT$(dirname "$lib")"
+		cp -L "$lib" "$ROOT$lib"
+	done < <(ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+}
+for f in "${ADD[@]}"; do add_program "$f"; done
 echo "root:x:0:0:root:/root:/bin/sh" > "$ROOT/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/false" >> "$ROOT/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$ROOT/etc/group"
@@ -245,6 +258,8 @@ if [[ $ICOUNT == 1 ]]; then
 else
 	read -r -a ACCEL <<< "$(accel_args)"
 fi
+# The guest can tell which accelerator ran it (a report says whether its times are emulated).
+CMDLINE+=" cowbench.accel=${ACCEL[1]}"
 log "booting $(basename "$(dirname "$KERNEL")") with ${ACCEL[1]}$([[ $ICOUNT == 1 ]] && echo ' (icount)'), smp=$SMP mem=$MEM numa=$NUMA"
 
 sargs=(--timeout "$TIMEOUT")
