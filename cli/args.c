@@ -558,3 +558,18 @@ int cli_apply_sysctl(const char *option, const char *path, long value)
 		cli_error("%s: cannot set %s: %s", option, path, strerror(-err));
 	return err < 0 ? -1 : 0;
 }
+
+bool cli_parse_seconds(const char *option, const char *text, double *out)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(text, &end);
+	if (errno || end == text || *end || !(s >= 0.01 && s <= 86400)) {
+		cli_error("%s must be seconds from 0.01 to 86400, not '%s'", option, text);
+		return false;
+	}
+	*out = s;
+	return true;
+}

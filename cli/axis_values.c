@@ -15,7 +15,7 @@
 
 #include "cli.h"
 
-static const struct cli_option *find_run_option(const char *name)
+const struct cli_option *cli_run_option_find(const char *name)
 {
 	int n;
 	const struct cli_option *t = cli_run_options(&n);
@@ -54,7 +54,7 @@ static void canonical_flag(const char *v, char *out, size_t len)
 
 void cli_canonical_value(const char *axis, const char *value, char *out, size_t len)
 {
-	const struct cli_option *o = strcmp(axis, "fork") == 0 ? NULL : find_run_option(axis);
+	const struct cli_option *o = strcmp(axis, "fork") == 0 ? NULL : cli_run_option_find(axis);
 	uint64_t v;
 
 	snprintf(out, len, "%s", value);

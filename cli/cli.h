@@ -29,6 +29,8 @@ int cli_stdout_errno(void);
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */
+bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 bool cli_parse_output(const char *text, const char **out);
@@ -138,6 +140,8 @@ const struct cli_option *cli_run_options(int *n);
  * them (4096K -> 4M), counts without leading zeros, flags as 1/0; other
  * values and values that do not parse stay as they are.
  */
+/* cowbench run's option NAME (cli_run_options), or NULL. */
+const struct cli_option *cli_run_option_find(const char *name);
 void cli_canonical_value(const char *axis, const char *value, char *out, size_t len);
 /* Every axis of the matrix in that spelling, each value once; -ENOMEM. */
 struct cb_matrix;

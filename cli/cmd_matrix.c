@@ -111,17 +111,6 @@ static bool not_an_axis(const char *name)
 	       !strcmp(name, "samples"); /* one file per run: cowbench run --samples */
 }
 
-static const struct cli_option *run_option(const char *name)
-{
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
-
-	for (int i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return &t[i];
-	return NULL;
-}
-
 /* Canonical axis order: run's option table order ("fork" where "no-fork" is). */
 static int axis_rank(const char *name)
 {
@@ -451,7 +440,7 @@ static int resolve_axes(struct matrix_opts *o)
 		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
 			const char *name = o->m.groups[g].axes[a].name;
 
-			if (strcmp(name, "fork") != 0 && !mk_is_axis(name) && (!run_option(name) || not_an_axis(name))) {
+			if (strcmp(name, "fork") != 0 && !mk_is_axis(name) && (!cli_run_option_find(name) || not_an_axis(name))) {
 				cli_error("matrix axis '%s'%s%s%s is not an option of cowbench run (see cowbench matrix --help)",
 					  name, *o->m.groups[g].name ? " in [" : "", o->m.groups[g].name,
 					  *o->m.groups[g].name ? "]" : "");
@@ -631,12 +620,12 @@ static int cell_options(const struct cb_cell *c, struct run_opts *ro)
 				cli_error("axis fork takes 1 or 0, not '%s'", v);
 				return -1;
 			}
-			opt = run_option("no-fork");
+			opt = cli_run_option_find("no-fork");
 			if (off && !cli_option_apply(opt, ro, NULL))
 				return -1;
 			continue;
 		}
-		opt = run_option(name);
+		opt = cli_run_option_find(name);
 		if (!opt->metavar) {
 			if (!on && !off) {
 				cli_error("axis %s is a flag: its values are 1 and 0, not '%s'", name, v);

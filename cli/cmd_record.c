@@ -83,17 +83,7 @@ static bool ropt_output(void *o, const char *v)
 
 static bool ropt_duration(void *o, const char *v)
 {
-	char *end;
-	double s;
-
-	errno = 0;
-	s = strtod(v, &end);
-	if (errno || end == v || *end || !(s >= 0.01 && s <= 86400)) {
-		cli_error("--duration must be seconds from 0.01 to 86400, not '%s'", v);
-		return false;
-	}
-	ROPTS(o)->duration = s;
-	return true;
+	return cli_parse_seconds("--duration", v, &ROPTS(o)->duration);
 }
 
 static bool ropt_no_children(void *o, const char *v)

@@ -118,17 +118,7 @@ static bool opt_pid(void *o, const char *v)
 
 static bool opt_interval(void *o, const char *v)
 {
-	char *end;
-	double s;
-
-	errno = 0;
-	s = strtod(v, &end);
-	if (errno || end == v || *end || !(s >= 0.01 && s <= 86400)) {
-		cli_error("--interval must be seconds from 0.01 to 86400, not '%s'", v);
-		return false;
-	}
-	OPTS(o)->interval = s;
-	return true;
+	return cli_parse_seconds("--interval", v, &OPTS(o)->interval);
 }
 
 static bool opt_count(void *o, const char *v)
