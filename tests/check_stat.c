@@ -2,6 +2,8 @@
 #include "testutil.h"
 #include "where_util.h"
 
+#include <poll.h>
+#include <sys/inotify.h>
 #include <errno.h>
 #include <sys/file.h>
 #include <pwd.h>
@@ -280,16 +282,24 @@ START_TEST(test_stat_system)
 	char env[96];
 	pid_t pid;
 	FILE *fp;
+	int ino;
 
 	ck_assert_ptr_nonnull(text);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	snprintf(env, sizeof(env), "COWBENCH_COWSTATS=%s", path);
+	/* The swap waits for stat's first read (its baseline), not for a time a loaded machine may miss. */
+	ino = inotify_init1(IN_CLOEXEC);
+	ck_assert_int_ge(ino, 0);
+	ck_assert_int_ge(inotify_add_watch(ino, path, IN_CLOSE_NOWRITE), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) { /* 100 more faults and 10 us more copy time, swapped in whole */
-		usleep(120000);
+		struct pollfd pf = { .fd = ino, .events = POLLIN };
+
+		if (poll(&pf, 1, 20000) != 1)
+			_exit(1);
 		snprintf(tmp, sizeof(tmp), "%s.new", path);
 		fp = fopen(tmp, "w");
 		fputs("faults: 16484\ncopy_ns_total: 5908240\n", fp);
@@ -298,6 +308,7 @@ START_TEST(test_stat_system)
 	}
 	r = tu_run_cli_env(argv, env);
 	waitpid(pid, NULL, 0);
+	close(ino);
 	unlink(path);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_int_eq(tu_count_lines(r.out), 1 + 6 + 1);
