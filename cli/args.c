@@ -573,3 +573,16 @@ bool cli_parse_seconds(const char *option, const char *text, double *out)
 	*out = s;
 	return true;
 }
+
+int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const char *synopsis)
+{
+	if (argi < argc && strcmp(argv[argi - 1], "--") != 0 && !have_pid) {
+		cli_error("put the command after '--': %s -- %s ...", synopsis, argv[argi]);
+		return -1;
+	}
+	if (have_pid && argi < argc) {
+		cli_error("give either -p PID or -- COMMAND, not both");
+		return -1;
+	}
+	return 0;
+}

@@ -29,6 +29,11 @@ int cli_stdout_errno(void);
 /* Strict number parsing for option values: the whole text, in range, or false. */
 bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
+/*
+ * stat and record watch -p PID or -- COMMAND: argv[argi..] is the command. -1 (one line printed)
+ * when it came without "--" ("put the command after '--': SYNOPSIS -- CMD ...") or with a PID too.
+ */
+int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const char *synopsis);
 /* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */
 bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */

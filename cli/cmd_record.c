@@ -315,14 +315,8 @@ static int parse_record_args(int argc, char **argv, struct record_opts *o)
 	argi = cli_parse_options_first(argc, argv, record_options, N_RECORD_OPTIONS, o, record_usage);
 	if (argi < 0)
 		return -1;
-	if (argi < argc && strcmp(argv[argi - 1], "--") != 0 && o->pid == 0) {
-		cli_error("put the command after '--': cowbench record --output=FILE -- %s ...", argv[argi]);
+	if (cli_check_target(argc, argv, argi, o->pid != 0, "cowbench record --output=FILE") < 0)
 		return -1;
-	}
-	if (o->pid && argi < argc) {
-		cli_error("give either -p PID or -- COMMAND, not both");
-		return -1;
-	}
 	if (!o->pid && argi >= argc) {
 		cli_error("nothing to record: give -p PID or -- COMMAND (see cowbench record --help)");
 		return -1;

@@ -890,14 +890,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 	argi = cli_parse_options_first(argc, argv, stat_options, N_STAT_OPTIONS, o, stat_usage);
 	if (argi < 0)
 		return -1;
-	if (argi < argc && strcmp(argv[argi - 1], "--") != 0 && o->pid == 0) {
-		cli_error("put the command after '--': cowbench stat -- %s ...", argv[argi]);
+	if (cli_check_target(argc, argv, argi, o->pid != 0, "cowbench stat") < 0)
 		return -1;
-	}
-	if (o->pid && argi < argc) {
-		cli_error("give either -p PID or -- COMMAND, not both");
-		return -1;
-	}
 	if (!o->pid && argi >= argc && !o->system) {
 		cli_error("nothing to watch: give -p PID, -- COMMAND or --system (see cowbench stat --help)");
 		return -1;
