@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <time.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -585,4 +586,12 @@ int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const
 		return -1;
 	}
 	return 0;
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

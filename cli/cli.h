@@ -34,6 +34,8 @@ bool cli_parse_u64(const char *text, uint64_t *out);
  * when it came without "--" ("put the command after '--': SYNOPSIS -- CMD ...") or with a PID too.
  */
 int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const char *synopsis);
+/* Seconds on CLOCK_MONOTONIC: when stat and record sample and stop. */
+double cli_now_s(void);
 /* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */
 bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */

@@ -114,14 +114,6 @@ static void record_usage(void)
 	cli_print_options(record_options, N_RECORD_OPTIONS);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_write(void *arg, const struct cb_fc_write *w)
 {
 	struct recorder *r = arg;
@@ -231,7 +223,7 @@ static bool record_loop(struct recorder *r, pid_t root, double deadline)
 	int pidfd = (int)syscall(SYS_pidfd_open, root, 0);
 	bool ended = false;
 
-	while (!stop_requested && !ended && (deadline <= 0 || now_s() < deadline)) {
+	while (!stop_requested && !ended && (deadline <= 0 || cli_now_s() < deadline)) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
 		if (pidfd >= 0)
@@ -386,7 +378,7 @@ int cmd_record(int argc, char **argv)
 	signal(SIGHUP, on_stop);
 	if (go_fd >= 0 && (write(go_fd, "g", 1) != 1 || close(go_fd) != 0))
 		cli_note("could not release %s", argv[argi]);
-	ended = record_loop(&r, root, o.duration > 0 ? now_s() + o.duration : 0);
+	ended = record_loop(&r, root, o.duration > 0 ? cli_now_s() + o.duration : 0);
 	if (!o.pid) {
 		int ws;
 

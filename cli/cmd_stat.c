@@ -263,14 +263,6 @@ static void stat_usage(void)
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* minflt and majflt of a whole thread group: fields 10 and 12 of /proc/PID/stat. */
 static int read_faults(pid_t pid, int64_t *minflt, int64_t *majflt)
 {
@@ -692,7 +684,7 @@ static void print_line(const struct stat_state *st, const char *label, const str
 
 	if (st->o.format == STAT_JSON) {
 		print_json(st, strcmp(label, "total") == 0 ? "total" : "interval",
-			   strcmp(label, "total") == 0 ? now_s() - st->t0 : atof(label), l);
+			   strcmp(label, "total") == 0 ? cli_now_s() - st->t0 : atof(label), l);
 		return;
 	}
 
@@ -744,7 +736,7 @@ static void catch_stop_signals(void)
 static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 {
 	for (;;) {
-		double left = deadline - now_s(), nap;
+		double left = deadline - cli_now_s(), nap;
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
 		if (where)
@@ -870,7 +862,7 @@ static bool run_loop(struct stat_state *st)
 			waitid(P_PID, (id_t)st->root, NULL, WEXITED | WNOWAIT);
 		sample_all(st);
 		l = sum_line(st, false);
-		snprintf(label, sizeof(label), "%.2f", now_s() - st->t0);
+		snprintf(label, sizeof(label), "%.2f", cli_now_s() - st->t0);
 		print_line(st, label, &l);
 		if (ended || (find_proc(st, st->root) && find_proc(st, st->root)->gone)) {
 			ended = true;
@@ -994,7 +986,7 @@ int cmd_stat(int argc, char **argv)
 		catch_stop_signals();
 		note_missing(&st);
 		print_header(&st);
-		st.t0 = now_s();
+		st.t0 = cli_now_s();
 		ended = run_loop(&st);
 		finish_causes(&st);
 		total = sum_line(&st, true);
