@@ -263,9 +263,8 @@ static bool opt_format(void *o, const char *v)
 
 static bool opt_precopy(void *o, const char *v)
 {
-	if (!cli_parse_long(v, 0, 3, &OPTS(o)->precopy)) {
-		cli_error("--precopy must be 0 (off), 1 (fixed depth), 2 (adaptive) or 3 (adaptive, MADV_SEQUENTIAL "
-			  "mappings only), not '%s'", v);
+	if (!cli_parse_long(v, 0, 2, &OPTS(o)->precopy)) {
+		cli_error("--precopy must be 0 (off), 1 (fixed depth) or 2 (adaptive), not '%s'", v);
 		return false;
 	}
 	return true;
@@ -273,8 +272,8 @@ static bool opt_precopy(void *o, const char *v)
 
 static bool opt_precopy_depth(void *o, const char *v)
 {
-	if (!cli_parse_long(v, 1, 512, &OPTS(o)->precopy_depth)) {
-		cli_error("--precopy-depth must be an integer from 1 to 512, not '%s'", v);
+	if (!cli_parse_long(v, 1, 64, &OPTS(o)->precopy_depth)) {
+		cli_error("--precopy-depth must be an integer from 1 to 64, not '%s'", v);
 		return false;
 	}
 	return true;
@@ -366,7 +365,7 @@ static const struct cli_option generic_options[] = {
 	{ "probes", "LIST", "evidence read around the loop: taskstats,pagemap,smaps,perf, all, default (all but "
 	  "perf) or none; those that add work inside the fault path run in an evidence rep after the timed "
 	  "ones; inline: all in the timed reps (they then pay for it)", .parse = opt_probes },
-	{ "precopy", "0|1|2|3", "set vm.cow_precopy for the run (cowbench kernel, root)", .parse = opt_precopy },
+	{ "precopy", "0|1|2", "set vm.cow_precopy for the run (cowbench kernel, root)", .parse = opt_precopy },
 	{ "precopy-depth", "N", "set vm.cow_precopy_depth for the run (cowbench kernel, root)",
 	  .parse = opt_precopy_depth },
 };

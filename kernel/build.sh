@@ -59,7 +59,8 @@ FRAGMENTS=("$FRAGMENT")
 PATCHES=()
 if [[ $STOCK -eq 0 ]]; then
 	for p in "$HERE"/patches/*.patch; do
-		[[ -e $p ]] && PATCHES+=("$p")
+		# The cover letter (0000-cover-letter.patch) carries no diff.
+		[[ -e $p && $(basename "$p") != 0000-* ]] && PATCHES+=("$p")
 	done
 	[[ ${#PATCHES[@]} -gt 0 ]] || { log "no patches in $HERE/patches"; exit 1; }
 fi

@@ -43,6 +43,9 @@ static const struct bad_case {
 	{ { "cowbench", "run", "--reps=0", "--output", "@/o.csv", NULL }, { { 0 } }, "--reps" },
 	{ { "cowbench", "run", "--reps=abc", "--output", "@/o.csv", NULL }, { { 0 } }, "--reps" },
 	{ { "cowbench", "run", "--workload=nope", "--output", "@/o.csv", NULL }, { { 0 } }, "workload" },
+	/* v3 of the pre-copy series has modes 0-2 and a depth of at most 64 (its batch cap). */
+	{ { "cowbench", "run", "--precopy=3", "--output", "@/o.csv", NULL }, { { 0 } }, "--precopy" },
+	{ { "cowbench", "run", "--precopy-depth=65", "--output", "@/o.csv", NULL }, { { 0 } }, "--precopy-depth" },
 	{ { "cowbench", "run", "--writer=both", "--output", "@/o.csv", NULL }, { { 0 } }, "--writer" },
 	{ { "cowbench", "run", "--break=trap", "--output", "@/o.csv", NULL }, { { 0 } }, "--break must be" },
 	{ { "cowbench", "run", "--workload=fork", "--break=populate", "--output", "@/o.csv", NULL }, { { 0 } },

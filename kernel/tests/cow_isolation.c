@@ -7,7 +7,7 @@
  * each process sees exactly its own writes: never a write of another
  * process, never a lost write of its own.
  *
- *   cow_isolation [--threads N] [--rounds N] [--pages N] [--thp 0|1] [--phases N]
+ *   cow_isolation [--threads N] [--rounds N] [--pages N] [--thp 0|1] [--phases N] [--first-kind 0|1|2]
  *
  * Exits 0 when no process saw a wrong word.
  */
@@ -21,7 +21,7 @@
 #define SLOTS 4
 static const int slot_word[SLOTS] = { 0, 100, 301, 511 };
 
-static int nthreads = 3, rounds = 4, nphases = 4, thp;
+static int nthreads = 3, rounds = 4, nphases = 4, first_kind, thp;
 static long npages = 1536;
 static uint64_t *mem;			/* npages * WORDS */
 static uint64_t (*shadow)[SLOTS];	/* expected slot values */
@@ -91,7 +91,7 @@ static void *writer(void *arg)
 		 * order; 2, 5, ...: each thread writes every page of its own
 		 * contiguous chunk in order (sequential streams).
 		 */
-		int kind = cur_phase % 3;
+		int kind = (cur_phase + first_kind) % 3;
 		long p = kind == 1 ? perm[i] : i;
 		uint64_t h;
 
@@ -198,6 +198,8 @@ int main(int argc, char **argv)
 			npages = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--phases") && i + 1 < argc)
 			nphases = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--first-kind") && i + 1 < argc)
+			first_kind = atoi(argv[++i]) % 3; /* 2: start with sequential streams */
 		else if (!strcmp(argv[i], "--thp") && i + 1 < argc)
 			thp = atoi(argv[++i]);
 		else {

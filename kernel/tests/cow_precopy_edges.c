@@ -8,8 +8,8 @@
  * GUP-pinned (gup_test), vmspliced into a pipe, registered as io_uring fixed
  * buffers, uffd-wp protected or hardware-poisoned (MADV_HWPOISON); then
  * threads run munmap / mremap / MADV_DONTNEED / MADV_PAGEOUT / fork / exit
- * while another thread writes, and against the pre-copy worker
- * (vm.cow_precopy_async = 1).  After every phase: both processes see
+ * while another thread writes, and right after a stream has left a
+ * read-only marker page (the adaptive mode's pipelined batches).  After every phase: both processes see
  * exactly their own data, pinned pages did not move and still show what the
  * pinning process sees, the child's RssAnon did not grow by the pages it
  * copied (anon replaces anon), and AnonPages went back to where it was once
@@ -824,20 +824,19 @@ static void phase_exit(void)
 }
 
 /*
- * The pre-copy worker (vm.cow_precopy_async = 1) against the end of what it
- * was asked to copy: a child writes the first pages of a shared region in
- * order, which queues the rest of a window to the worker, and then at once
- * exits, unmaps the region, moves it, or forks a grandchild that writes the
- * same pages.  The worker must find nothing to copy into (or copy exactly
- * what a fault would); every process sees its own data.  With the worker
- * off this is one more exit/munmap/fork race with synchronous pre-copy.
+ * The end of a stream: a child writes the first 2 to 61 pages of a shared
+ * region in order, which (past 20 pages, in the adaptive mode) leaves a
+ * batch copied ahead whose last page is a read-only, exclusive marker, and
+ * then at once exits, unmaps the region, moves it, or forks a grandchild
+ * (the marker is shared again) and both write the same pages.  Every
+ * process sees its own data; the counters are checked at exit.
  */
 #define WRACE_PAGES 512L
 
 static int wrace_child(char *m, int how)
 {
 	char written[WRACE_PAGES] = { 0 };
-	long head = 2 + how % 7;
+	long head = 2 + (how * 7) % 60;
 	char *q;
 	pid_t gc;
 
@@ -883,9 +882,9 @@ static int wrace_child(char *m, int how)
 	}
 }
 
-static void phase_worker_races(void)
+static void phase_marker_races(void)
 {
-	const char *ph = "worker-races";
+	const char *ph = "marker-races";
 	/* Twice the room, so that mremap() has a free place to move to. */
 	char *m = region(2 * WRACE_PAGES);
 	long anon0 = meminfo_kb("AnonPages:");
@@ -1018,7 +1017,7 @@ static const struct {
 	{ "hwpoison", phase_hwpoison },
 	{ "races", phase_races },
 	{ "exit", phase_exit },
-	{ "worker-races", phase_worker_races },
+	{ "marker-races", phase_marker_races },
 	{ "memcg", phase_memcg },
 };
 

@@ -3,14 +3,17 @@
  * cowfaults: count and time the COW faults of a child writing memory it
  * shares with its parent after fork(), as seen by /proc/cow_stats.
  *
- *   cowfaults [--pattern seq|random|single|stride|hotset|memcpy|fork]
- *             [--size-mb N | --pages N] [--precopy 0|1|2|3] [--depth N]
+ *   cowfaults [--pattern seq|random|single|stride|hotset|burst|memcpy|fork]
+ *             [--size-mb N | --pages N] [--precopy 0|1|2] [--depth N]
  *             [--reps N] [--thp] [--stride N] [--hot-pct P] [--lat]
  *
  * Patterns: seq writes every page in order, random every page in a random
  * order, single one page, stride every N-th page (default 2), hotset as many
  * writes as there are pages, each to a random page of a contiguous hot set
- * of P % of the pages (default 10) in the middle of the mapping.  fork
+ * of P % of the pages (default 10) in the middle of the mapping, burst runs
+ * of N (--stride) consecutive pages, each in ascending order, at random
+ * non-overlapping places (runs may abut), in random order, until P % of
+ * the pages are written (as cowbench's burst workload).  fork
  * times fork() itself (the parent's call, the child exits at once) of the
  * populated mapping: one line per repetition with "ns" the fork time.
  *
@@ -222,7 +225,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--lat"))
 			lat = 1;
 		else {
-			fprintf(stderr, "usage: %s [--pattern seq|random|single|stride|hotset|memcpy|fork] "
+			fprintf(stderr, "usage: %s [--pattern seq|random|single|stride|hotset|burst|memcpy|fork] "
 				"[--size-mb N|--pages N] [--precopy M] [--depth N] [--reps N] [--thp] "
 				"[--stride N] [--hot-pct P] [--lat]\n", argv[0]);
 			return 2;
@@ -260,6 +263,8 @@ int main(int argc, char **argv)
 	n = !strcmp(pattern, "single") ? 1 : pages;
 	if (!strcmp(pattern, "stride"))
 		n = (pages + stride - 1) / stride;
+	if (!strcmp(pattern, "burst"))
+		n = pages / stride * hot_pct / 100 * stride;
 	order = malloc(sizeof(long) * pages);
 	f = calloc(reps, sizeof(*f));
 	ns = calloc(reps, sizeof(*ns));
@@ -287,6 +292,23 @@ int main(int argc, char **argv)
 		srandom(54321);
 		for (long k = 0; k < n; k++)
 			order[k] = base + random() % hot;
+	} else if (!strcmp(pattern, "burst")) {
+		long slots = pages / stride, *slot = malloc(sizeof(long) * (slots ? slots : 1));
+
+		if (!slot)
+			return 2;
+		srandom(24680);
+		for (long k = 0; k < slots; k++)
+			slot[k] = k;
+		for (long k = slots - 1; k > 0; k--) {
+			long j = random() % (k + 1), t = slot[k];
+
+			slot[k] = slot[j];
+			slot[j] = t;
+		}
+		for (long k = 0; k < n; k++)
+			order[k] = slot[k / stride] * stride + k % stride;
+		free(slot);
 	} else if (strcmp(pattern, "seq")) {
 		fprintf(stderr, "unknown pattern %s\n", pattern);
 		return 2;

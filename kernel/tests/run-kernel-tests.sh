@@ -10,13 +10,14 @@
 #                and mprotect in between, pre-copy 1, 2 and depth 16
 #   faults       pre-copy depth 1 cuts sequential COW faults by 40-55 %,
 #                adaptive pre-copy by >= 80 %
+#   cap          no fault copies more than vm.cow_precopy_batch pages
+#                (precopy_fault_pages_max) for B = 4, 8, 16, 32 on a
+#                sequential writer, which reaches B
 #   edges-*      cow_precopy_edges: KSM, swap cache, mlock, gup_test pins,
 #                vmsplice, io_uring fixed buffers, uffd-wp next to the
 #                written pages; munmap/mremap/MADV_DONTNEED/MADV_PAGEOUT/
-#                fork/exit racing with a writer and with the pre-copy
-#                worker; RSS and AnonPages after each
-#   *-async      the same with vm.cow_precopy_async=1 (2 vCPUs)
-#   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-3
+#                fork/exit racing with a writer; RSS and AnonPages after each
+#   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                with the same totals as on the stock kernel
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
@@ -113,20 +114,23 @@ if want stats; then
 fi
 
 # ---- isolation ----------------------------------------------------------------------
-# ASYNC=1 in the environment of a call: vm.cow_precopy_async=1 (the pre-copy worker).
-async_on() { if [[ ${ASYNC:-0} == 1 ]]; then echo 'echo 1 > /proc/sys/vm/cow_precopy_async || exit 3'; else echo :; fi; }
+# The batch cap follows the depth, so that a fixed depth up to 64 is what one fault copies.
+batch_for() { if [[ $1 -ge 16 ]]; then echo $(($1 + 1 > 64 ? 64 : $1 + 1)); else echo 16; fi; }
 iso() {
 	local name=$1 mode=$2 depth=$3
 	shift 3
 	want "$name" || return 0
 	if vm "$name" "$PATCHED" "$@" -- sh -c "
+		echo $(batch_for $depth) > /proc/sys/vm/cow_precopy_batch || exit 3
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
-		$(async_on)
 		cat /sys/kernel/mm/transparent_hugepage/enabled
 		for thp in 0 1; do
 			cow_isolation --threads 3 --rounds 4 --pages 1536 --thp \$thp || exit 1
 			cow_isolation --threads 2 --rounds 2 --pages 700 --thp \$thp --phases 6 || exit 1
 			cow_isolation --threads 1 --rounds 3 --pages 1100 --thp \$thp --phases 3 || exit 1
+			# Sequential streams first, in a fresh fork: the adaptive mode opens windows only
+			# on a stream of COW faults, which the interleaved and random phases break.
+			cow_isolation --threads 1 --rounds 2 --pages 1100 --thp \$thp --phases 3 --first-kind 2 || exit 1
 		done
 		cat /proc/cow_stats | grep -E '^(faults|precopy_(attempts|success|skip_(large|raced|exclusive|mapped_once|writable)))'
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || [ $mode = 0 ] || { echo 'no page was pre-copied'; exit 1; }
@@ -141,8 +145,6 @@ iso isolation-precopy1 1 1
 iso isolation-precopy1-depth16 1 16
 iso isolation-precopy2 2 1
 iso isolation-precopy2-numa 2 1 --numa 2 --smp 2
-ASYNC=1 iso isolation-precopy2-async 2 1 --smp 2
-ASYNC=1 iso isolation-precopy1-depth16-async 1 16 --smp 2
 
 # ---- fault reduction -------------------------------------------------------------------
 if want faults; then
@@ -175,6 +177,24 @@ if want faults; then
 	fi
 fi
 
+# ---- the cap: no fault copies more than vm.cow_precopy_batch pages ------------------------------
+if want cap; then
+	if vm cap "$PATCHED" -- sh -c '
+		echo 2 > /proc/sys/vm/cow_precopy || exit 3
+		for b in 4 8 16 32; do
+			echo $b > /proc/sys/vm/cow_precopy_batch || exit 3
+			echo 1 > /proc/cow_stats
+			cowfaults --pattern seq --size-mb 16 --reps 1 --precopy 2 --depth 1 >/dev/null || exit 1
+			max=$(sed -n "s/^precopy_fault_pages_max: //p" /proc/cow_stats)
+			echo "batch $b: precopy_fault_pages_max $max"
+			[ "$max" = "$b" ] || { echo "cap $b: max $max"; exit 1; }
+		done'; then
+		pass cap
+	else
+		fail cap "see $LOGS/cap.out"
+	fi
+fi
+
 # Swap on a RAM disk and some hugetlb pages, so that cow.c skips (almost) nothing.
 SETUP='mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; echo 32 > /proc/sys/vm/nr_hugepages'
 
@@ -182,16 +202,13 @@ SETUP='mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; echo 32 > /proc/sys/vm/n
 edges() {
 	local name=$1 kernel=$2 mode=$3 depth=$4
 	want "$name" || return 0
-	local check_async=:
-	[[ ${ASYNC:-0} == 1 ]] && check_async="grep -q '^precopy_async_pages: [1-9]' /proc/cow_stats || { echo 'the worker copied nothing'; exit 1; }"
-	if vm "$name" "$kernel" --mem 1G ${ASYNC:+--smp 2} -- sh -c "$SETUP
+	if vm "$name" "$kernel" --mem 1G -- sh -c "$SETUP
+		echo $(batch_for $depth) > /proc/sys/vm/cow_precopy_batch || exit 3
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
-		$(async_on)
 		echo 1 > /proc/cow_stats
 		cow_precopy_edges || exit 1
-		grep -E '^(faults|precopy_(success|batches|async_|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
+		grep -E '^(faults|precopy_(success|batches|fault_pages_max|marker_faults|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || { echo 'no page was pre-copied'; exit 1; }
-		$check_async
 	"; then
 		pass "$name"
 	else
@@ -200,8 +217,6 @@ edges() {
 }
 edges edges-precopy2 "$PATCHED" 2 1
 edges edges-precopy1-depth64 "$PATCHED" 1 64
-ASYNC=1 edges edges-precopy2-async "$PATCHED" 2 1
-ASYNC=1 edges edges-precopy1-depth64-async "$PATCHED" 1 64
 
 # ---- kernel COW selftest ------------------------------------------------------------------
 totals() { grep -o '# Totals: .*' "$1" | tail -1; }
@@ -225,7 +240,7 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 		local name=$1 kernel=$2 mode=$3 t rc
 		shift 3
 		want "$name" || return 0
-		vm "$name" "$kernel" "${ADDST[@]}" ${ASYNC:+--smp 2} "$@" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_depth; $(async_on); echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
+		vm "$name" "$kernel" "${ADDST[@]}" "$@" -- sh -c "$SETUP; echo 17 > /proc/sys/vm/cow_precopy_batch; echo 16 > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
 		rc=$?
 		t=$(totals "$LOGS/$name.out")
 		echo "    $name: ${t:-no totals} (exit $rc)"
@@ -241,11 +256,8 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 			pass "$name"
 		fi
 	}
-	for mode in 0 1 2 3; do
+	for mode in 0 1 2; do
 		selftest selftest-precopy$mode "$PATCHED" $mode
-	done
-	for mode in 1 2; do
-		ASYNC=1 selftest selftest-precopy$mode-async "$PATCHED" $mode
 	done
 	if [[ -n $DEBUGK ]]; then
 		# The debug config offers 1 GiB huge pages, which cow.c lists and the guest
@@ -260,7 +272,7 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 		fi
 		# KASAN + lockdep under TCG take ~4 min per cow.c run: mode 2 (the
 		# default adaptive window) by default, every mode with
-		# COWBENCH_KERNEL_DEBUG_MODES="1 2 3".
+		# COWBENCH_KERNEL_DEBUG_MODES="1 2".
 		for mode in ${COWBENCH_KERNEL_DEBUG_MODES:-2}; do
 			selftest debug-selftest-precopy$mode "$DEBUGK" $mode
 		done
@@ -290,8 +302,6 @@ if [[ -n $DEBUGK ]]; then
 		fi
 	fi
 	edges debug-edges-precopy2 "$DEBUGK" 2 1
-	# The worker (0007) under lockdep and KASAN: mmap_lock trylock, mmgrab/mmget, its races.
-	ASYNC=1 edges debug-edges-precopy2-async "$DEBUGK" 2 1
 	if want debug-tracepoints; then
 		if vm debug-tracepoints "$DEBUGK" -- sh -c '
 			T=/sys/kernel/tracing
@@ -302,8 +312,9 @@ if [[ -n $DEBUGK ]]; then
 			echo 0 > $T/events/cow/enable
 			grep -c "cow_precopy_window:" $T/trace
 			grep "cow_precopy_range:" $T/trace | tail -3
-			grep -q "cow_precopy_window: addr=0x[0-9a-f]* run=[0-9]* judged=[0-9]* written=[0-9]* window=[1-9]" $T/trace &&
-			grep -q "cow_precopy_range: addr=0x[0-9a-f]* asked=[1-9][0-9]* done=[1-9][0-9]* stop=" $T/trace'; then
+			grep -q "cow_precopy_window: addr=0x[0-9a-f]* event=marker confirmed=[1-9][0-9]* done=[1-9][0-9]*" $T/trace &&
+			grep -q "cow_precopy_window: addr=0x[0-9a-f]* event=miss confirmed=1 done=0" $T/trace &&
+			grep -q "cow_precopy_range: addr=0x[0-9a-f]* asked=[1-9][0-9]* done=[1-9][0-9]* marker=1 stop=" $T/trace'; then
 			pass debug-tracepoints
 		else
 			fail debug-tracepoints "see $LOGS/debug-tracepoints.out"
