@@ -19,6 +19,11 @@
 #                fork/exit racing with a writer; RSS and AnonPages after each
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                with the same totals as on the stock kernel
+#   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm
+#                and uffd-unit-tests: case by case the same results as on the
+#                stock kernel; stock and the adaptive mode (the default under
+#                study) by default, pre-copy 0, 1 and 2 with --sweep (and on the
+#                debug kernel with --sweep --debug)
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
 #                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
@@ -28,7 +33,7 @@
 # Any kernel BUG/WARNING/Oops/panic fails the run that saw it (vm-run.sh).
 # Exit status 0 when everything passed; the last line is "N passed, N failed".
 #
-#   kernel/tests/run-kernel-tests.sh [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug]
+#   kernel/tests/run-kernel-tests.sh [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug] [--sweep]
 #
 # The debug-* tests run with --debug, or when COWBENCH_KERNEL_DEBUG=1 (ctest
 # runs them as the test kernel_debug: --debug --only debug).
@@ -39,13 +44,15 @@ KDIR=$(cd "$HERE/.." && pwd)
 KEEP=""
 ONLY=""
 DEBUG=${COWBENCH_KERNEL_DEBUG:-0}
+SWEEP=0
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--keep) KEEP=$2; shift ;;
 	--only) ONLY=$2; shift ;;
 	--debug) DEBUG=1 ;;
 	--no-debug) DEBUG=0 ;;
-	*) echo "usage: $0 [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug]" >&2; exit 2 ;;
+	--sweep) SWEEP=1 ;;
+	*) echo "usage: $0 [--keep DIR] [--only NAME-PREFIX] [--debug|--no-debug] [--sweep]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -68,8 +75,8 @@ if ! PATCHED=$("$KDIR/build.sh" | tail -1) || [[ ! -s $PATCHED ]]; then
 fi
 pass build-patched
 STOCK=""
-if ! want selftest; then
-	:	# only the selftest comparison needs the stock kernel
+if ! want selftest && ! want mm-; then
+	:	# only the selftest comparisons need the stock kernel
 elif ! STOCK=$("$KDIR/build.sh" --stock | tail -1) || [[ ! -s $STOCK ]]; then
 	fail build-stock
 	STOCK=""
@@ -85,11 +92,15 @@ if [[ $DEBUG -eq 1 && ( -z $ONLY || $ONLY == debug* ) ]]; then
 		pass build-debug
 	fi
 fi
-if ! SELFTEST=$("$HERE/build-cow-selftest.sh" | tail -1) || [[ ! -x $SELFTEST ]]; then
-	fail build-cow-selftest
+MM_BINS=()
+if ! mapfile -t MM_BINS < <("$HERE/build-mm-selftests.sh") || [[ ${#MM_BINS[@]} -eq 0 ]]; then
+	fail build-mm-selftests
 	SELFTEST=""
+	MM_BINS=()
 else
-	pass build-cow-selftest
+	SELFTEST=${MM_BINS[-1]}	# cow-selftest, printed last
+	unset 'MM_BINS[-1]'
+	[[ -x $SELFTEST ]] && pass build-mm-selftests || { fail build-mm-selftests; SELFTEST=""; MM_BINS=(); }
 fi
 
 # vm NAME KERNEL [vm-run options] -- COMMAND: boot, keep the console log.
@@ -275,6 +286,82 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 		# COWBENCH_KERNEL_DEBUG_MODES="1 2".
 		for mode in ${COWBENCH_KERNEL_DEBUG_MODES:-2}; do
 			selftest debug-selftest-precopy$mode "$DEBUGK" $mode
+		done
+	fi
+fi
+
+# ---- the other mm selftests that touch COW ------------------------------------------------
+# One boot runs all of them; each case's result (ok, not ok, skip) must be the stock kernel's.
+# ksft tests print "ok N desc" / "not ok N desc" / "ok N # SKIP desc" (and "Bail out!");
+# uffd-unit-tests prints "Testing NAME on MEM... done" (or "skipped [reason]", or a failure). Each
+# program's exit status is compared too.
+mm_results() {
+	awk '
+	/^=== exit / { print t ": exit: " $3; next }
+	/^=== / { t = $2; next }
+	/^(not )?ok [0-9]+ / {
+		line = $0; res = ($1 == "not") ? "fail" : "pass"
+		if (line ~ /# SKIP/) res = "skip"
+		sub(/^(not )?ok [0-9]+ (# SKIP )?/, "", line); sub(/ # SKIP.*/, "", line)
+		print t ": " res ": " line; next
+	}
+	/^Bail out!/ { line = $0; sub(/^Bail out! */, "", line); print t ": bail: " line; next }
+	/^Testing .*\.\.\. / {
+		line = $0; res = "fail"
+		if (line ~ /\.\.\. done$/) res = "pass"; else if (line ~ /\.\.\. skipped/) res = "skip"
+		sub(/^Testing /, "", line); sub(/\.\.\. .*/, "", line)
+		print t ": " res ": " line
+	}' "$1" | sort
+}
+if [[ ${#MM_BINS[@]} -gt 0 ]]; then
+	MMADD=()
+	MMRUN=""
+	for b in "${MM_BINS[@]}"; do
+		MMADD+=(--add "$b")
+		# By full path: pagemap_ioctl maps its own argv[0].
+		MMRUN+="echo '=== $(basename "$b")'; /bin/$(basename "$b"); echo \"=== exit \$?\"; "
+	done
+	mm_ref=""
+	if want mm-stock && [[ -n $STOCK ]]; then
+		vm mm-stock "$STOCK" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; $MMRUN"
+		mm_results "$LOGS/mm-stock.out" > "$LOGS/mm-stock.results"
+		echo "    stock: $(grep -c ': pass: ' "$LOGS/mm-stock.results") pass, $(grep -c ': skip: ' "$LOGS/mm-stock.results") skip, $(grep -c ': fail: ' "$LOGS/mm-stock.results") fail"
+		if [[ -s $LOGS/mm-stock.results ]]; then
+			mm_ref="$LOGS/mm-stock.results"
+			pass mm-stock
+		else
+			fail mm-stock "no results; see $LOGS/mm-stock.out"
+		fi
+	fi
+	# mmtest NAME KERNEL MODE REFERENCE: the selftests under cow_precopy=MODE (batch 16), case by case
+	# the reference's results, no splat.
+	mmtest() {
+		local name=$1 kernel=$2 mode=$3 ref=$4
+		want "$name" || return 0
+		vm "$name" "$kernel" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo $mode > /proc/sys/vm/cow_precopy || exit 3; $MMRUN grep -E '^precopy_(success|fault_pages_max):' /proc/cow_stats"
+		mm_results "$LOGS/$name.out" > "$LOGS/$name.results"
+		echo "    $name: $(grep -c ': pass: ' "$LOGS/$name.results") pass, $(grep -c ': skip: ' "$LOGS/$name.results") skip, $(grep -c ': fail: ' "$LOGS/$name.results") fail"
+		if [[ ! -s $LOGS/$name.results ]]; then
+			fail "$name" "no results; see $LOGS/$name.out"
+		elif [[ -n $ref ]] && ! diff "$ref" "$LOGS/$name.results" > "$LOGS/$name.diff"; then
+			sed 's/^/    /' "$LOGS/$name.diff" | head -20
+			fail "$name" "results differ from $(basename "$ref" .results); see $LOGS/$name.diff"
+		elif grep -q "vm-run: kernel BUG" "$LOGS/$name.out"; then
+			fail "$name" "kernel splat"
+		else
+			pass "$name"
+		fi
+	}
+	modes="2"
+	[[ $SWEEP -eq 1 ]] && modes="0 1 2"
+	for mode in $modes; do
+		mmtest mm-precopy$mode "$PATCHED" $mode "$mm_ref"
+	done
+	if [[ -n $DEBUGK && $SWEEP -eq 1 ]]; then
+		# The debug kernel's reference is pre-copy off on the same kernel (as for cow.c above).
+		mmtest debug-mm-precopy0 "$DEBUGK" 0 ""
+		for mode in 1 2; do
+			mmtest debug-mm-precopy$mode "$DEBUGK" $mode "$LOGS/debug-mm-precopy0.results"
 		done
 	fi
 fi
