@@ -248,6 +248,11 @@ bool cli_symbols_have(const struct cli_symbols *s, pid_t pid)
 	return false;
 }
 
+bool cli_symbols_readable(struct cli_symbols *s, pid_t pid)
+{
+	return slot_at(s, pid, 0, false) != NULL;
+}
+
 void cli_symbols_read(struct cli_symbols *s, pid_t pid)
 {
 	(void)slot_at(s, pid, 0, false);

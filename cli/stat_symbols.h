@@ -48,6 +48,8 @@ void cli_symbols_forget(struct cli_symbols *s, pid_t pid);
 void cli_symbols_exec(struct cli_symbols *s, pid_t pid, uint64_t when);
 /** Read pid's modules now, if they are not already (a fork child's code is its parent's at the fork). */
 void cli_symbols_read(struct cli_symbols *s, pid_t pid);
+/** pid's current modules can be read (read now if they were not): false once it is gone. */
+bool cli_symbols_readable(struct cli_symbols *s, pid_t pid);
 /** pid's current modules are read (or were tried). */
 bool cli_symbols_have(const struct cli_symbols *s, pid_t pid);
 /**

@@ -247,7 +247,7 @@ static void where_code_sample(struct stat_where *w, struct wproc *p, const struc
 		code_owner(w, p, s->time_ns, &owner, &fallback, &at, &pre_exec);
 	}
 	w->code_samples++;
-	if (!cli_symbols_when(w->syms, owner, at, pre_exec) && !fallback) {
+	if (!cli_symbols_when(w->syms, owner, at, pre_exec) && !(fallback && cli_symbols_readable(w->syms, fallback))) {
 		w->code_replaced++; /* its program's modules are gone: any name would be another program's */
 		return;
 	}
@@ -295,7 +295,8 @@ struct queued *where_sample_copy(const struct cb_wpfault_sample *s)
 	if (!q)
 		return NULL;
 	q->s = *s;
-	memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
+	if (s->nchain) /* none without call chains (--where=maps) */
+		memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
 	q->s.chain = q->chain;
 	if (stack) {
 		memcpy(q->chain + s->nchain, s->stack, stack);
