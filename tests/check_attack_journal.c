@@ -283,6 +283,60 @@ START_TEST(many_concurrent_owners)
 }
 END_TEST
 
+/*
+ * Hostile journal lines for the knob (KNOB stands for its path), each with dead owners only: recover
+ * puts the original back exactly when the line names it whole, and nothing crashes or overflows.
+ */
+static const struct {
+	const char *line; /* KNOB is replaced by the knob's path; N by 300 dead owners */
+	const char *knob_after;
+} hostile_lines[] = {
+	{ "KNOB 0 N\n", "0\n" },                                         /* more owners than the journal holds */
+	{ "KNOB 0 2147483000:1:2:3 x:y ::\n", "0\n" },                   /* garbage after an owner */
+	{ "KNOB -9223372036854775808 2147483000:1\n", "7\n" },           /* LLONG_MIN: no long, not restored */
+	{ "KNOB 0 -9223372036854775808:-9223372036854775808\n", "0\n" }, /* no owner parses: none alive */
+	{ "KNOB 99999999999999999999999 2147483000:1\n", "7\n" },        /* wraps: not restored as a number */
+	{ "KNOB 0 2147483000:1", "7\n" },                                 /* no newline: a cut line */
+	{ "KNOB\n", "7\n" },                                             /* no value */
+	{ "KNOB 0 2147483000:1\nKNOB 0 2147483000:1\n", "0\n" },          /* the same key twice */
+};
+
+START_TEST(hostile_journal_line)
+{
+	char knob[600], *text = malloc(1 << 20), *o = text;
+	const char *in = hostile_lines[_i].line;
+	struct cb_sysctl_stale st[4];
+	struct cb_sysctl_held h[4];
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	write_file(knob, "7\n");
+	cb_sysctl_test_key(knob);
+	for (; *in; in++) {
+		if (*in == 'K' && strncmp(in, "KNOB", 4) == 0) {
+			o += sprintf(o, "%s", knob);
+			in += 3;
+		} else if (*in == 'N') {
+			for (int k = 0; k < 300; k++)
+				o += sprintf(o, "%s%d:1", k ? " " : "", 2147483000 + k);
+		} else {
+			*o++ = *in;
+		}
+	}
+	*o = '\0';
+	write_journal(dir, text);
+	(void)cb_sysctl_overrides(h, 4);
+	(void)cb_sysctl_recover(st, 4);
+	assert_file(knob, hostile_lines[_i].knob_after);
+	ck_assert_int_ge(cb_sysctl_overrides(h, 4), 0);
+	cb_sysctl_test_key(NULL);
+	free(text);
+	rm_tree(dir);
+}
+END_TEST
+
 /* The refusal past the limit, as a --hugetlb row says it: the limit named. */
 START_TEST(owner_limit_is_named)
 {
@@ -306,6 +360,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(t, unknown_key_is_never_changed);
 	tcase_add_loop_test(t, many_concurrent_owners, 0, (int)(sizeof(crowds) / sizeof(crowds[0])));
 	tcase_add_test(t, owner_limit_is_named);
+	tcase_add_loop_test(t, hostile_journal_line, 0, (int)(sizeof(hostile_lines) / sizeof(hostile_lines[0])));
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -265,8 +266,13 @@ static const char *parse_num(const char *p, long long *out)
 
 	p += neg;
 	s = p;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (unsigned long long)(*p++ - '0');
+	while (*p >= '0' && *p <= '9') {
+		unsigned d = (unsigned)(*p++ - '0');
+
+		if (v > ((unsigned long long)LLONG_MAX - d) / 10)
+			return NULL; /* out of range: never a wrapped value written back as root */
+		v = v * 10 + d;
+	}
 	if (p == s)
 		return NULL;
 	*out = neg ? -(long long)v : (long long)v;
