@@ -158,9 +158,15 @@ static void on_sample(void *arg, const struct cb_wpfault_sample *s)
 	if (w->fc)
 		cb_forkcow_fault(w->fc, s); /* kept until the flush: its process may be born later in this drain */
 	if (!p) {
-		/* A child's first faults can come out of one CPU's buffer before its fork record out of another's. */
+		/*
+		 * A child's first faults can come out of one CPU's buffer before its fork record out of another's.
+		 * Most such samples are other processes': kept without the stack copy (the frame-pointer chain only).
+		 */
+		struct cb_wpfault_sample light = *s;
+
+		light.have_regs = false;
 		if (w->o.children && room_for_one((void **)&w->unknown, &w->capunknown, w->nunknown, sizeof(*w->unknown)) &&
-		    (q = where_sample_copy(s)))
+		    (q = where_sample_copy(&light)))
 			w->unknown[w->nunknown++] = q;
 		return;
 	}

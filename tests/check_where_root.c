@@ -115,6 +115,23 @@ static long long function_samples(const char *out, const char *fn)
 	return -1;
 }
 
+/* The number before `after` in text (0 when absent). */
+static long long count_before(const char *text, const char *after)
+{
+	const char *p = strstr(text, after);
+
+	while (p && p > text && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtoll(p, NULL, 10) : 0;
+}
+
+static void assert_named_within(const char *out, const char *fn, long long want, long long lost)
+{
+	long long n = function_samples(out, fn);
+
+	ck_assert_msg(n <= want && n + lost >= want, "%s: %lld of %lld (%lld lost)", fn, n, want, lost);
+}
+
 /* By code: every write fault, named after the function that wrote; paths and folded stacks to match. */
 START_TEST(test_where_code_three_functions)
 {
@@ -127,6 +144,21 @@ START_TEST(test_where_code_three_functions)
 	snprintf(opt, sizeof(opt), "--folded=%s", folded);
 	r = run_where("--where=code", opt);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	if (strstr(r.err, " fault records (buffers full)")) {
+		/*
+		 * A slow watcher (ASan, a loaded machine) lost records, said so with their number: each count is
+		 * short by at most that many, never over (issue 29, item 11). The folded lines then differ too.
+		 */
+		long long lost = count_before(r.err, " fault records (buffers full)");
+
+		printf("three functions: %lld records lost\n", lost);
+		assert_named_within(r.out, "write_anon (cow-where)", ANON, lost);
+		assert_named_within(r.out, "write_heap (cow-where)", HEAP, lost);
+		assert_named_within(r.out, "write_stack (cow-where)", STACK, lost);
+		unlink(folded);
+		tu_free(&r);
+		return;
+	}
 	ck_assert_int_eq(function_samples(r.out, "write_anon (cow-where)"), ANON);
 	ck_assert_int_eq(function_samples(r.out, "write_heap (cow-where)"), HEAP);
 	ck_assert_int_eq(function_samples(r.out, "write_stack (cow-where)"), STACK);
@@ -292,16 +324,6 @@ END_TEST
 /* other faults: the parent's own on each fork, each child's first PLT calls (_dl_fixup), the loader's */
 #define EXEC_SLACK_PER_CHILD 10
 #define EXEC_SLACK 200
-
-/* The number before `after` in text (0 when absent). */
-static long long count_before(const char *text, const char *after)
-{
-	const char *p = strstr(text, after);
-
-	while (p && p > text && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p ? strtoll(p, NULL, 10) : 0;
-}
 
 static const struct {
 	int children, pages;
