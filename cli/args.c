@@ -555,6 +555,9 @@ int cli_apply_sysctl(const char *option, const char *path, long value)
 		cli_error("%s needs root to write %s", option, path);
 	else if (err == -EBUSY)
 		cli_error("%s: %s is held at another value by a running cowbench (see cowbench info)", option, path);
+	else if (err == -EUSERS)
+		cli_error("%s: %d concurrent cowbench runs hold %s already, the most the settings journal tracks",
+			  option, CB_SYSCTL_MAX_OWNERS, path);
 	else if (err < 0)
 		cli_error("%s: cannot set %s: %s", option, path, strerror(-err));
 	return err < 0 ? -1 : 0;

@@ -712,6 +712,34 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 	return 0;
 }
 
+static size_t cell_todo(const struct plan *p, size_t c, long reps);
+static size_t cell_evidence_todo(const struct plan *p, size_t c);
+
+/* Whether cell c is a --baseline or has one: its target also waits on the pair (judge()). */
+static bool in_pair(const struct plan *p, size_t c)
+{
+	for (size_t k = 0; p->partner && k < p->cells.n; k++)
+		if (p->partner[k] == c || (k == c && p->partner[k] != SIZE_MAX))
+			return true;
+	return false;
+}
+
+/*
+ * A resumed cell whose file holds the row that stopped it: judged again
+ * under this run's rule (a higher --max-reps, a tighter --target-ci let it
+ * go on; the same options stop it again). A time bound that stopped it
+ * stays: the time spent before is not known. Fixed --reps: stopped stays.
+ */
+static void resume_stops(const struct matrix_opts *o, struct plan *p)
+{
+	for (size_t c = 0; o->adaptive.target > 0 && c < p->cells.n; c++) {
+		if (p->stopped[c] != 1)
+			continue;
+		p->stopped[c] = (in_pair(p, c) ? cli_reps_judge_bounds(&p->reps[c]) : cli_reps_judge(&p->reps[c])) !=
+				CB_STOP_NO;
+	}
+}
+
 /*
  * --resume: read FILE, cut off a row a crash left half-written, and mark
  * the reps it holds as done. A missing file is a fresh start.
@@ -720,7 +748,7 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 {
 	struct cb_results res;
 	char why[512];
-	size_t seen = 0, foreign = 0, rerun = 0, total = p->cells.n * (size_t)o->cap; /* adaptive: at most */
+	size_t seen = 0, foreign = 0, rerun = 0, total = p->cells.n * (size_t)o->cap, todo = 0; /* adaptive: at most */
 	int err;
 
 	if (access(o->resume, F_OK) != 0 || (o->out_created && !o->dry_run))
@@ -765,9 +793,9 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 			p->ev_done[(size_t)c * CLI_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
 		} else {
 			p->done[(size_t)c * (size_t)o->cap + (size_t)(res.rows[r].rep - 1)] = 1;
-			/* Reps already there count toward the cell's interval; a row that stopped it ends it. */
+			/* Reps already there count toward the cell's interval; a row that stopped it ends it (resume_stops). */
 			cli_reps_count(&p->reps[c], &res.rows[r]);
-			p->stopped[c] |= res.rows[r].stop[0] != '\0';
+			p->stopped[c] |= res.rows[r].stop[0] == '\0' ? 0 : strcmp(res.rows[r].stop, "max-time") == 0 ? 2 : 1;
 			if (res.rows[r].round != CB_NA && res.rows[r].round > p->last_round && !mk_cell_in_guest(&p->cells.cell[c]))
 				p->last_round = res.rows[r].round; /* the next rounds number on from here */
 		}
@@ -779,10 +807,13 @@ static int load_resume(const struct matrix_opts *o, struct plan *p)
 		cli_note("%s: %zu rows record reps a guest never ran (error:guest:*): kept, and those reps run again",
 			 o->resume, rerun);
 	p->resumed = seen;
-	for (size_t c = 0; c < p->cells.n; c++)
+	resume_stops(o, p);
+	for (size_t c = 0; c < p->cells.n; c++) {
 		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;
-	cli_note("--resume %s: %zu of %zu reps already there, skipped; %zu to run", o->resume, seen, total,
-		 total > seen ? total - seen : 0);
+		todo += cell_todo(p, c, o->cap) + cell_evidence_todo(p, c);
+	}
+	cli_note("--resume %s: %zu of %zu reps already there, skipped; %s%zu to run", o->resume, seen, total,
+		 o->adaptive.target > 0 && todo ? "at most " : "", todo);
 	cb_results_free(&res);
 	return 0;
 }

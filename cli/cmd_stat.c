@@ -980,10 +980,10 @@ int cmd_stat(int argc, char **argv)
 			  cowstats_path() ? cowstats_path() : CB_COWSTATS_PATH);
 		status = EXIT_USAGE;
 	} else {
+		catch_stop_signals(); /* before the command runs: a SIGTERM then still stops it and prints the total */
 		status = st.system_only ? 0 : start_watching(&st, argv + cmd);
 	}
 	if (status == 0) {
-		catch_stop_signals();
 		note_missing(&st);
 		print_header(&st);
 		st.t0 = cli_now_s();

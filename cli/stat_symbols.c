@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stat_symbols.h"
 
 #define MAX_PIDS 64
+#define MAX_MODULE_SPAN (1ull << 32) /* no ELF file maps wider: a module reported wider is two programs' maps */
 
 struct sym {
 	uint64_t ip;
@@ -33,12 +35,16 @@ struct pid_syms {
 	struct sym *tab;     /* open addressing on ip */
 	size_t cap, used;
 	unsigned long last_use;
+	uint64_t read0, read1; /* CLOCK_MONOTONIC before and after its maps were read */
+	uint64_t until;        /* the program it names was replaced by an exec then (0: still current) */
 };
 
 struct cli_symbols {
 	struct pid_syms p[MAX_PIDS];
 	unsigned long tick;
 	const char *last_module;
+	uint64_t at;           /* cli_symbols_when: the time the code looked up ran */
+	bool pre_exec;         /* ... under a program an exec replaced since */
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -171,26 +177,99 @@ static Dwfl *open_process(pid_t pid)
 	return d;
 }
 
-/* The slot of pid, opened on first use (the least recently used slot is reused). */
-static struct pid_syms *slot(struct cli_symbols *s, pid_t pid)
+static uint64_t mono_ns(void)
 {
-	struct pid_syms *lru = &s->p[0];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The slot of pid naming the program it ran at time at: with pre_exec, one
+ * read before the exec that replaced that program (never opened now: the
+ * maps are the new program's); else the current one, opened on first use
+ * (the least recently used slot is reused).
+ */
+static struct pid_syms *slot_at(struct cli_symbols *s, pid_t pid, uint64_t at, bool pre_exec)
+{
+	struct pid_syms *lru = &s->p[0], *best = NULL;
 	Dwfl *d;
 
 	for (int i = 0; i < MAX_PIDS; i++) {
-		if (s->p[i].pid == pid) {
-			s->p[i].last_use = ++s->tick;
-			return s->p[i].dwfl ? &s->p[i] : NULL;
+		struct pid_syms *p = &s->p[i];
+
+		if (p->pid == pid && !pre_exec && !p->until) {
+			p->last_use = ++s->tick;
+			return p->dwfl ? p : NULL;
 		}
-		if (s->p[i].last_use < lru->last_use)
+		if (p->pid == pid && pre_exec && p->until && at < p->until && (!best || p->until < best->until))
+			best = p; /* the earliest program still running at `at` */
+		if (p->last_use < lru->last_use)
 			lru = &s->p[i];
 	}
-	d = open_process(pid);
+	if (pre_exec) {
+		if (best)
+			best->last_use = ++s->tick;
+		return best && best->dwfl ? best : NULL;
+	}
 	drop(lru);
+	lru->read0 = mono_ns();
+	d = open_process(pid);
+	lru->read1 = mono_ns();
 	lru->pid = pid;
 	lru->dwfl = d;
 	lru->last_use = ++s->tick;
 	return d ? lru : NULL;
+}
+
+static struct pid_syms *slot(struct cli_symbols *s, pid_t pid)
+{
+	return slot_at(s, pid, s->at, s->pre_exec);
+}
+
+bool cli_symbols_when(struct cli_symbols *s, pid_t pid, uint64_t at, bool pre_exec)
+{
+	s->at = at;
+	s->pre_exec = pre_exec;
+	if (!pre_exec)
+		return true;
+	for (int i = 0; i < MAX_PIDS; i++)
+		if (s->p[i].pid == pid && s->p[i].until && at < s->p[i].until && s->p[i].dwfl)
+			return true;
+	return false;
+}
+
+bool cli_symbols_have(const struct cli_symbols *s, pid_t pid)
+{
+	for (int i = 0; i < MAX_PIDS; i++)
+		if (s->p[i].pid == pid && !s->p[i].until)
+			return true;
+	return false;
+}
+
+bool cli_symbols_readable(struct cli_symbols *s, pid_t pid)
+{
+	return slot_at(s, pid, 0, false) != NULL;
+}
+
+void cli_symbols_read(struct cli_symbols *s, pid_t pid)
+{
+	(void)slot_at(s, pid, 0, false);
+}
+
+void cli_symbols_exec(struct cli_symbols *s, pid_t pid, uint64_t when)
+{
+	for (int i = 0; i < MAX_PIDS; i++) {
+		struct pid_syms *p = &s->p[i];
+
+		if (p->pid != pid || p->until)
+			continue;
+		if (p->read1 < when)
+			p->until = when; /* read whole before the exec: it names the code that ran until then */
+		else
+			drop(p); /* read during or after it: the new program's, or a mix */
+	}
 }
 
 static const char *base_name(const char *path)
@@ -210,8 +289,13 @@ static void resolve(Dwfl *d, uint64_t ip, bool leaf, struct sym *out)
 	char buf[160];
 
 	if (m) {
-		mname = dwfl_module_info(m, NULL, &mstart, NULL, NULL, NULL, NULL, NULL);
-		fn = function_at(m, at); /* only a function whose extent covers at: never a neighbour or data */
+		GElf_Addr mend = 0;
+
+		mname = dwfl_module_info(m, NULL, &mstart, &mend, NULL, NULL, NULL, NULL);
+		if (at < mstart || at >= mend || mend - mstart > MAX_MODULE_SPAN)
+			m = NULL; /* beyond the last module (a stray unwound word), or one spread over far-apart maps */
+		else
+			fn = function_at(m, at); /* only a function whose extent covers at: never a neighbour or data */
 	}
 	if (fn)
 		snprintf(buf, sizeof(buf), "%s", fn);
@@ -270,7 +354,7 @@ const char *cli_symbols_name(struct cli_symbols *s, pid_t pid, pid_t fallback, u
 	struct sym *e;
 
 	if (!ps && fallback > 0)
-		ps = slot(s, fallback);
+		ps = slot_at(s, fallback, 0, false);
 	e = ps ? lookup(ps, ip, leaf) : NULL;
 	s->last_module = e ? e->module : "?";
 	return e ? e->name : NULL;
@@ -346,7 +430,7 @@ int cli_symbols_unwind(struct cli_symbols *s, pid_t pid, pid_t fallback, pid_t t
 	struct pid_syms *ps = slot(s, pid);
 
 	if (!ps && fallback > 0)
-		ps = slot(s, fallback);
+		ps = slot_at(s, fallback, 0, false);
 	if (!ps || max < 1)
 		return 0;
 	if (!ps->attached) {

@@ -40,5 +40,26 @@ int cli_symbols_unwind(struct cli_symbols *s, pid_t pid, pid_t fallback, pid_t t
 const char *cli_symbols_last_module(const struct cli_symbols *s);
 /** pid ran exec or exited: its code is not what was read. */
 void cli_symbols_forget(struct cli_symbols *s, pid_t pid);
+/**
+ * pid ran exec at when (CLOCK_MONOTONIC): its modules read whole before
+ * then are kept for code that ran before it (cli_symbols_when); read
+ * during or after, they are dropped.
+ */
+void cli_symbols_exec(struct cli_symbols *s, pid_t pid, uint64_t when);
+/** Read pid's modules now, if they are not already (a fork child's code is its parent's at the fork). */
+void cli_symbols_read(struct cli_symbols *s, pid_t pid);
+/** pid's current modules can be read (read now if they were not): false once it is gone. */
+bool cli_symbols_readable(struct cli_symbols *s, pid_t pid);
+/** pid's current modules are read (or were tried). */
+bool cli_symbols_have(const struct cli_symbols *s, pid_t pid);
+/**
+ * The lookups that follow (name, unwind) are for code pid ran at time at;
+ * pre_exec: under a program an exec has replaced since, which only
+ * modules read before that exec can name (the process's maps are now the
+ * new program's). false when there are none: such an address would be
+ * named in the wrong program. The fallback pid is always looked up as it
+ * is now.
+ */
+bool cli_symbols_when(struct cli_symbols *s, pid_t pid, uint64_t at, bool pre_exec);
 
 #endif

@@ -95,6 +95,8 @@ static struct wproc *add_proc(struct stat_where *w, pid_t pid, pid_t ppid, bool 
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start)
 {
 	add_proc(w, pid, ppid, at_start);
+	if (w->syms && at_start) /* before an exec can replace what it runs (children: their parent, at the fork) */
+		cli_symbols_read(w->syms, pid);
 	if (w->fc)
 		cb_forkcow_watch(w->fc, pid);
 }
@@ -135,20 +137,40 @@ static void push_pending(struct wproc *p, uint64_t addr, uint64_t t)
 	p->pending[p->npending++] = (struct pending){ addr, t };
 }
 
-static void on_sample(void *arg, const struct cb_wpfault_sample *s)
+/* A fault of a watched process: counted, pending its classification, and in the code view queued. */
+static void on_sample_watched(struct stat_where *w, const struct cb_wpfault_sample *s)
 {
-	struct stat_where *w = arg;
 	struct wproc *p = where_proc(w, s->pid);
 
-	if (w->fc)
-		cb_forkcow_fault(w->fc, s); /* kept until the flush: its process may be born later in this drain */
-	if (!p)
-		return;
 	p->faults++;
 	if (w->o.mode != WHERE_NONE)
 		push_pending(p, s->addr & ~(uint64_t)(w->page - 1), s->time_ns);
 	if (w->o.mode == WHERE_CODE)
 		where_code_queue(w, s);
+}
+
+static void on_sample(void *arg, const struct cb_wpfault_sample *s)
+{
+	struct stat_where *w = arg;
+	struct wproc *p = where_proc(w, s->pid);
+	struct queued *q;
+
+	if (w->fc)
+		cb_forkcow_fault(w->fc, s); /* kept until the flush: its process may be born later in this drain */
+	if (!p) {
+		/*
+		 * A child's first faults can come out of one CPU's buffer before its fork record out of another's.
+		 * Most such samples are other processes': kept without the stack copy (the frame-pointer chain only).
+		 */
+		struct cb_wpfault_sample light = *s;
+
+		light.have_regs = false;
+		if (w->o.children && room_for_one((void **)&w->unknown, &w->capunknown, w->nunknown, sizeof(*w->unknown)) &&
+		    (q = where_sample_copy(&light)))
+			w->unknown[w->nunknown++] = q;
+		return;
+	}
+	on_sample_watched(w, s);
 }
 
 static void on_task(void *arg, const struct cb_wpfault_task *t)
@@ -161,17 +183,31 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 	if (t->pid != t->tid)
 		return; /* a thread: its process is already watched or not */
 	if (t->kind == CB_WPFAULT_FORK && w->o.children && where_proc(w, t->ppid) && !where_proc(w, t->pid)) {
-		add_proc(w, t->pid, t->ppid, false);
+		if ((p = add_proc(w, t->pid, t->ppid, false)))
+			p->fork_ns = t->time_ns;
+		/* the child runs the parent's code as of the fork: read it before an exec replaces it (not after one) */
+		if (w->syms && where_proc(w, t->ppid)->exec_ns <= t->time_ns)
+			cli_symbols_read(w->syms, t->ppid);
 		if (w->nborn < sizeof(w->born) / sizeof(w->born[0]))
 			w->born[w->nborn++] = t->pid;
 	} else if (t->kind == CB_WPFAULT_EXIT && (p = where_proc(w, t->pid))) {
 		w->exits_pending++;
 	} else if (t->kind == CB_WPFAULT_EXEC && (p = where_proc(w, t->pid))) {
-		if (w->syms)
-			cli_symbols_forget(w->syms, t->pid);
+		if (w->syms) /* samples still queued from before it keep the modules read before it */
+			cli_symbols_exec(w->syms, t->pid, t->time_ns);
+		p->exec_ns = t->time_ns;
+		if (!p->first_exec_ns)
+			p->first_exec_ns = t->time_ns;
 		p->execd = true;
 		read_comm(t->pid, p->comm, sizeof(p->comm));
 	}
+}
+
+void where_take_records(struct stat_where *w)
+{
+	const struct cb_wpfault_handler h = { on_sample, on_task, w };
+
+	cb_wpfault_drain(w->wp, &h);
 }
 
 /*
@@ -187,8 +223,18 @@ static void drain(struct stat_where *w)
 		return;
 	do {
 		uint64_t mark = mono_ns();
+		size_t n;
 
 		cb_wpfault_drain(w->wp, &h);
+		n = w->nunknown;
+		w->nunknown = 0;
+		for (size_t i = 0; i < n; i++) { /* those whose process this drain's fork records made watched */
+			const struct cb_wpfault_sample *s = where_sample_of(w->unknown[i]);
+
+			if (where_proc(w, s->pid))
+				on_sample_watched(w, s);
+			free(w->unknown[i]);
+		}
 		if (w->fc)
 			cb_forkcow_flush(w->fc, mark, NULL, NULL);
 	} while (where_code_process(w, 64) > 0);
@@ -567,6 +613,9 @@ void stat_where_free(struct stat_where *w)
 		free_snaps(w->procs[i].old, w->procs[i].nold);
 	}
 	free(w->procs);
+	for (size_t i = 0; i < w->nunknown; i++)
+		free(w->unknown[i]);
+	free(w->unknown);
 	where_code_free(w);
 	cli_symbols_free(w->syms);
 	if (w->kpageflags_fd >= 0)

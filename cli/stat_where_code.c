@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "stat_symbols.h"
@@ -110,26 +111,50 @@ static bool append(char *buf, size_t len, size_t *at, const char *s)
 	return true;
 }
 
-/* A frame's name: the function, or the address when no symbol covers it (JIT, interpreter, stripped). */
 /*
- * Whose modules name p's code: a fork child that has not run exec has its
- * parent's, already read (and usually still there); else its own.
+ * Whose modules name code p ran at time t, and whether an exec has replaced
+ * that program since (then only modules read before the exec can name it,
+ * cli_symbols_when). A fork child that had not run exec at t runs its
+ * parent's code as of the fork; code before an exec of the command stat
+ * started is stat's own (forked, held, not yet exec'd); else p's own. The
+ * fallback, looked up as it is now, only where its code is that code.
  */
-static void code_owner(const struct stat_where *w, const struct wproc *p, pid_t *pid, pid_t *fallback)
+static void code_owner(const struct stat_where *w, const struct wproc *p, uint64_t t, pid_t *pid, pid_t *fallback,
+		       uint64_t *at, bool *pre_exec)
 {
-	bool forked = !p->at_start && !p->execd && p->ppid && where_proc(w, p->ppid);
+	const struct wproc *parent = p->ppid ? where_proc(w, p->ppid) : NULL;
+	bool before_exec = p->exec_ns && t < p->exec_ns;                  /* p itself ran exec after t */
+	bool before_first = p->first_exec_ns && t < p->first_exec_ns;     /* ... and had run none before t */
+	bool forked = !p->at_start && parent && (!p->execd || before_first);
 
-	*pid = forked ? p->ppid : p->pid;
-	*fallback = forked ? p->pid : p->ppid;
+	*at = t;
+	*pre_exec = false;
+	if (forked) {
+		*pid = p->ppid;
+		*fallback = p->execd ? 0 : p->pid; /* the child's maps are still the fork's until it runs exec */
+		*at = p->fork_ns ? p->fork_ns : t;
+		*pre_exec = parent->exec_ns && *at < parent->exec_ns;
+	} else if (before_first && p->ppid == getpid()) {
+		*pid = getpid();
+		*fallback = 0;
+	} else {
+		*pid = p->pid;
+		*fallback = p->execd ? 0 : p->ppid;
+		*pre_exec = before_exec;
+	}
 }
 
-static const char *frame_name(struct stat_where *w, const struct wproc *p, uint64_t ip, bool leaf, char *buf,
-			      size_t len)
+/* A frame's name: the function, or the address when no symbol covers it (JIT, interpreter, stripped). */
+static const char *frame_name(struct stat_where *w, const struct wproc *p, uint64_t t, uint64_t ip, bool leaf,
+			      char *buf, size_t len)
 {
 	pid_t pid, fallback;
 	const char *name;
+	uint64_t at;
+	bool pre_exec;
 
-	code_owner(w, p, &pid, &fallback);
+	code_owner(w, p, t, &pid, &fallback, &at, &pre_exec);
+	cli_symbols_when(w->syms, pid, at, pre_exec);
 	name = cli_symbols_name(w->syms, pid, fallback, ip, leaf);
 
 	if (name)
@@ -209,12 +234,25 @@ static void where_code_sample(struct stat_where *w, struct wproc *p, const struc
 	const char *names[CB_WPFAULT_MAX_CHAIN];
 	size_t fat = 0, pat = 0;
 	pid_t owner, fallback;
+	uint64_t at;
+	bool pre_exec;
 	int k;
 
-	code_owner(w, p, &owner, &fallback);
+	code_owner(w, p, s->time_ns, &owner, &fallback, &at, &pre_exec);
+	if (!pre_exec && !cli_symbols_have(w->syms, owner)) {
+		/* Read now, then the records since the last drain: an exec between the two drops what was read. */
+		cli_symbols_read(w->syms, owner);
+		where_take_records(w);
+		p = where_proc(w, s->pid); /* the records may have grown the process table */
+		code_owner(w, p, s->time_ns, &owner, &fallback, &at, &pre_exec);
+	}
+	w->code_samples++;
+	if (!cli_symbols_when(w->syms, owner, at, pre_exec) && !(fallback && cli_symbols_readable(w->syms, fallback))) {
+		w->code_replaced++; /* its program's modules are gone: any name would be another program's */
+		return;
+	}
 	k = s->have_regs ? cli_symbols_unwind(w->syms, owner, fallback, s->tid, s->uregs, s->stack, s->stack_size, unwound,
 					      CB_WPFAULT_MAX_CHAIN) : 0;
-	w->code_samples++;
 	n = plausible_frames(w, p, chain, n);
 	if (k > (int)n) { /* the CFI walk went further than the frame pointers */
 		chain = unwound;
@@ -222,7 +260,7 @@ static void where_code_sample(struct stat_where *w, struct wproc *p, const struc
 		w->code_unwound++;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		names[i] = strdupa(frame_name(w, p, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
+		names[i] = strdupa(frame_name(w, p, s->time_ns, chain[i], i == 0, tmp, sizeof(tmp))); /* the cache may move */
 		if (i == 0)
 			snprintf(fn, sizeof(fn), "%s (%s)", names[0], cli_symbols_last_module(w->syms));
 	}
@@ -249,10 +287,32 @@ struct queued {
 	uint64_t chain[]; /* then the stack bytes */
 };
 
-void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
+struct queued *where_sample_copy(const struct cb_wpfault_sample *s)
 {
 	size_t stack = s->have_regs ? (size_t)s->stack_size : 0;
 	struct queued *q = malloc(sizeof(*q) + s->nchain * sizeof(uint64_t) + stack);
+
+	if (!q)
+		return NULL;
+	q->s = *s;
+	if (s->nchain) /* none without call chains (--where=maps) */
+		memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
+	q->s.chain = q->chain;
+	if (stack) {
+		memcpy(q->chain + s->nchain, s->stack, stack);
+		q->s.stack = (const unsigned char *)(q->chain + s->nchain);
+	}
+	return q;
+}
+
+const struct cb_wpfault_sample *where_sample_of(const struct queued *q)
+{
+	return &q->s;
+}
+
+void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
+{
+	struct queued *q = where_sample_copy(s);
 
 	if (!q)
 		return;
@@ -266,13 +326,6 @@ void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
 		}
 		w->queue = grown;
 		w->qcap = cap;
-	}
-	q->s = *s;
-	memcpy(q->chain, s->chain, s->nchain * sizeof(uint64_t));
-	q->s.chain = q->chain;
-	if (stack) {
-		memcpy(q->chain + s->nchain, s->stack, stack);
-		q->s.stack = (const unsigned char *)(q->chain + s->nchain);
 	}
 	w->queue[w->qlen++] = q;
 }
@@ -388,6 +441,11 @@ void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
 			fprintf(out, "  %" PRId64 " samples fault in code no symbol covers (JIT, interpreter or "
 				     "stripped static functions): shown as addresses\n", w->code_unresolved);
 	}
+	if (w->code_replaced)
+		fprintf(stderr, "cowbench: warning: --where=code: %" PRId64 " of %" PRId64 " samples ran code that an exec "
+				"replaced before its modules could be read; they are in no function or path below "
+				"(their shares are of all %" PRId64 ")\n", w->code_replaced, w->code_samples,
+			w->code_samples);
 	print_table(w, &w->funcs, "top functions (the faulting instruction's)", "function", fmt, out);
 	print_table(w, &w->paths, "top call paths (innermost first, 6 frames; --folded has them whole)", "path", fmt,
 		    out);

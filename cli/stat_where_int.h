@@ -37,6 +37,8 @@ struct pending {
 struct wproc {
 	pid_t pid, ppid;
 	bool alive, at_start, execd;
+	uint64_t fork_ns, exec_ns; /* when it was forked (its parent's code then), last ran exec; 0: not seen */
+	uint64_t first_exec_ns;    /* its first exec seen (before it: a fork child runs its parent's code) */
 	char comm[32];
 	int64_t faults, unmapped_faults;
 	struct cb_vmas vmas;
@@ -75,17 +77,22 @@ struct stat_where {
 	struct cli_symbols *syms;
 	struct strmap funcs, paths, folded;
 	int64_t code_samples, code_unresolved, code_unwound;
+	int64_t code_replaced;           /* samples of code an exec replaced before its modules were read */
 	/* forked CPython children: their samples, those named, those in the cyclic collector */
 	int64_t py_samples, py_named, py_gc;
 	struct strmap py_funcs;          /* their faulting functions */
 	struct queued **queue;           /* samples copied out of the kernel's buffers, not yet unwound */
 	size_t qhead, qlen, qcap;
+	struct queued **unknown;         /* samples of processes not watched (yet): their fork record may follow */
+	size_t nunknown, capunknown;
 	bool write_failed; /* --folded could not be written (said on stderr) */
 };
 
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
 struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
 const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p);
+/* Hand the records the kernel holds now to their handlers (no unwinding): an exec just read comes to light. */
+void where_take_records(struct stat_where *w);
 /* Faults still waiting for a look (after the last one, or of processes gone): to their mappings, unclassified. */
 void where_settle_rest(struct stat_where *w);
 
@@ -93,6 +100,9 @@ void where_settle_rest(struct stat_where *w);
 #define CODE_STACK_BYTES 4096 /* user stack copied per sample for unwinding: 8 KiB overflowed the buffers */
 /* Copy a sample out of the kernel's buffer; where_code_process unwinds and names up to max of them. */
 void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s);
+/* A sample with its call chain and stack copied into one block (free it), and the sample in it. */
+struct queued *where_sample_copy(const struct cb_wpfault_sample *s);
+const struct cb_wpfault_sample *where_sample_of(const struct queued *q);
 size_t where_code_process(struct stat_where *w, size_t max);
 void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -399,12 +400,21 @@ START_TEST(long_axis_with_file)
 END_TEST
 
 /* 90,000 cells and a 100,000-column header: hashing, not quadratic scans (this took 43 s and > 60 s). */
+/* CPU seconds (user + system) of the children reaped so far: what a run cost, whatever the machine's load. */
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	ck_assert_int_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 START_TEST(hostile_sizes_stay_fast)
 {
 	char sizes[4000] = "--size=", seeds[4000] = "--seed=", *p, path[] = "/tmp/cbtest-wideXXXXXX";
 	const char *argv[] = { "cowbench", "matrix", "--dry-run", "--workload=random", sizes, seeds, NULL };
 	const char *sum[] = { "cowbench", "summarize", path, NULL };
-	struct timespec t0, t1;
+	double t0, t1;
 	struct cli_result r;
 	FILE *fp;
 	int fd;
@@ -415,14 +425,17 @@ START_TEST(hostile_sizes_stay_fast)
 	p = seeds + 7;
 	for (int i = 1; i <= 300; i++)
 		p += sprintf(p, "%s%d", i > 1 ? "," : "", i);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = children_cpu();
 	r = tu_run_cli(argv);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = children_cpu();
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_int_eq(tu_count_lines(r.out), 90001);
 	tu_free(&r);
-	/* A bound, not a benchmark: 60x what it takes here, 1/4 of what the quadratic scan took. */
-	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "90,000 cells took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+	/*
+	 * A bound, not a benchmark: 60x what it takes here, 1/4 of what the quadratic scan took. CPU
+	 * seconds, not wall-clock ones: at load 15-20 on two CPUs the wall clock ran past it (issue 29).
+	 */
+	ck_assert_msg(t1 - t0 < 10, "90,000 cells took %.1f CPU s", t1 - t0);
 	fd = mkstemp(path);
 	fp = fdopen(fd, "w");
 	fputs("schema,workload,size_bytes,fork,rep,status", fp);
@@ -430,10 +443,10 @@ START_TEST(hostile_sizes_stay_fast)
 		fprintf(fp, ",c%d", i);
 	fputs("\n", fp);
 	fclose(fp);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = children_cpu();
 	tu_assert_usage_error(sum, "no result rows");
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ck_assert_msg(t1.tv_sec - t0.tv_sec < 10, "a 100k-column header took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+	t1 = children_cpu();
+	ck_assert_msg(t1 - t0 < 10, "a 100k-column header took %.1f CPU s", t1 - t0);
 	unlink(path);
 }
 END_TEST
@@ -589,10 +602,10 @@ END_TEST
 
 /* ---- root: kills, the measuring child, real sysctls, real cgroups ---- */
 
-/* Dead, or a zombie nobody reaped yet (it can write nothing): waited for up to 5 s on a loaded machine. */
+/* Dead, or a zombie nobody reaped yet (it can write nothing): waited for up to 30 s on a loaded machine. */
 static bool process_gone(pid_t pid)
 {
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 600; i++) {
 		char path[64], st[256] = "";
 		const char *p;
 		int fd;
@@ -653,17 +666,22 @@ START_TEST(killed_run_leaves_nothing_running)
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 		ck_assert_int_eq(posix_spawn(&pid, CB_CLI_PATH, &fa, NULL, (char *const *)argv, envp), 0);
 		posix_spawn_file_actions_destroy(&fa);
-		for (int i = 0; i < 200 && count_lines(path) < 4; i++)
+		/* Bounds for a loaded machine (load 15-20 on two CPUs, ASan): what they wait for comes or fails. */
+		for (int i = 0; i < 3000 && count_lines(path) < 4; i++)
 			usleep(20000);
 		ck_assert_int_ge(count_lines(path), 4);
 		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-		memset(children, 0, sizeof(children));
-		fd = open(cpath, O_RDONLY);
-		if (fd >= 0) {
-			(void)!read(fd, children, sizeof(children) - 1);
-			close(fd);
+		for (int i = 0; i < 250 && child <= 0; i++) { /* between two reps it has none: the next one */
+			memset(children, 0, sizeof(children));
+			fd = open(cpath, O_RDONLY);
+			if (fd >= 0) {
+				(void)!read(fd, children, sizeof(children) - 1);
+				close(fd);
+			}
+			child = atol(children);
+			if (child <= 0)
+				usleep(20000);
 		}
-		child = atol(children);
 	}
 	ck_assert_msg(child > 0, "no measuring child (delay accounting was on already?)");
 	kill(pid, SIGKILL);
@@ -682,7 +700,7 @@ START_TEST(killed_run_leaves_nothing_running)
 	ck_assert_msg(strstr(r.err, "restored kernel.task_delayacct to 0"), "%s", r.err);
 	tu_free(&r);
 	/* Other suites' cowbench runs (ctest -j) may hold it on a moment longer: they restore it too. */
-	for (int i = 0; i < 100 && cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &v) == 0 && v != 0; i++)
+	for (int i = 0; i < 600 && cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &v) == 0 && v != 0; i++)
 		usleep(50000);
 	ck_assert_int_eq(v, 0);
 	rm_rf(dir);

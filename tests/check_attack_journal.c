@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <cowbench/hugepage.h>
 #include <cowbench/sysctl.h>
 
 #include "sysctl_keys.h"
@@ -196,6 +197,157 @@ START_TEST(unknown_key_is_never_changed)
 }
 END_TEST
 
+/*
+ * Concurrent owners (issue 29, item 10): an 8-shard Slurm job plus one more
+ * run on a node all reserve huge pages (cb_sysctl_raise, each its own
+ * floor) or switch delay accounting on (cb_sysctl_override, one value).
+ * Every one of them must hold the setting, and the last to end puts the
+ * original back; past the journal's limit a run is refused with -EUSERS
+ * (its message names the limit), and the others are not disturbed.
+ */
+#ifndef CB_SYSCTL_MAX_OWNERS
+#define CB_SYSCTL_MAX_OWNERS 8 /* what the journal held before: the test builds against it */
+#endif
+
+static const struct {
+	int n;
+	bool raise; /* a floor each (huge pages) or one value (delay accounting) */
+} crowds[] = {
+	{ 9, true }, { 9, false }, { 64, true }, { CB_SYSCTL_MAX_OWNERS, true }, { CB_SYSCTL_MAX_OWNERS + 1, true },
+	{ CB_SYSCTL_MAX_OWNERS + 1, false },
+};
+
+START_TEST(many_concurrent_owners)
+{
+	int n = crowds[_i].n, go[2], ready[2], ok = 0, refused = 0, other = 0, live;
+	char knob[600];
+	long v = -1;
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	struct cb_sysctl_held h[4];
+
+	ck_assert_ptr_nonnull(pids);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	write_file(knob, "0\n");
+	cb_sysctl_test_key(knob);
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			int rc = crowds[_i].raise ? cb_sysctl_raise(knob, i + 1) : cb_sysctl_override(knob, 1);
+			char c = rc == 0 ? 'y' : rc == -EUSERS ? 'u' : 'n';
+
+			close(go[1]);
+			(void)!write(ready[1], &c, 1);
+			(void)!read(go[0], &c, 1); /* until the test closes go */
+			cb_sysctl_restore_all();
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(ready[1]);
+	for (int i = 0; i < n; i++) {
+		char c;
+
+		ck_assert_int_eq(read(ready[0], &c, 1), 1);
+		ok += c == 'y';
+		refused += c == 'u';
+		other += c == 'n';
+	}
+	close(ready[0]);
+	ck_assert_int_eq(cb_sysctl_read_long(knob, &v), 0);
+	ck_assert_int_eq(cb_sysctl_overrides(h, 4), 1);
+	live = h[0].live;
+	close(go[1]); /* every holder ends */
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(waitpid(pids[i], NULL, 0), pids[i]);
+	ck_assert_msg(other == 0, "%d of %d runs failed otherwise", other, n);
+	if (n <= CB_SYSCTL_MAX_OWNERS) {
+		ck_assert_msg(ok == n, "%d of %d concurrent runs hold it", ok, n);
+	} else {
+		ck_assert_msg(ok == CB_SYSCTL_MAX_OWNERS && refused == n - ok, "%d held, %d refused of %d", ok, refused, n);
+	}
+	ck_assert_int_eq(live, ok);
+	if (crowds[_i].raise)
+		ck_assert_int_ge(v, ok); /* the highest floor of those that hold it */
+	else
+		ck_assert_int_eq(v, 1);
+	assert_file(knob, "0\n"); /* the last one out put it back */
+	ck_assert_int_eq(cb_sysctl_overrides(h, 4), 0);
+	cb_sysctl_test_key(NULL);
+	free(pids);
+	rm_tree(dir);
+}
+END_TEST
+
+/*
+ * Hostile journal lines for the knob (KNOB stands for its path), each with dead owners only: recover
+ * puts the original back exactly when the line names it whole, and nothing crashes or overflows.
+ */
+static const struct {
+	const char *line; /* KNOB is replaced by the knob's path; N by 300 dead owners */
+	const char *knob_after;
+} hostile_lines[] = {
+	{ "KNOB 0 N\n", "0\n" },                                         /* more owners than the journal holds */
+	{ "KNOB 0 2147483000:1:2:3 x:y ::\n", "0\n" },                   /* garbage after an owner */
+	{ "KNOB -9223372036854775808 2147483000:1\n", "7\n" },           /* LLONG_MIN: no long, not restored */
+	{ "KNOB 0 -9223372036854775808:-9223372036854775808\n", "0\n" }, /* no owner parses: none alive */
+	{ "KNOB 99999999999999999999999 2147483000:1\n", "7\n" },        /* wraps: not restored as a number */
+	{ "KNOB 0 2147483000:1", "7\n" },                                 /* no newline: a cut line */
+	{ "KNOB\n", "7\n" },                                             /* no value */
+	{ "KNOB 0 2147483000:1\nKNOB 0 2147483000:1\n", "0\n" },          /* the same key twice */
+};
+
+START_TEST(hostile_journal_line)
+{
+	char knob[600], *text = malloc(1 << 20), *o = text;
+	const char *in = hostile_lines[_i].line;
+	struct cb_sysctl_stale st[4];
+	struct cb_sysctl_held h[4];
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	write_file(knob, "7\n");
+	cb_sysctl_test_key(knob);
+	for (; *in; in++) {
+		if (*in == 'K' && strncmp(in, "KNOB", 4) == 0) {
+			o += sprintf(o, "%s", knob);
+			in += 3;
+		} else if (*in == 'N') {
+			for (int k = 0; k < 300; k++)
+				o += sprintf(o, "%s%d:1", k ? " " : "", 2147483000 + k);
+		} else {
+			*o++ = *in;
+		}
+	}
+	*o = '\0';
+	write_journal(dir, text);
+	(void)cb_sysctl_overrides(h, 4);
+	(void)cb_sysctl_recover(st, 4);
+	assert_file(knob, hostile_lines[_i].knob_after);
+	ck_assert_int_ge(cb_sysctl_overrides(h, 4), 0);
+	cb_sysctl_test_key(NULL);
+	free(text);
+	rm_tree(dir);
+}
+END_TEST
+
+/* The refusal past the limit, as a --hugetlb row says it: the limit named. */
+START_TEST(owner_limit_is_named)
+{
+	char status[256], limit[16];
+
+	snprintf(limit, sizeof(limit), "%d", CB_SYSCTL_MAX_OWNERS);
+	cb_region_status(-EUSERS, true, status, sizeof(status));
+	ck_assert_msg(strncmp(status, "no-resource:hugetlb:", 20) == 0 && strstr(status, limit), "%s", status);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("attack_journal");
@@ -206,6 +358,9 @@ static Suite *journal_suite(void)
 	tcase_add_test(t, victim_line_survives_a_run);
 	tcase_add_loop_test(t, unsafe_run_dir_is_no_journal, 0, N_UNSAFE);
 	tcase_add_test(t, unknown_key_is_never_changed);
+	tcase_add_loop_test(t, many_concurrent_owners, 0, (int)(sizeof(crowds) / sizeof(crowds[0])));
+	tcase_add_test(t, owner_limit_is_named);
+	tcase_add_loop_test(t, hostile_journal_line, 0, (int)(sizeof(hostile_lines) / sizeof(hostile_lines[0])));
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -788,6 +788,33 @@ START_TEST(bash_completion_parses)
 END_TEST
 
 /* Each cell of path: its reps are 1..n exactly once and only the last carries `stop`, which is want. */
+/* As assert_stops, with rep `earlier` also holding the row that stopped the cell before a resume raised the bound. */
+static void assert_stops_after(const char *path, size_t cells, long n, const char *want, long earlier,
+			       const char *earlier_stop)
+{
+	struct cb_results res;
+	char why[512];
+	size_t timed = 0;
+
+	ck_assert_msg(cb_results_read(path, &res, why, sizeof(why)) == 0, "%s", why);
+	for (size_t i = 0; i < res.n; i++) {
+		int same = 0;
+
+		if (cb_row_is_evidence(&res.rows[i]))
+			continue;
+		timed++;
+		for (size_t j = 0; j < res.n; j++)
+			same += !cb_row_is_evidence(&res.rows[j]) && strcmp(res.rows[j].cell, res.rows[i].cell) == 0 &&
+				res.rows[j].rep == res.rows[i].rep;
+		ck_assert_int_eq(same, 1);
+		ck_assert_int_le(res.rows[i].rep, n);
+		ck_assert_str_eq(res.rows[i].stop, res.rows[i].rep == n ? want :
+						   res.rows[i].rep == earlier ? earlier_stop : "");
+	}
+	ck_assert_uint_eq(timed, cells * (size_t)n);
+	cb_results_free(&res);
+}
+
 static void assert_stops(const char *path, size_t cells, long n, const char *want)
 {
 	struct cb_results res;
@@ -839,11 +866,30 @@ START_TEST(adaptive_bounds_and_resume)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	unlink(path);
+	char *before, *after;
+	struct cli_result r;
+
 	run_ok(bound);
 	assert_stops(path, 2, 4, "max-reps");
-	/* Resumed with a higher bound: the rows that stopped the cells are there, so nothing runs. */
-	run_ok(more);
-	assert_stops(path, 2, 4, "max-reps");
+	/*
+	 * Resumed with a higher bound (issue 29, item 10: it said "22 to run" and ran 0): the cells go on
+	 * to it, their old last rows kept as the record of the first bound.
+	 */
+	r = tu_run_cli(more);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "reps already there, skipped; at most 4 to run") != NULL, "%s", r.err);
+	tu_free(&r);
+	assert_stops_after(path, 2, 6, "max-reps", 4, "max-reps");
+	/* The same again: every cell stopped under this rule, nothing runs and the note says so. */
+	before = tu_slurp(path, NULL);
+	r = tu_run_cli(more);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "skipped; 0 to run") != NULL, "%s", r.err);
+	tu_free(&r);
+	after = tu_slurp(path, NULL);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
 	unlink(path);
 	/* Fixed reps leave `stop` empty; resumed adaptively, they count and the cells go on to the bound. */
 	run_ok(fixed);

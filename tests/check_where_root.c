@@ -115,6 +115,23 @@ static long long function_samples(const char *out, const char *fn)
 	return -1;
 }
 
+/* The number before `after` in text (0 when absent). */
+static long long count_before(const char *text, const char *after)
+{
+	const char *p = strstr(text, after);
+
+	while (p && p > text && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtoll(p, NULL, 10) : 0;
+}
+
+static void assert_named_within(const char *out, const char *fn, long long want, long long lost)
+{
+	long long n = function_samples(out, fn);
+
+	ck_assert_msg(n <= want && n + lost >= want, "%s: %lld of %lld (%lld lost)", fn, n, want, lost);
+}
+
 /* By code: every write fault, named after the function that wrote; paths and folded stacks to match. */
 START_TEST(test_where_code_three_functions)
 {
@@ -127,6 +144,21 @@ START_TEST(test_where_code_three_functions)
 	snprintf(opt, sizeof(opt), "--folded=%s", folded);
 	r = run_where("--where=code", opt);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	if (strstr(r.err, " fault records (buffers full)")) {
+		/*
+		 * A slow watcher (ASan, a loaded machine) lost records, said so with their number: each count is
+		 * short by at most that many, never over (issue 29, item 11). The folded lines then differ too.
+		 */
+		long long lost = count_before(r.err, " fault records (buffers full)");
+
+		printf("three functions: %lld records lost\n", lost);
+		assert_named_within(r.out, "write_anon (cow-where)", ANON, lost);
+		assert_named_within(r.out, "write_heap (cow-where)", HEAP, lost);
+		assert_named_within(r.out, "write_stack (cow-where)", STACK, lost);
+		unlink(folded);
+		tu_free(&r);
+		return;
+	}
 	ck_assert_int_eq(function_samples(r.out, "write_anon (cow-where)"), ANON);
 	ck_assert_int_eq(function_samples(r.out, "write_heap (cow-where)"), HEAP);
 	ck_assert_int_eq(function_samples(r.out, "write_stack (cow-where)"), STACK);
@@ -282,6 +314,67 @@ START_TEST(test_where_thp_advice)
 }
 END_TEST
 
+/*
+ * --where=code across exec (issue 29, item 8): children forked before their
+ * parent's exec write after it. Their faults are the parent's old code
+ * (write_child), which the parent's maps no longer show: each is named
+ * write_child, or counted in the warning as code an exec replaced, never
+ * credited to whatever the new maps hold at that address.
+ */
+/* other faults: the parent's own on each fork, each child's first PLT calls (_dl_fixup), the loader's */
+#define EXEC_SLACK_PER_CHILD 10
+#define EXEC_SLACK 200
+
+static const struct {
+	int children, pages;
+	const char *pause_ms;
+} across_exec[] = {
+	{ 150, 20, "300" }, /* the parent's modules read before its exec: named */
+	{ 150, 20, "0" },   /* exec right after the forks */
+	{ 1, 400, "0" },    /* fork and exec within microseconds: (most likely) read too late, counted apart */
+};
+
+START_TEST(test_where_code_across_exec)
+{
+	char kids[16], pages[16], line[2048], name[512];
+	const char *argv[] = { CB_CLI_PATH, "stat", "--where=code", "--interval=0.1", "--format=json", "--top=100000",
+			       "--", CB_COW_EXEC, kids, pages, across_exec[_i].pause_ms, NULL };
+	const long long want = (long long)across_exec[_i].children * across_exec[_i].pages;
+	long long named = 0, elsewhere = 0, replaced, lost, slack;
+	const char *cur = NULL, *w;
+	struct cli_result r;
+
+	snprintf(kids, sizeof(kids), "%d", across_exec[_i].children);
+	snprintf(pages, sizeof(pages), "%d", across_exec[_i].pages);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	while (wu_next(r.out, &cur, "{\"where\":\"code\",\"kind\":\"function\"", line, sizeof(line))) {
+		const char *off;
+
+		wu_str(line, "name", name, sizeof(name));
+		if (strcmp(name, "write_child (cow-exec)") == 0)
+			named += wu_num(line, "samples");
+		else
+			elsewhere += wu_num(line, "samples");
+		off = strstr(name, "+0x"); /* module+offset: within a module's size */
+		ck_assert_msg(!off || strtoull(off + 3, NULL, 16) < (1ull << 30), "impossible offset: %s", name);
+	}
+	w = strstr(r.err, "warning: --where=code: "); /* "N of M samples ran code that an exec replaced" */
+	replaced = w ? strtoll(w + strlen("warning: --where=code: "), NULL, 10) : 0;
+	ck_assert_msg(!w || (replaced > 0 && strstr(w, "samples ran code that an exec replaced")), "%s", r.err);
+	lost = count_before(r.err, " fault records (buffers full)");
+	printf("across exec (%d children, pause %s ms): %lld named write_child, %lld replaced, %lld elsewhere, "
+	       "%lld lost\n", across_exec[_i].children, across_exec[_i].pause_ms, named, replaced, elsewhere, lost);
+	slack = EXEC_SLACK + EXEC_SLACK_PER_CHILD * across_exec[_i].children;
+	if (named + replaced + lost < want * 9 / 10 || elsewhere > slack)
+		printf("%.3000s\n", r.out);
+	ck_assert_msg(named <= want && named + replaced + lost >= want * 9 / 10,
+		      "%lld of %lld faults named write_child, %lld counted as replaced code", named, want, replaced);
+	ck_assert_msg(elsewhere <= slack, "%lld samples credited to other code", elsewhere);
+	tu_free(&r);
+}
+END_TEST
+
 static Suite *where_root_suite(void)
 {
 	Suite *s = suite_create("where_root");
@@ -295,6 +388,7 @@ static Suite *where_root_suite(void)
 	tcase_add_test(tc, test_where_cpython_refcount);
 	tcase_add_test(tc, test_where_cpython_code);
 	tcase_add_test(tc, test_where_thp_advice);
+	tcase_add_loop_test(tc, test_where_code_across_exec, 0, (int)(sizeof(across_exec) / sizeof(across_exec[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -102,6 +102,9 @@ void cb_region_status(int err, bool hugetlb, char *status, size_t len)
 		snprintf(status, len, "no-resource:hugetlb:needs root to reserve");
 	else if (hugetlb && (err == -ENOMEM || err == -ENOENT))
 		snprintf(status, len, "no-resource:hugetlb:no free 2M pages");
+	else if (hugetlb && err == -EUSERS)
+		snprintf(status, len, "no-resource:hugetlb:%d concurrent cowbench runs hold the reservation already "
+			 "(the settings journal's limit)", CB_SYSCTL_MAX_OWNERS);
 	else
 		snprintf(status, len, "error:mmap:%s", cb_strerror(err));
 }

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,8 +40,9 @@
  */
 
 #define MAX_ENTRIES 16
-#define MAX_OWNERS  8
-#define JOURNAL_MAX 8192
+#define MAX_OWNERS  CB_SYSCTL_MAX_OWNERS
+/* Every line whole at the limits: path, original, and " PID:START" per owner (at most 1 + 10 + 1 + 20 bytes). */
+#define JOURNAL_MAX (MAX_ENTRIES * (128 + 24 + MAX_OWNERS * 32) + 1)
 
 struct owner {
 	long pid;
@@ -108,7 +110,7 @@ static bool known_key(const char *path)
 
 static int write_text(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW); /* as the shell's '>' (a plain file: no tail) */
 	ssize_t n;
 	size_t len = strlen(text);
 
@@ -264,8 +266,13 @@ static const char *parse_num(const char *p, long long *out)
 
 	p += neg;
 	s = p;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (unsigned long long)(*p++ - '0');
+	while (*p >= '0' && *p <= '9') {
+		unsigned d = (unsigned)(*p++ - '0');
+
+		if (v > ((unsigned long long)LLONG_MAX - d) / 10)
+			return NULL; /* out of range: never a wrapped value written back as root */
+		v = v * 10 + d;
+	}
 	if (p == s)
 		return NULL;
 	*out = neg ? -(long long)v : (long long)v;
@@ -337,6 +344,8 @@ static int store_journal(int lockfd)
 		}
 		append(&o, end, "\n");
 	}
+	if (o == end)
+		return -E2BIG; /* cannot happen at the limits above; a cut line would lose owners */
 	*o = '\0';
 	len = (size_t)(o - jbuf);
 	(void)lockfd;
@@ -349,6 +358,23 @@ static int store_journal(int lockfd)
 	}
 	close(fd);
 	return rename(tmp_path, journal_path) < 0 ? -errno : 0;
+}
+
+/* The journal into jbuf, every byte read() gives up to its size (async-signal-safe). */
+static ssize_t read_whole(int fd)
+{
+	size_t got = 0;
+
+	while (got < sizeof(jbuf) - 1) {
+		ssize_t n = read(fd, jbuf + got, sizeof(jbuf) - 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
 }
 
 /*
@@ -386,7 +412,7 @@ static int journal_lock(bool create, sigset_t *old)
 	n = 0;
 	data = open(journal_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (data >= 0) {
-		n = read(data, jbuf, sizeof(jbuf) - 1);
+		n = read_whole(data);
 		close(data);
 	}
 	jbuf[n > 0 ? n : 0] = '\0';
@@ -502,7 +528,7 @@ static int override(const char *path, long value, bool raise_only)
 {
 	sigset_t old;
 	long now;
-	int fd, i, err = cb_sysctl_read_long(path, &now);
+	int fd, i, err = access(path, F_OK) < 0 ? -errno : 0; /* its value is read under the lock */
 
 	if (err < 0)
 		return err;
@@ -513,12 +539,16 @@ static int override(const char *path, long value, bool raise_only)
 	fd = journal_lock(true, &old);
 	if (fd < 0)
 		return override_local(path, value);
+	if ((err = cb_sysctl_read_long(path, &now)) < 0) { /* again, under the lock: another run may have just set it */
+		journal_unlock(fd, &old);
+		return err;
+	}
 	prune(NULL, 0);
 	i = find_entry(path);
 	if (i >= 0 && now != value && !(raise_only && value > now) && held_by_others(&ent[i])) {
 		err = raise_only ? 0 : -EBUSY; /* held higher already: enough for us too */
 	} else if (i >= 0) {
-		err = add_owner(&ent[i]) ? (now != value ? cb_sysctl_write_long(path, value) : 0) : -EBUSY;
+		err = add_owner(&ent[i]) ? (now != value ? cb_sysctl_write_long(path, value) : 0) : -EUSERS;
 	} else if (nent == MAX_ENTRIES) {
 		err = -ENOSPC;
 	} else {
@@ -534,8 +564,8 @@ static int override(const char *path, long value, bool raise_only)
 		if (err)
 			drop_entry(i);
 	}
-	if (i >= 0 && raise_only && err == 0 && find_entry(path) >= 0)
-		add_owner(&ent[find_entry(path)]);
+	if (i >= 0 && raise_only && err == 0 && find_entry(path) >= 0 && !add_owner(&ent[find_entry(path)]))
+		err = -EUSERS; /* held, but the last owner out would put it back under this run */
 	store_journal(fd);
 	journal_unlock(fd, &old);
 	return err;
@@ -641,7 +671,7 @@ int cb_sysctl_overrides(struct cb_sysctl_held *out, size_t max)
 	fd = open(journal_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* replaced by rename: always whole */
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	r = read(fd, jbuf, sizeof(jbuf) - 1);
+	r = read_whole(fd);
 	close(fd);
 	jbuf[r > 0 ? r : 0] = '\0';
 	parse_journal();

@@ -11,6 +11,7 @@
  * has them), else MADV_NOHUGEPAGE.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,28 @@ static __attribute__((noinline)) void write_stack(volatile char *p, long n)
 		p[i * (long)page] = 2;
 }
 
+/*
+ * A pause between phases: PAUSE_US, or with COW_WHERE_GATE=FIFO until the
+ * watcher's test writes a byte there (it paces the phases by the watcher's
+ * own lines, so a loaded machine cannot merge them); then `said` on stderr.
+ */
+static void pause_phase(const char *said)
+{
+	const char *gate = getenv("COW_WHERE_GATE");
+	char c;
+	int fd;
+
+	if (!gate) {
+		usleep(PAUSE_US);
+		return;
+	}
+	fprintf(stderr, "cow-where: %s\n", said);
+	fd = open(gate, O_RDONLY);
+	if (fd < 0 || read(fd, &c, 1) != 1)
+		_exit(3);
+	close(fd);
+}
+
 static __attribute__((noinline)) int fork_and_write(char *heap, long h, char *anon, long a, long s)
 {
 	char *stack = alloca((size_t)s * page + page);
@@ -63,11 +86,11 @@ static __attribute__((noinline)) int fork_and_write(char *heap, long h, char *an
 		_exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
 	}
 	close(hold[0]);
-	usleep(PAUSE_US);
+	pause_phase("forked");
 	write_heap(heap, h);
 	write_anon(anon, a);
 	write_stack(st, s);
-	usleep(PAUSE_US);
+	pause_phase("written");
 	close(hold[1]);
 	return waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : 1;
 }

@@ -16,6 +16,12 @@
 /** Where the journal lives (COWBENCH_RUN_DIR overrides it, for tests). */
 #define CB_SYSCTL_JOURNAL_DIR "/run/cowbench"
 
+/**
+ * The most processes one journaled setting can have as owners at once (a
+ * node's Slurm shards and runs together); one more is refused with -EUSERS.
+ */
+#define CB_SYSCTL_MAX_OWNERS 256
+
 /** Read an integer sysctl file; -ENOENT when absent, CB_EFORMAT when not a number. */
 int cb_sysctl_read_long(const char *path, long *value);
 /** Write an integer to a sysctl file; -errno (-EACCES/-EPERM without root). */
@@ -23,7 +29,8 @@ int cb_sysctl_write_long(const char *path, long value);
 /**
  * Set path to value for this process's lifetime, journaling the original.
  * When another live cowbench holds path at the same value, this process
- * becomes a co-owner; at another value: -EBUSY (nothing changed).
+ * becomes a co-owner; at another value: -EBUSY (nothing changed); with
+ * CB_SYSCTL_MAX_OWNERS owners already: -EUSERS (nothing changed).
  * Returns 0 or -errno.
  */
 int cb_sysctl_override(const char *path, long value);
