@@ -74,6 +74,25 @@ static uint32_t busiest_fork(const struct cb_trace *t, enum cb_trace_side side, 
 	return best;
 }
 
+/* Time from the side's first write in the fork to its last (records are in time order within a fork). */
+static uint64_t side_span(const struct cb_trace *t, uint32_t fork, enum cb_trace_side side)
+{
+	bool first = true;
+	uint64_t t0 = 0, span = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cb_trace_rec *r = &t->rec[i];
+
+		if (r->fork != fork || r->side != side)
+			continue;
+		if (first)
+			t0 = r->t_ns;
+		first = false;
+		span = r->t_ns - t0;
+	}
+	return span;
+}
+
 static int plan(const struct cb_trace *t, enum cb_trace_side side, struct layout *l)
 {
 	uint64_t *pages;
@@ -105,21 +124,7 @@ static int plan(const struct cb_trace *t, enum cb_trace_side side, struct layout
 		}
 		pages[r->map] = r->map_pages;
 	}
-	{
-		bool first = true;
-		uint64_t t0 = 0;
-
-		for (size_t i = 0; i < t->n; i++) {
-			const struct cb_trace_rec *r = &t->rec[i];
-
-			if (r->fork != l->fork || r->side != side)
-				continue;
-			if (first)
-				t0 = r->t_ns;
-			first = false;
-			l->span_ns = r->t_ns - t0; /* records are in time order within a fork */
-		}
-	}
+	l->span_ns = side_span(t, l->fork, side);
 	for (uint32_t m = 0; m < l->nmaps; m++) {
 		l->base[m] = pages[m] ? l->pages : UINT64_MAX;
 		l->pages += pages[m];
