@@ -170,7 +170,7 @@ def replay_section(by_cell, summ):
           "every first write of one side after its fork, in order) replayed by `--workload=replay` in each kernel "
           "and mode: the same pages in the same order, from the side that wrote them. Writes: pages the replay "
           "wrote (`touched`). Traps: the writer's write faults in its loop (`faults`), Δ against pre-copy off "
-          "in the same boot. Fault copies: the writer's COW copies in faults (taskstats `wpcopy_count`). "
+          "in the same boot. "
           "Pre-copied: pages the kernel copied ahead during the rep (`precopy_success`, kernel-wide). Wasted: "
           "pages copied ahead that the writer never wrote (`precopy_wasted`, pagemap). Memory: growth of the "
           "writer's private memory over the writes (`anon_growth_kb`, smaps). Runtime: the write loop's wall "
@@ -180,9 +180,9 @@ def replay_section(by_cell, summ):
         cmd = trace_header(trace)
         md.append(f"**{name}** (`{trace}`, the {writer}'s writes" + (f"; recorded: `{cmd}`" if cmd else "") + ")")
         md.append("")
-        md.append("| kernel, pre-copy | writes | traps | Δ traps | fault copies | pre-copied | wasted | memory "
+        md.append("| kernel, pre-copy | writes | traps | Δ traps | pre-copied | wasted | memory "
                   "| runtime | Δ runtime | reps |")
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         order = [("stock", None, "stock")] + [("patched", m, f"patched, {label}") for label, m in REPLAY_MODES]
         for kernel, mode, label in order:
             cell = next((c for c in cells if pairs(c).get("kernel") == kernel and pairs(c).get("precopy") == mode),
@@ -203,7 +203,7 @@ def replay_section(by_cell, summ):
             wasted = avg("precopy_wasted")
             md.append(f"| {label} | {cnt(avg('touched'))} | {cnt(avg('faults'))} | "
                       f"{change(s('faults')) if kernel == 'patched' and mode != '0' else ''} | "
-                      f"{cnt(avg('wpcopy_count'))} | {cnt(pre)} | {cnt(wasted)} | "
+                      f"{cnt(pre)} | {cnt(wasted)} | "
                       f"{'—' if mem is None else f'{mem / 1024:,.1f} MiB'} | {fmt_ns(avg('elapsed_ns'))} | "
                       f"{change(s('elapsed_ns')) if kernel == 'patched' and mode != '0' else ''} | {len(rows)} |")
         md.append("")

@@ -5,9 +5,11 @@
 #      tracepoint) the bundled analysis/traces/cpython-refcount.trace stands in.
 #   2. `cowbench run --workload=replay` of it here, then `cowbench matrix --kernel=stock,patched
 #      --precopy=0` (the trace travels into each guest as a file): every rep writes the recorded
-#      number of pages (touched, exact) with that many COW copies and write faults within +-2 %
-#      (the guest's taskstats wpcopy_count and the writer's faults); `cowbench run --kernel=patched`
-#      gives the same.
+#      number of pages (touched, exact) with that many write faults and COW copies within +-2 %
+#      (the writer's faults; cow_copies: written pages on a frame of the writer's own, pagemap);
+#      `cowbench run --kernel=patched` gives the same. Not taskstats' wpcopy_count: the kernel
+#      counts a copy only when its clock saw it take time, and under a loaded TCG host the patched
+#      guest's count fell up to 4 % short in some reps while faults and pagemap stayed exact.
 # usage: tests/kernel-replay-test.sh PATH/TO/cowbench SOURCE_DIR
 set -uo pipefail
 cowbench=$(realpath "$1")
@@ -38,7 +40,7 @@ print(len(per_fork[best]), f"{sum(maps[best].values()) * 4}K")
 PY
 )
 echo "the trace: $want first writes of the child, --size=$size"
-args=(--workload=replay --trace=py.trace --writer=child --size="$size" --probes=taskstats)
+args=(--workload=replay --trace=py.trace --writer=child --size="$size" --probes=default)
 verify() { # FILE WHERE
 	python3 - "$1" "$2" "$want" <<'PY'
 import csv, sys
@@ -49,13 +51,14 @@ for r in rows:
     assert r["status"] == "ok", f"{where} {r['cell']}: {r['status']}"
     assert int(r["touched"]) == want, f"{where} {r['cell']}: touched {r['touched']}, recorded {want}"
     assert "trace=py.trace" in r["options"], f"{where}: options {r['options']!r}"
-    for col in ("wpcopy_count", "faults"):
-        if where == "host" and not r[col]:
-            continue  # delay accounting off here: the guests have it on
+    for col in ("faults", "cow_copies"):
+        if not r[col]:
+            assert where == "host", f"{where} {r['cell']}: no {col}"
+            continue  # not root here: pagemap has no frame numbers
         v = int(r[col])
         assert abs(v - want) <= 0.02 * want, f"{where} {r['cell']}: {col} {v}, recorded {want} (+-2 %)"
 kernels = sorted({r["kernel"] for r in rows})
-print(f"{where}: {len(rows)} reps, touched {want} each, wpcopy_count/faults within 2 % (kernels {kernels})")
+print(f"{where}: {len(rows)} reps, touched {want} each, faults and cow_copies within 2 % (kernels {kernels})")
 PY
 }
 if "$cowbench" run "${args[@]}" --reps=2 --format=csv >host.csv 2>host.err && verify host.csv host; then
