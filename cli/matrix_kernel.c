@@ -653,9 +653,7 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	 * The guest's first serial port is its console; the second carries nothing but rows. The
 	 * guest is cowbench's own machine: delay accounting is on in it from the start, so timed
 	 * reps carry the writer's exact COW copy counts (taskstats), at the same cost in every
-	 * cell a boot compares. It is on from the boot (the delayacct parameter), not only from
-	 * the echo: a --writer=parent rep writes from cowbench's own process, and in a guest
-	 * switched on by the echo alone those reps came back uncounted (writer-predates-delayacct).
+	 * cell a boot compares.
 	 */
 	snprintf(cmd, sizeof(cmd), "echo 1 >/proc/sys/kernel/task_delayacct && stty -F /dev/ttyS1 raw -echo && "
 		 "exec cowbench matrix --plan /bin/cowbench-plan "
@@ -672,8 +670,6 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	argv[a++] = plan;
 	argv[a++] = "--rows";
 	argv[a++] = rows;
-	argv[a++] = "--append";
-	argv[a++] = "delayacct";
 	for (size_t i = 0; i < c->n; i++) {
 		argv[a++] = "--data";
 		argv[a++] = (char *)c->staged[i];
