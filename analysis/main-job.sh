@@ -3,7 +3,9 @@
 # plots and report into results/<UTC time>/, whose path is the last line printed. Then the study:
 # analysis/study.ini on the stock and patched 6.12 kernels under QEMU (built once, cached), whose
 # table follows the Redis section (analysis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
-# redis.csv) at the top of report.md as "The study, reproduced" (analysis/study-report.py).
+# redis.csv) at the top of report.md as "The study, reproduced" (analysis/study-report.py); its
+# [replay-*] groups replay the bundled traces of real programs (analysis/traces/, recorded by
+# analysis/record-traces.sh) in every kernel and mode, a replay table per program.
 #   ./analysis/main-job.sh                     # the default matrix, adaptive reps (a few minutes on 2 CPUs)
 #   ./analysis/main-job.sh my-matrix.ini       # anything else is passed to the host `cowbench matrix`
 # COWBENCH_BUILD_DIR picks the build directory (default: build); COWBENCH_SKIP_KERNEL=1 skips the

@@ -482,7 +482,7 @@ void cli_set_interrupt_note(const char *text)
 }
 
 /* Temporary paths a signal must not leave behind (files first, their directory last). */
-#define MAX_SIGNAL_PATHS 8
+#define MAX_SIGNAL_PATHS 16
 static char signal_paths[MAX_SIGNAL_PATHS][4096];
 static volatile sig_atomic_t n_signal_paths;
 

@@ -254,7 +254,22 @@ static void describe(char *buf, size_t len, char **cmdv, pid_t pid)
 
 	buf[0] = '\0';
 	if (!cmdv || !cmdv[0]) {
-		snprintf(buf, len, "pid %d", (int)pid);
+		char path[64], args[512] = "";
+		FILE *fp;
+		size_t n = 0;
+
+		/* -p PID: what that process runs, as /proc/PID/cmdline says (the header sanitises it) */
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((fp = fopen(path, "re"))) {
+			n = fread(args, 1, sizeof(args) - 1, fp);
+			fclose(fp);
+		}
+		while (n > 0 && args[n - 1] == '\0')
+			n--;
+		for (size_t i = 0; i < n; i++)
+			args[i] = args[i] ? args[i] : ' ';
+		args[n] = '\0';
+		snprintf(buf, len, "pid %d%s%s%s", (int)pid, n ? " (" : "", args, n ? ")" : "");
 		return;
 	}
 	for (int i = 0; cmdv[i] && off < len; i++)

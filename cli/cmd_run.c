@@ -456,6 +456,8 @@ static void run_usage(void)
 	printf("usage: cowbench run [OPTIONS]\n\n"
 	       "Map a region, populate it, fork, and time every first write of one side.\n\n");
 	cli_print_options(generic_options, N_GENERIC);
+	printf("  %-24s %s\n", "--kernel=K", "run in a QEMU guest of K (stock, patched or a bzImage), as cowbench matrix "
+	       "--kernel=K does: a run is a matrix of one cell (--explain and --samples stay on the host)");
 	if (w && usage_opts->workload_given) {
 		print_workload_options(w);
 		return;
@@ -894,6 +896,35 @@ static void note_thread_defaults(const struct run_opts *o, const struct cb_workl
 		cli_note_thread_defaults(w, given, (size_t)o->nwl, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/*
+ * --kernel=K: the run happens in a guest. cowbench matrix already boots one, carries the inputs in (replay's
+ * --trace) and brings the rows back; a run is a matrix of one cell, so it is handed over whole.
+ */
+static int guest_kernel_arg(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--kernel") == 0 || strncmp(argv[i], "--kernel=", 9) == 0)
+			return i;
+	return 0;
+}
+
+static int run_in_guest(int argc, char **argv, int at)
+{
+	const char *k = argv[at][8] == '=' ? argv[at] + 9 : at + 1 < argc ? argv[at + 1] : "";
+
+	if (strchr(k, ',')) {
+		cli_error("cowbench run --kernel takes one kernel, not '%s': cowbench matrix --kernel=%s compares them",
+			  k, k);
+		return EXIT_USAGE;
+	}
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (!strncmp(argv[i], "--explain", 9) || !strncmp(argv[i], "--samples", 9)) {
+			cli_error("%.9s is not available with --kernel (it reads the host's own run)", argv[i]);
+			return EXIT_USAGE;
+		}
+	return cmd_matrix(argc, argv);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = run_defaults;
@@ -909,6 +940,8 @@ int cmd_run(int argc, char **argv)
 	bool out_created;
 	const struct cli_option *table = run_table(&n);
 
+	if ((argi = guest_kernel_arg(argc, argv)) > 0)
+		return run_in_guest(argc, argv, argi);
 	usage_opts = &o;
 	argi = cli_parse_options(argc, argv, table, n, &o, run_usage);
 

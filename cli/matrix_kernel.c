@@ -338,9 +338,134 @@ static int resolve_image(const char *k, char *image, size_t len)
 	return 0;
 }
 
+/*
+ * Input files a cell names (replay's --trace=FILE) travel into the guest: each distinct file is copied into the
+ * boot's work directory as fN, vm-run.sh --data puts it in the guest's initramfs as /data/fN, the plan names it
+ * there, and the rows coming back name the host's file again, so a guest row is the host cell's. The path only
+ * ever travels as data (an argv element, a plan value), never as shell code.
+ */
+static const char *const carried_options[] = { "trace" };
+#define MAX_CARRIED 8
+
+struct carried {
+	size_t n;
+	char host[MAX_CARRIED][CB_OPT_PATH_MAX];  /* the value in the host's cell key */
+	char guest[MAX_CARRIED][16];              /* "/data/fN" */
+	char staged[MAX_CARRIED][4096];           /* the copy in the boot's work directory */
+};
+
+/* Swap every carried option's value found in from[] for the one in to[]; false when a key would not fit. */
+static bool carried_swap(const struct carried *c, bool to_guest, char *key, size_t len)
+{
+	for (size_t o = 0; o < sizeof(carried_options) / sizeof(carried_options[0]); o++) {
+		char v[CB_OPT_PATH_MAX], out[CB_CELL_KEY_LEN];
+
+		if (!cb_key_value(key, carried_options[o], v, sizeof(v)))
+			continue;
+		for (size_t i = 0; i < c->n; i++) {
+			if (strcmp(v, to_guest ? c->host[i] : c->guest[i]) != 0)
+				continue;
+			if (!cb_key_replace(key, carried_options[o], to_guest ? c->guest[i] : c->host[i], out, sizeof(out)) ||
+			    strlen(out) >= len)
+				return false;
+			memcpy(key, out, strlen(out) + 1);
+			break;
+		}
+	}
+	return true;
+}
+
+/* A copy of the file as it is now: what the guest reads is what the host checked. */
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY), out = -1, err = 0;
+	struct stat st;
+	char buf[65536];
+	ssize_t got;
+
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(in);
+		return -EINVAL;
+	}
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		err = -errno;
+		close(in);
+		return err;
+	}
+	while (!err && ((got = read(in, buf, sizeof(buf))) != 0)) {
+		if (got < 0) {
+			err = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		for (ssize_t off = 0; !err && off < got;) {
+			ssize_t w = write(out, buf + off, (size_t)(got - off));
+
+			if (w < 0 && errno != EINTR)
+				err = -errno;
+			off += w > 0 ? w : 0;
+		}
+	}
+	close(in);
+	if (close(out) != 0 && !err)
+		err = -errno;
+	if (err)
+		unlink(to);
+	return err;
+}
+
+/* Stage the files the boot's cells name; -1 after saying why. */
+static int carried_stage(const struct mk_run *r, const struct boot_plan *b, const char *dir, struct carried *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < r->cells->n; i++) {
+		const char *key = r->cells->cell[i].key;
+
+		if (strcmp(cell_kernel(&r->cells->cell[i]), b->kernel) != 0)
+			continue;
+		for (size_t o = 0; o < sizeof(carried_options) / sizeof(carried_options[0]); o++) {
+			char v[CB_OPT_PATH_MAX];
+			bool have = false;
+			int err;
+
+			if (!cb_key_value(key, carried_options[o], v, sizeof(v)))
+				continue;
+			for (size_t j = 0; j < c->n; j++)
+				have = have || strcmp(c->host[j], v) == 0;
+			if (have)
+				continue;
+			if (c->n == MAX_CARRIED) {
+				cli_error("kernel=%s: more than %d distinct --%s files in one boot", b->kernel, MAX_CARRIED,
+					  carried_options[o]);
+				return -1;
+			}
+			snprintf(c->host[c->n], sizeof(c->host[0]), "%s", v);
+			snprintf(c->guest[c->n], sizeof(c->guest[0]), "/data/f%zu", c->n + 1);
+			snprintf(c->staged[c->n], sizeof(c->staged[0]), "%s/f%zu", dir, c->n + 1);
+			if ((err = copy_file(v, c->staged[c->n])) < 0) {
+				cli_error("kernel=%s: --%s=%s: cannot copy it for the guest: %s", b->kernel,
+					  carried_options[o], v, err == -EINVAL ? "not a regular file" : strerror(-err));
+				return -1;
+			}
+			cli_remove_on_signal(c->staged[c->n]);
+			c->n++;
+		}
+	}
+	return 0;
+}
+
+static void carried_remove(const struct carried *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		unlink(c->staged[i]);
+}
+
 struct receiver {
 	struct mk_run *r;
 	const struct boot_plan *b;
+	const struct carried *carried; /* files the guest reads under other names */
 	unsigned char *got;       /* per order entry: its row came back */
 	struct gr_stream s;       /* the guest's row stream */
 	size_t rows;              /* rows of the plan that came back */
@@ -376,8 +501,13 @@ static int record_row(void *ctx, const struct cb_row *in)
 {
 	struct receiver *rc = ctx;
 	struct cb_row row = *in;
-	long at = order_find(rc, row.cell, row.rep);
+	long at;
 
+	/* The guest named the carried files by its own paths: the row is the host cell's. */
+	if (!carried_swap(rc->carried, false, row.cell, sizeof(row.cell)) ||
+	    !carried_swap(rc->carried, false, row.options, sizeof(row.options)))
+		return 1;
+	at = order_find(rc, row.cell, row.rep);
 	if (row.schema != CB_SCHEMA_VERSION || at < 0 || rc->got[at])
 		return 1;
 	note_bad_lines(&row, rc->s.bad);
@@ -430,9 +560,11 @@ static int drain(struct receiver *rc, struct rows_file *f, bool final)
 }
 
 /* The status of a (cell, rep) whose row never came back, from how the guest ended. */
-static void guest_status(int ws, bool imaged, bool spawned, char *out, size_t len)
+static void guest_status(int ws, bool staged, bool imaged, bool spawned, char *out, size_t len)
 {
-	if (!imaged)
+	if (!staged)
+		snprintf(out, len, "error:guest:input"); /* a --trace file could not be copied for it */
+	else if (!imaged)
 		snprintf(out, len, "error:guest:no-image");
 	else if (!spawned)
 		snprintf(out, len, "error:guest:not-started");
@@ -486,23 +618,30 @@ static long boot_timeout(const struct mk_run *r, const struct boot_plan *b)
 	return t + 10 * r->warmup * (long)b->ncells;
 }
 
-static int write_plan(const struct mk_run *r, const struct boot_plan *b, const char *path)
+static int write_plan(const struct mk_run *r, const struct boot_plan *b, const struct carried *c, const char *path)
 {
 	FILE *fp = fopen(path, "we");
+	bool fits = true;
 
 	if (!fp)
 		return -1;
-	for (size_t i = 0; i < b->norder; i++)
-		fprintf(fp, "%ld:%ld %s\n", b->step[i].rep, b->round[i], r->cells->cell[b->step[i].cell].key);
-	return fclose(fp) == 0 ? 0 : -1;
+	for (size_t i = 0; i < b->norder; i++) {
+		char key[CB_CELL_KEY_LEN];
+
+		snprintf(key, sizeof(key), "%s", r->cells->cell[b->step[i].cell].key);
+		fits = fits && carried_swap(c, true, key, sizeof(key)); /* the guest's paths are shorter */
+		fprintf(fp, "%ld:%ld %s\n", b->step[i].rep, b->round[i], key);
+	}
+	return fclose(fp) == 0 && fits ? 0 : -1;
 }
 
 /* vm-run.sh boots IMAGE, runs the plan with the guest's static cowbench, rows go to the rows file. */
-static int spawn_guest(const struct mk_run *r, const char *dir, const char *image, long timeout, pid_t *pid)
+static int spawn_guest(const struct mk_run *r, const char *dir, const char *image, long timeout,
+		       const struct carried *c, pid_t *pid)
 {
 	char script[4096], plan[4096], rows[4096], tmo[32], cmd[512];
 	const char *bin = getenv("COWBENCH_GUEST_COWBENCH");
-	char *argv[24];
+	char *argv[24 + 2 * MAX_CARRIED];
 	int a = 0, err;
 	posix_spawn_file_actions_t fa;
 
@@ -531,6 +670,10 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	argv[a++] = plan;
 	argv[a++] = "--rows";
 	argv[a++] = rows;
+	for (size_t i = 0; i < c->n; i++) {
+		argv[a++] = "--data";
+		argv[a++] = (char *)c->staged[i];
+	}
 	if (bin && *bin) {
 		argv[a++] = "--cowbench";
 		argv[a++] = (char *)bin;
@@ -569,9 +712,10 @@ static void report_stream(const struct receiver *rc)
 static int boot_once(struct mk_run *r, const struct boot_plan *b)
 {
 	char dir[] = "/tmp/cowbench-guest.XXXXXX", path[4096], image[4096], status[48], watch[32];
-	struct receiver rc = { .r = r, .b = b };
+	struct carried carried = { .n = 0 };
+	struct receiver rc = { .r = r, .b = b, .carried = &carried };
 	struct rows_file f = { .fd = -1 };
-	bool imaged = false, spawned = false;
+	bool imaged = false, spawned = false, staged;
 	int ws = 0, ret = 0;
 	pid_t pid = -1;
 
@@ -587,12 +731,14 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	f.fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	snprintf(path, sizeof(path), "%s/cowbench-plan", dir);
 	cli_remove_on_signal(path);
+	staged = carried_stage(r, b, dir, &carried) == 0; /* registers its files before the directory */
 	cli_remove_on_signal(dir);
 	/* The QEMU supervisor takes the guest down if this process dies (even by SIGKILL). */
 	snprintf(watch, sizeof(watch), "%ld", (long)getpid());
 	setenv("COWBENCH_WATCH_PID", watch, 1);
-	imaged = f.fd >= 0 && write_plan(r, b, path) == 0 && resolve_image(b->kernel, image, sizeof(image)) == 0;
-	if (imaged && spawn_guest(r, dir, image, boot_timeout(r, b), &pid) == 0) {
+	imaged = staged && f.fd >= 0 && write_plan(r, b, &carried, path) == 0 &&
+		 resolve_image(b->kernel, image, sizeof(image)) == 0;
+	if (imaged && spawn_guest(r, dir, image, boot_timeout(r, b), &carried, &pid) == 0) {
 		spawned = true;
 		for (;;) {
 			pid_t w = waitpid(pid, &ws, WNOHANG); /* a poll while rows stream in */
@@ -620,7 +766,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	} else {
 		report_stream(&rc);
 		if (rc.rows < b->norder) {
-			guest_status(ws, imaged, spawned, status, sizeof(status));
+			guest_status(ws, staged, imaged, spawned, status, sizeof(status));
 			cli_error("kernel=%s: %zu of %zu reps did not come back (%s); their rows say so", b->kernel,
 				  b->norder - rc.rows, b->norder, status);
 			ret = record_missing(&rc, status) < 0 ? -1 : 1;
@@ -634,6 +780,7 @@ static int boot_once(struct mk_run *r, const struct boot_plan *b)
 	free(f.buf);
 	free(rc.got);
 	unlink(path);
+	carried_remove(&carried);
 	snprintf(path, sizeof(path), "%s/rows.csv", dir);
 	unlink(path);
 	rmdir(dir);

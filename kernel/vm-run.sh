@@ -3,8 +3,8 @@
 #
 #   kernel/vm-run.sh [--stock] [--smp N] [--mem SIZE] [--numa 2] [--out DIR]
 #                    [--cowbench PATH|none] [--kernel BZIMAGE] [--timeout SEC]
-#                    [--add FILE] [--append ARGS] [--log FILE] [--quiet-boot]
-#                    [--rows FILE] [--icount] -- COMMAND...
+#                    [--add FILE] [--data FILE] [--append ARGS] [--log FILE]
+#                    [--quiet-boot] [--rows FILE] [--icount] -- COMMAND...
 #
 #   --stock        boot the stock 6.12 kernel instead of the patched one
 #   --smp N        guest CPUs (default 2)
@@ -18,6 +18,10 @@
 #   --timeout SEC  kill QEMU after SEC seconds (default 1800); exit status 124
 #   --add FILE     also copy FILE into the guest's /bin (repeatable); a dynamically
 #                  linked FILE brings its shared libraries (ldd-resolved, same paths)
+#   --data FILE    copy the regular file FILE into the guest as /data/NAME, NAME
+#                  being its base name ([A-Za-z0-9][A-Za-z0-9._+-]*, distinct;
+#                  repeatable; read-only there): input files such as a replay
+#                  trace. The name is data: it is never part of a shell line
 #   --append ARGS  extra kernel command line arguments
 #   --log FILE     keep the whole console log in FILE
 #   --quiet-boot   do not echo the boot messages, only the command's output
@@ -59,9 +63,10 @@ APPEND=""
 LOG=""
 QUIET=""
 ADD=()
+DATA=()
 ROWS=""
 
-usage() { sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,48p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 log() { echo "vm-run: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
@@ -83,6 +88,8 @@ while [[ $# -gt 0 ]]; do
 	--timeout=*) TIMEOUT=${1#*=} ;;
 	--add) ADD+=("$2"); shift ;;
 	--add=*) ADD+=("${1#*=}") ;;
+	--data) DATA+=("$2"); shift ;;
+	--data=*) DATA+=("${1#*=}") ;;
 	--append) APPEND=$2; shift ;;
 	--append=*) APPEND=${1#*=} ;;
 	--log) LOG=$2; shift ;;
@@ -99,6 +106,18 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || { log "no COMMAND given"; usage 2; }
 [[ $NUMA == 0 || $NUMA == 1 || $NUMA == 2 ]] || { log "--numa supports 2 nodes"; exit 2; }
+# --data files: checked before anything is built or booted.
+declare -A DATA_NAMES=()
+for f in "${DATA[@]}"; do
+	name=${f##*/}
+	if [[ ! $name =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]]; then
+		log "--data: the base name of '$f' must be [A-Za-z0-9][A-Za-z0-9._+-]*"; exit 2
+	fi
+	[[ -f $f && ! -L $f ]] || { log "--data: '$f' is not a regular file"; exit 2; }
+	[[ -r $f ]] || { log "--data: cannot read '$f'"; exit 2; }
+	[[ -z ${DATA_NAMES[$name]:-} ]] || { log "--data: two files named '$name'"; exit 2; }
+	DATA_NAMES[$name]=1
+done
 
 # tests/install-deps.sh is the one place that apt-installs (and skips what is there).
 ensure_packages() {
@@ -172,6 +191,13 @@ add_program() {
 	done < <(ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
 }
 for f in "${ADD[@]}"; do add_program "$f"; done
+if [[ ${#DATA[@]} -gt 0 ]]; then
+	mkdir -p "$ROOT/data"
+	for f in "${DATA[@]}"; do
+		cp -- "$f" "$ROOT/data/${f##*/}"
+		chmod 444 "$ROOT/data/${f##*/}"
+	done
+fi
 echo "root:x:0:0:root:/root:/bin/sh" > "$ROOT/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/false" >> "$ROOT/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$ROOT/etc/group"

@@ -90,6 +90,19 @@ static const struct bad_case {
 	  { FILE_("t.trace", "# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" "1,1,child,5,0,heap,4,0,copy\n# end records=1 lost=0 complete\n") }, "--writer" },
 	{ { "cowbench", "run", "--workload=replay", "--trace=@/t.trace", "--size=4K", NULL },
 	  { FILE_("t.trace", "# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" "1,1,child,5,0,heap,400,0,copy\n# end records=1 lost=0 complete\n") }, "--size=1600K" },
+	/* --gaps: a flag of replay only; a played span over 600 s, or no fork to time it from, is refused */
+	{ { "cowbench", "run", "--workload=seq", "--gaps", "--size=1M", NULL }, { { 0 } }, "--gaps" },
+	{ { "cowbench", "run", "--workload=replay", "--trace=@/t.trace", "--gaps=2", "--size=1M", NULL },
+	  { FILE_("t.trace", "# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" "1,1,child,5,0,heap,4,0,copy\n# end records=1 lost=0 complete\n") }, "--gaps" },
+	{ { "cowbench", "run", "--workload=replay", "--trace=@/t.trace", "--gaps", "--size=1M", NULL },
+	  { FILE_("t.trace", "# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" "1,1,child,5,0,heap,4,0,copy\n700000000001,1,child,5,0,heap,4,1,copy\n"
+			     "# end records=2 lost=0 complete\n") }, "span 700.0 s" },
+	{ { "cowbench", "run", "--workload=replay", "--trace=@/t.trace", "--gaps", "--no-fork", "--size=1M", NULL },
+	  { FILE_("t.trace", "# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" "1,1,child,5,0,heap,4,0,copy\n# end records=1 lost=0 complete\n") }, "--no-fork" },
+	/* run --kernel: one kernel; the host-only reports refused */
+	{ { "cowbench", "run", "--kernel=stock,patched", NULL }, { { 0 } }, "one kernel" },
+	{ { "cowbench", "run", "--kernel=stock", "--explain", NULL }, { { 0 } }, "--explain" },
+	{ { "cowbench", "run", "--kernel=nonesuch", NULL }, { { 0 } }, "nonesuch" },
 	{ { "cowbench", "stat", "--pid=abc", NULL }, { { 0 } }, "--pid" },
 	{ { "cowbench", "stat", "--pid=999999999", NULL }, { { 0 } }, "--pid" },
 	{ { "cowbench", "stat", "--", "@/missing-program", NULL }, { { 0 } }, "cannot run" },

@@ -215,6 +215,66 @@ START_TEST(guest_rows_reach_the_one_file)
 }
 END_TEST
 
+/* A trace of 20 child writes to one 32-page mapping (pages in a scrambled order, 1 ms apart). */
+static void write_trace(const char *path, int n)
+{
+	FILE *fp = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "# cowbench-trace 1\n# source: test\n# kernel: test\n# command: test\n"
+		    "t_ns,fork,side,pid,map,kind,map_pages,page,class\n");
+	for (int i = 0; i < n; i++)
+		fprintf(fp, "%d,1,child,7,0,heap,32,%d,copy\n", (i + 1) * 1000000, (i * 7) % 32);
+	fprintf(fp, "# end records=%d lost=0 complete\n", n);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* --trace=FILE reaches the guest as /data/f1 (vm-run.sh --data) and its rows name the host's file again. */
+START_TEST(trace_file_travels_into_the_guest)
+{
+	char dir[] = "/tmp/cbtest-carry.XXXXXX", trace[128], opt[160], at[160], *names;
+	const char *out = "/tmp/cbtest-guest-carry.csv";
+	struct cb_results res;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace, sizeof(trace), "%s/my.trace", dir);
+	snprintf(opt, sizeof(opt), "--trace=%s", trace);
+	snprintf(at, sizeof(at), "%s/names", dir);
+	write_trace(trace, 20);
+	const char *argv[] = { "cowbench", "matrix", "--kernel=stock", "--workload=replay", opt, "--writer=child",
+			       "--size=128K", "--reps=2", "--warmup=0", "--output", out, NULL };
+
+	setenv("COWBENCH_KERNEL_DIR", CB_FIXTURE_DIR "/fake-kernel", 1);
+	setenv("CB_FAKE_COWBENCH", CB_CLI_PATH, 1);
+	setenv("CB_FAKE_GUEST", "ok", 1);
+	setenv("CB_FAKE_DATA_AT", at, 1);
+	unlink(out);
+	struct cli_result r = tu_run_cli(argv);
+
+	unsetenv("CB_FAKE_DATA_AT");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	names = tu_slurp(at, &len);
+	ck_assert_ptr_nonnull(names);
+	ck_assert_str_eq(names, "f1\n"); /* one file, under the guest's own name */
+	free(names);
+	read_rows(out, &res);
+	ck_assert_uint_eq(res.n, 2);
+	for (size_t i = 0; i < res.n; i++) {
+		ck_assert_str_eq(res.rows[i].status, "ok");
+		ck_assert_ptr_nonnull(strstr(res.rows[i].cell, opt + 2));
+		ck_assert_ptr_nonnull(strstr(res.rows[i].options, opt + 2));
+		ck_assert_int_eq(res.rows[i].touched, 20);
+	}
+	cb_results_free(&res);
+	tu_free(&r);
+	unlink(out);
+	unlink(trace);
+	unlink(at);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(dead_guest_leaves_error_rows)
 {
 	const char *out = "/tmp/cbtest-guest-died.csv";
@@ -483,6 +543,7 @@ static Suite *suite(void)
 	tcase_add_test(t, plan_runs_in_order);
 	tcase_add_test(t, plan_is_the_whole_matrix);
 	tcase_add_test(t, guest_rows_reach_the_one_file);
+	tcase_add_test(t, trace_file_travels_into_the_guest);
 	tcase_add_test(t, dead_guest_leaves_error_rows);
 	tcase_add_test(t, timed_out_guest_is_never_silent);
 	tcase_add_test(t, foreign_records_are_ignored);

@@ -272,6 +272,56 @@ START_TEST(test_bad_options_exit_2)
 }
 END_TEST
 
+/* replay --gaps: three writes recorded 0, 100 and 300 ms after the first are played that far apart; without
+ * --gaps back to back. Each write's latency is its own, never the wait. */
+static long long json_num(const char *out, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(out, pat);
+	ck_assert_msg(p != NULL, "%s not in %s", key, out);
+	return strtoll(p + strlen(pat), NULL, 10);
+}
+
+START_TEST(test_replay_gaps)
+{
+	char dir[] = "/tmp/cbtest-gaps.XXXXXX", trace[96], opt[128];
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace, sizeof(trace), "%s/g.trace", dir);
+	snprintf(opt, sizeof(opt), "--trace=%s", trace);
+	fp = fopen(trace, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,"
+	      "class\n5000000,1,child,7,0,heap,32,3,copy\n105000000,1,child,7,0,heap,32,4,copy\n"
+	      "305000000,1,child,7,0,heap,32,9,copy\n# end records=3 lost=0 complete\n", fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	for (int gaps = 0; gaps <= 1; gaps++) {
+		const char *argv[] = { CB_CLI_PATH, "run", "--workload=replay", opt, "--writer=child", "--size=128K",
+				       "--reps=1", "--warmup=0", "--format=json", gaps ? "--gaps" : NULL, NULL };
+		struct cli_result r = tu_run_cli(argv);
+		long long elapsed;
+
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		ck_assert_int_eq(json_num(r.out, "touched"), 3);
+		elapsed = json_num(r.out, "elapsed_ns");
+		if (gaps) {
+			ck_assert_msg(elapsed >= 300000000LL && elapsed < 3000000000LL, "--gaps elapsed %lld ns", elapsed);
+			ck_assert_ptr_nonnull(strstr(r.out, "gaps=1"));
+		} else {
+			ck_assert_msg(elapsed < 100000000LL, "elapsed %lld ns without --gaps", elapsed);
+		}
+		ck_assert_msg(json_num(r.out, "lat_max_ns") < 100000000LL, "a latency holds a wait: %s", r.out);
+		tu_free(&r);
+	}
+	unlink(trace);
+	rmdir(dir);
+}
+END_TEST
+
 /* With one node the placement options still parse, and the rows say how many nodes there are. */
 START_TEST(test_cli_numa_and_thp_alias)
 {
@@ -319,6 +369,7 @@ static Suite *workloads_suite(void)
 	tcase_add_loop_test(tc, test_bad_options_exit_2, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_cli_numa_and_thp_alias);
 	tcase_add_test(tc, test_cli_child_numa);
+	tcase_add_test(tc, test_replay_gaps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -97,3 +97,23 @@ echo '@@COWBENCH-EXIT@@ 0'" > "$tmp/out" 2> "$tmp/err" || rc=$?
 	esac
 done
 echo "ok: a kernel message cut into the base64 loses no byte, and a splat there still fails"
+
+# --data FILE: input files (replay traces) reach the guest as /data/NAME; a name that is not plain
+# [A-Za-z0-9][A-Za-z0-9._+-]*, a directory, a symlink or two files of one name are refused (exit 2)
+# before anything is built or booted.
+vm=$1/kernel/vm-run.sh
+mkdir -p "$tmp/d1" "$tmp/d2"
+echo x > "$tmp/d1/t.trace"
+echo y > "$tmp/d2/t.trace"
+echo z > "$tmp/d1/a;b"
+echo w > "$tmp/d1/.hidden"
+ln -s "$tmp/d1/t.trace" "$tmp/d1/link.trace"
+for bad in "$tmp/d1/a;b" "$tmp/d1/.hidden" "$tmp/d1" "$tmp/d1/link.trace" "$tmp/d1/missing.trace"; do
+	rc=0
+	"$vm" --data "$bad" -- true > /dev/null 2> "$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q -- '--data' "$tmp/err" || { echo "--data $bad: exit $rc: $(cat "$tmp/err")" >&2; exit 1; }
+done
+rc=0
+"$vm" --data "$tmp/d1/t.trace" --data="$tmp/d2/t.trace" -- true > /dev/null 2> "$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "two files named 't.trace'" "$tmp/err" || { echo "two t.trace: exit $rc" >&2; exit 1; }
+echo "ok: vm-run.sh --data refuses names that are not plain, non-files and duplicates"

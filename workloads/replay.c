@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,18 @@
  */
 struct replay_opts {
 	char trace[CB_OPT_PATH_MAX];
+	bool gaps;
 };
+
+/* --gaps: a played fork longer than this is refused (a rep, and each warm-up, lasts that long). */
+#define GAPS_MAX_NS (600ull * 1000000000ull)
 
 static const struct cb_option replay_options[] = {
 	{ .name = "trace", .type = CB_OPT_PATH, .offset = offsetof(struct replay_opts, trace),
 	  .help = "the trace file cowbench record wrote (required)" },
+	{ .name = "gaps", .type = CB_OPT_FLAG, .offset = offsetof(struct replay_opts, gaps), .def = 0,
+	  .help = "keep the recorded time between writes (each write waits for its time after the first; "
+		  "elapsed then includes the waits, latencies do not); the played span must be 600 s at most" },
 	{ 0 },
 };
 
@@ -35,6 +43,7 @@ struct layout {
 	uint64_t *base;   /* by map index; UINT64_MAX for mappings the side did not write */
 	uint64_t pages;   /* the region the played writes need */
 	size_t writes;
+	uint64_t span_ns; /* from the side's first played write to its last */
 };
 
 static enum cb_trace_side side_of(const struct cb_run_spec *spec)
@@ -63,6 +72,25 @@ static uint32_t busiest_fork(const struct cb_trace *t, enum cb_trace_side side, 
 	}
 	*writes = best_n;
 	return best;
+}
+
+/* Time from the side's first write in the fork to its last (records are in time order within a fork). */
+static uint64_t side_span(const struct cb_trace *t, uint32_t fork, enum cb_trace_side side)
+{
+	bool first = true;
+	uint64_t t0 = 0, span = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cb_trace_rec *r = &t->rec[i];
+
+		if (r->fork != fork || r->side != side)
+			continue;
+		if (first)
+			t0 = r->t_ns;
+		first = false;
+		span = r->t_ns - t0;
+	}
+	return span;
 }
 
 static int plan(const struct cb_trace *t, enum cb_trace_side side, struct layout *l)
@@ -96,6 +124,7 @@ static int plan(const struct cb_trace *t, enum cb_trace_side side, struct layout
 		}
 		pages[r->map] = r->map_pages;
 	}
+	l->span_ns = side_span(t, l->fork, side);
 	for (uint32_t m = 0; m < l->nmaps; m++) {
 		l->base[m] = pages[m] ? l->pages : UINT64_MAX;
 		l->pages += pages[m];
@@ -143,6 +172,14 @@ static int replay_check(const struct cb_run_spec *spec, char *why, size_t len)
 			 "of fork %u land in) and 4 KiB pages", (unsigned long long)l.pages * 4, (unsigned long long)l.pages,
 			 l.writes, l.fork);
 		e = -EINVAL;
+	} else if (CB_WL_OPTS(&spec->opts, struct replay_opts)->gaps && l.span_ns > GAPS_MAX_NS) {
+		snprintf(why, len, "--gaps: the %zu writes of fork %u span %.1f s; each rep would last that long, and "
+			 "--gaps allows %.0f s at most (replay without --gaps, or record a shorter window)", l.writes,
+			 l.fork, (double)l.span_ns / 1e9, (double)GAPS_MAX_NS / 1e9);
+		e = -EINVAL;
+	} else if (CB_WL_OPTS(&spec->opts, struct replay_opts)->gaps && !spec->fork) {
+		snprintf(why, len, "--gaps replays the time after a fork: it needs the fork (not --no-fork)");
+		e = -EINVAL;
 	}
 	free(l.base);
 	cb_trace_free(&t);
@@ -157,6 +194,8 @@ static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
 	char why[256];
 	size_t n = 0;
 	uint8_t *seen;
+	uint64_t t0 = 0;
+	bool gaps = CB_WL_OPTS(ctx->opts, struct replay_opts)->gaps && ctx->at_ns && ctx->paced;
 	int e;
 
 	memset(&spec, 0, sizeof(spec));
@@ -175,9 +214,15 @@ static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
 		if (page >= ctx->npages || (seen[page / 8] >> (page % 8)) & 1)
 			continue; /* the check made room; a page twice is written once */
 		seen[page / 8] |= (uint8_t)(1u << (page % 8));
+		if (n == 0)
+			t0 = r->t_ns;
+		if (gaps)
+			ctx->at_ns[n] = r->t_ns - t0;
 		order[n++] = (size_t)page;
 	}
 	e = seen ? 0 : -ENOMEM;
+	if (gaps && n)
+		*ctx->paced = true;
 	free(seen);
 	free(l.base);
 	cb_trace_free(&t);

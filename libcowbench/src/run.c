@@ -202,12 +202,17 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	struct cb_touch_result res;
 	struct cb_evidence ev;
 	struct cb_touch_hooks hooks;
-	bool have_stats;
+	bool have_stats, paced = false;
 	long count;
 	size_t *order = malloc(ctx.npages * sizeof(*order));
+	uint64_t *at_ns = malloc(ctx.npages * sizeof(*at_ns));
 	int err;
 
-	if (!order) {
+	ctx.at_ns = at_ns;
+	ctx.paced = &paced;
+	if (!order || !at_ns) {
+		free(order);
+		free(at_ns);
 		set_str(row->status, sizeof(row->status), "error:out-of-memory");
 		return -ENOMEM;
 	}
@@ -216,18 +221,20 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	if (err) {
 		cb_region_status(err, true, row->status, sizeof(row->status));
 		free(order);
+		free(at_ns);
 		return err;
 	}
 	count = spec->workload->page_order(&ctx, order);
 	if (count <= 0 || (size_t)count > ctx.npages) {
 		snprintf(row->status, sizeof(row->status), "error:page-order:%ld", count);
 		free(order);
+		free(at_ns);
 		return count < 0 ? (int)count : -EINVAL;
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
 		.fork = spec->fork, .brk = spec->brk, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
-		.order = order, .count = (size_t)count,
+		.order = order, .count = (size_t)count, .at_ns = paced ? at_ns : NULL,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
 	};
@@ -251,6 +258,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		fill_latency(row, &res); /* sorts lat_ns: after the samples */
 	cb_touch_result_free(&res);
 	free(order);
+	free(at_ns);
 	if (err == 0 || err == CB_ECHILD)
 		row->memcpy_ns = cb_memcpy_page_ns(spec->clock, spec->page_size,
 						   ctx.npages < MEMCPY_SAMPLE_PAGES ? ctx.npages : MEMCPY_SAMPLE_PAGES);

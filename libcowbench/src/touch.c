@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cowbench/error.h>
@@ -130,6 +131,37 @@ static void touch_loop_monotonic(char *base, const size_t *order, size_t count, 
 	}
 }
 
+/* Wait for the monotonic clock to reach when: asleep while far, spinning for the last 200 us. */
+static void wait_until(uint64_t when)
+{
+	uint64_t now;
+
+	while ((now = cb_monotonic_ns()) < when) {
+		if (when - now > 200000) {
+			uint64_t ns = when - now - 100000;
+			struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/* --gaps: each write waits for its recorded time; its latency is timed alone, without the wait. */
+static void touch_loop_paced(const struct cb_touch_params *p, char *base, uint64_t *lat)
+{
+	uint64_t start = cb_monotonic_ns();
+
+	for (size_t i = 0; i < p->count; i++) {
+		volatile uint64_t *word = (volatile uint64_t *)(base + p->order[i] * p->page_size);
+		uint64_t t0;
+
+		wait_until(start + p->at_ns[i]);
+		t0 = cb_clock_read(p->clock);
+		*word = i;
+		lat[i] = cb_clock_read(p->clock) - t0;
+	}
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
@@ -167,6 +199,9 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	t0 = cb_clock_read(p->clock);
 	out->break_err = 0;
 	out->break_ticks = p->brk == CB_BREAK_POPULATE ? break_populate(p, base, &out->break_err) : 0;
+	if (p->at_ns)
+		touch_loop_paced(p, base, lat);
+	else
 #if defined(__x86_64__) || defined(__i386__)
 	if (p->clock->kind == CB_CLOCK_TSC)
 		touch_loop_tsc(base, p->order, p->count, p->page_size, lat);

@@ -73,6 +73,8 @@ struct cb_touch_params {
 	const struct cb_clock *clock;
 	const size_t *order;        /* page indices in write order */
 	size_t count;               /* entries in order[] */
+	/* NULL, or per write: ns after the first write at which it is due; the writer waits for it (replay --gaps) */
+	const uint64_t *at_ns;
 	/* Test aid: when > 0, the child kills itself with this signal before writing. */
 	int inject_child_signal;
 	const struct cb_touch_hooks *hooks; /* NULL: no probes */

@@ -1,6 +1,7 @@
 #ifndef COWBENCH_WORKLOAD_H
 #define COWBENCH_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,13 @@ struct cb_order_ctx {
 	uint64_t seed;               /* --seed, for workloads that randomise */
 	const struct cb_wl_opts *opts; /* the workload's parsed options (its own struct) */
 	int writer;                  /* the run's enum cb_writer (touch.h): who writes after the fork */
+	/*
+	 * Optional pacing (replay --gaps): room for npages entries. A workload that keeps recorded times fills
+	 * at_ns[i], the nanoseconds after the first write at which write i is due (non-decreasing), and sets
+	 * *paced; the writer then waits for each. Others leave both alone.
+	 */
+	uint64_t *at_ns;
+	bool *paced;
 };
 
 /** The workload's options struct inside a cb_wl_opts, e.g. CB_WL_OPTS(ctx->opts, struct stride_opts). */
