@@ -15,8 +15,8 @@
  * the parent's COW copies (taskstats wpcopy_count of the server's thread group, both kernels),
  * /proc/cow_stats deltas over the window (patched kernel: system-wide faults, pre-copied pages,
  * judged windows), and the parent's Private_Clean from smaps_rollup before the fork and after
- * the save: pre-copied pages are mapped clean and writable, so what is still clean and private
- * after the child is gone was copied ahead and never written.
+ * the save (kept raw; the series maps pre-copied pages dirty, so it does not tell pages copied
+ * ahead for nothing: analysis/redis-report.py says so).
  *
  * It is a tool of its own rather than a cowbench workload: the workload contract runs a writer in
  * cowbench's own process and forks it; here the process that forks is redis-server, and the
