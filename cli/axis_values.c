@@ -14,17 +14,7 @@
 #include <cowbench/size.h>
 
 #include "cli.h"
-
-const struct cli_option *cli_run_option_find(const char *name)
-{
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
-
-	for (int i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return &t[i];
-	return NULL;
-}
+#include "run_spec.h"
 
 static bool all_digits(const char *s)
 {

@@ -72,6 +72,7 @@ struct cli_option {
 	size_t offset;
 	char letter; /* its short option; 0: the common one of its name, if any (cli_short_letter) */
 	bool hidden; /* parsed, but left out of --help and of "did you mean" */
+	bool not_axis; /* run's option that a matrix cell cannot vary (how many reps, where rows go) */
 };
 /* { "force", NULL, "help", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) } */
 #define CLI_SET(how, type, field) .store = (how), .offset = offsetof(type, field)
@@ -132,35 +133,18 @@ void cli_remove_on_signal(const char *path);
 void cli_remove_on_signal_clear(void);
 
 /*
- * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
- * matrix cell is a list of NAME=VALUE pairs applied through the same
- * table, so a workload's new option is a matrix axis with no other code.
- */
-#define CLI_NCLOCKS 3 /* enum cb_clock_kind values: index of the clock cache */
-struct run_opts;
-struct cb_clock;
-struct cb_run_spec;
-const struct cli_option *cli_run_options(int *n);
-
-/*
  * One spelling per value (axis_values.c): sizes as cb_size_format writes
  * them (4096K -> 4M), counts without leading zeros, flags as 1/0; other
  * values and values that do not parse stay as they are.
  */
-/* cowbench run's option NAME (cli_run_options), or NULL. */
-const struct cli_option *cli_run_option_find(const char *name);
 void cli_canonical_value(const char *axis, const char *value, char *out, size_t len);
 /* Every axis of the matrix in that spelling, each value once; -ENOMEM. */
 struct cb_matrix;
 int cli_canonical_axes(struct cb_matrix *m);
 /* A cell key ("name=value ...") rewritten in place in that spelling (when it fits in len). */
 void cli_canonical_cell(char *cell, size_t len);
-struct run_opts *cli_run_opts_new(void); /* the defaults of cowbench run */
-void cli_run_opts_free(struct run_opts *o);
-/* Check the options and build the spec (clocks[]: zeroed cache); -1 after printing why. */
-int cli_run_make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec);
-/* Set the sysctls the options ask for (restored at exit); -1 after printing why. */
-int cli_run_apply_sysctls(const struct run_opts *o);
+
+struct cb_run_spec;
 
 /* cowbench run --explain (explain.c): rows in, a short summary for people out (stderr). */
 struct cb_row;
@@ -371,7 +355,5 @@ bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, 
 
 /* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
 void cli_info_tuning(void);
-
-#define CLI_PIN_AUTO (-2) /* run_opts.cpu: --pin=auto, resolved when the spec is made */
 
 #endif

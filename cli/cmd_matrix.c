@@ -16,10 +16,7 @@
 
 #include "cli.h"
 #include "matrix_kernel.h"
-
-#ifndef CLI_OPTIONAL_VALUE
-#define CLI_OPTIONAL_VALUE(o) ((o)->metavar && (o)->metavar[0] == '[')
-#endif
+#include "run_spec.h"
 
 /*
  * cowbench matrix: enumerate every cell first, then run them one rep at a
@@ -101,14 +98,12 @@ static const struct { const char *alias, *name; } axis_aliases[] = {
 	{ "clocks", "clock" },
 };
 
-/* Options of run that are the matrix's business, never axes. */
+/* Options of run that are the matrix's business (its table marks them), never axes. */
 static bool not_an_axis(const char *name)
 {
-	return !strcmp(name, "output") || !strcmp(name, "format") || !strcmp(name, "reps") ||
-	       !strcmp(name, "warmup") || !strcmp(name, "explain") || /* explain: a report, not a setting */
-	       !strcmp(name, "quiet") || !strcmp(name, "force") || !strcmp(name, "target-ci") ||
-	       !strcmp(name, "max-reps") || !strcmp(name, "max-time") || /* how many reps: the matrix's, per cell */
-	       !strcmp(name, "samples"); /* one file per run: cowbench run --samples */
+	const struct cli_option *o = cli_run_option_find(name);
+
+	return o && o->not_axis;
 }
 
 /* Canonical axis order: run's option table order ("fork" where "no-fork" is). */
@@ -581,7 +576,7 @@ struct plan {
 	struct cli_reps *reps;      /* per cell: its reps so far and the rule that stops them */
 	unsigned char *stopped;     /* per cell: the resumed file holds the row that stopped it */
 	bool *ev_done;              /* per cell x evidence rep (CLI_EVIDENCE_REPS): the same */
-	struct cb_clock clocks[CLI_NCLOCKS];
+	struct run_spec_ctx ctx;        /* what making the cells' specs reads once */
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */
 	int64_t last_round;         /* the highest round id the resumed file holds (0: none) */
@@ -702,7 +697,7 @@ static int build_plan(struct matrix_opts *o, struct plan *p)
 			return -1;
 		}
 		if (cell_options(&p->cells.cell[i], p->opts[i]) < 0 ||
-		    cli_run_make_spec(p->opts[i], p->clocks, &p->spec[i]) < 0)
+		    cli_run_make_spec(&p->ctx, p->opts[i], &p->spec[i]) < 0)
 			return -1; /* the option's own message names the value */
 		if (cli_reps_begin(&p->reps[i], &o->adaptive, o->reps, p->spec[i].workload) < 0) {
 			cli_error("out of memory");
@@ -1571,6 +1566,7 @@ int cmd_matrix(int argc, char **argv)
 	int argi, status = EXIT_USAGE;
 
 	memset(&p, 0, sizeof(p));
+	cli_run_spec_init(&p.ctx);
 	cb_matrix_init(&o.m);
 	saved_argc = argc;
 	saved_argv = malloc(((size_t)argc + 1) * sizeof(*argv)); /* as typed: the parser moves the operands */
