@@ -8,7 +8,7 @@
 #include <cowbench/cowbench.h>
 
 #include "cli.h"
-#include "matrix_kernel.h"
+#include "matrix/matrix_kernel.h"
 
 /* cowbench info: can the matrix's --kernel=stock,patched guests run here, and if not, why. */
 

@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "matrix_kernel.h"
-#include "run_spec.h"
+#include "run/run_spec.h"
 
 /*
  * cowbench matrix: enumerate every cell first, then run them one rep at a
