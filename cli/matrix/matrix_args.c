@@ -11,45 +11,6 @@
 
 #include "matrix.h"
 
-/* Matrix-level options; everything else named --NAME is an axis. */
-enum { M_REPS, M_TARGET_CI, M_BASELINE, M_BASELINE_METRIC, M_RATIO_CENTER, M_MAX_REPS, M_MAX_TIME, M_WARMUP, M_ORDER, M_SHUFFLE, M_SHARD, M_RESUME, M_OUTPUT, M_FORCE,
-       M_FORMAT, M_DRY_RUN, M_QUIET, M_PLAN, M_HELP, M_N };
-
-static const struct {
-	const char *name, *metavar, *help;
-	bool optional;
-} matrix_options[M_N] = {
-	[M_REPS] = { "reps", "N", "measured repetitions per cell; default 5", false },
-	[M_TARGET_CI] = { "target-ci", "PCT", "adaptive reps: each cell runs until the 95 % interval of its headline "
-			  "metric's mean is within +-PCT % (--reps: the least)", false },
-	[M_BASELINE] = { "baseline", "NAME=VALUE", "with --target-ci: each cell also runs until the 95 % interval of its "
-			 "ratio to the cell of its comparison set with NAME=VALUE (paired by round) is within +-PCT %",
-			 false },
-	[M_BASELINE_METRIC] = { "baseline-metric", "COLUMN", "the column of that ratio; default: the cell's headline",
-				false },
-	[M_RATIO_CENTER] = { "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed "
-			     "means, which a rep the host stalled does not move", false },
-	[M_MAX_REPS] = { "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", false },
-	[M_MAX_TIME] = { "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
-			 false },
-	[M_WARMUP] = { "warmup", "N", "unrecorded repetitions before each cell's first; default 1", false },
-	[M_ORDER] = { "order", "interleaved|sequential|shuffle[:SEED]",
-		      "reps of cells that differ only in the compared axes (" CB_ORDER_AXES ") run round by round "
-		      "in rotating order (interleaved, the default), in a seeded random order each round (shuffle), "
-		      "or each cell's back to back (sequential)", false },
-	[M_SHUFFLE] = { "shuffle", "SEED", "run the cells in a seeded random order (no SEED: from the clock, printed)",
-			true },
-	[M_SHARD] = { "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", false },
-	[M_RESUME] = { "resume", "FILE", "append to FILE (CSV), skipping the reps already in it", false },
-	[M_OUTPUT] = { "output", "FILE", "write rows to FILE (a new file) instead of standard output", false },
-	[M_FORCE] = { "force", NULL, "replace an existing non-empty --output FILE", false },
-	[M_FORMAT] = { "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output (json: JSON Lines)", false },
-	[M_DRY_RUN] = { "dry-run", NULL, "print the cells and exit without measuring", false },
-	[M_QUIET] = { "quiet", NULL, "no progress line on a terminal", false },
-	[M_PLAN] = { "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", false },
-	[M_HELP] = { "help", NULL, "show this help", false },
-};
-
 /* Axis names people reach for, mapped to run's option names. */
 static const struct { const char *alias, *name; } axis_aliases[] = {
 	{ "workloads", "workload" }, { "sizes", "size" }, { "writers", "writer" },
@@ -78,50 +39,6 @@ static int axis_rank(const char *name)
 		if (strcmp(t[i].name, name) == 0)
 			return i;
 	return n;
-}
-
-static void matrix_usage(void)
-{
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
-
-	printf("usage: cowbench matrix [OPTIONS] [--AXIS=V1,V2,...]... [MATRIX-FILE] [OPTIONS]\n\n"
-	       "Enumerate every cell of a matrix, then measure each one rep at a time, appending\n"
-	       "and fsyncing every finished rep (one row each). With no axes and no file: the\n"
-	       "default matrix (90 rows; measured 28 s on a 2-vCPU VM): [cow] workload=seq,random,single\n"
-	       "size=16M,64M fork=1,0 precopy=0,1,2");
-	for (size_t w = 0; w < cb_workload_count(); w++)
-		if (cb_workload_at(w)->matrix)
-			printf(";\n[%s] workload=%s %s", cb_workload_at(w)->name, cb_workload_at(w)->name,
-			       cb_workload_at(w)->matrix);
-	printf(" (precopy only where vm.cow_precopy exists).\n\n");
-	for (int i = 0; i < M_N; i++) {
-		char left[64], letter = cli_short_letter(matrix_options[i].name), prefix[8] = "";
-
-		if (letter)
-			snprintf(prefix, sizeof(prefix), "-%c, ", letter);
-		snprintf(left, sizeof(left), "%s--%s%s%s%s", prefix, matrix_options[i].name,
-			 matrix_options[i].metavar ? (matrix_options[i].optional ? "[=" : "=") : "",
-			 matrix_options[i].metavar ? matrix_options[i].metavar : "", matrix_options[i].optional ? "]" : "");
-		printf("  %-24s %s\n", left, matrix_options[i].help);
-	}
-	printf("\naxes (every option of cowbench run, values separated by commas):\n");
-	printf("  %-24s %s\n", "--fork=1,0", "fork (1) or the --no-fork baseline (0)");
-	printf("  %-24s %s\n", "--kernel=host,stock,patched",
-	       "where cells run: here (host), or once-booted QEMU guests of kernel/build.sh's 6.12 (or a bzImage)");
-	for (int i = 0; i < n; i++) {
-		char left[64];
-
-		if (not_an_axis(t[i].name) || strcmp(t[i].name, "no-fork") == 0)
-			continue;
-		snprintf(left, sizeof(left), "--%s=%s", t[i].name, t[i].metavar ? "V1,V2" : "1,0");
-		printf("  %-24s %s\n", left, t[i].help);
-	}
-	printf("\naliases: --workloads, --sizes, --writers, --clocks; -w and -s are --workload and --size.\n"
-	       "Options may also follow the matrix file. A matrix file is INI:\n"
-	       "[matrix] holds reps, warmup, shuffle, order; every other [section] is a group whose\n"
-	       "lines are axes (size = 16M, 64M); the cells are the union of the groups'\n"
-	       "cross products. Axes given as options apply to every group of the file.\n");
 }
 
 static bool parse_count(const char *name, const char *v, long min, long *out)
@@ -153,80 +70,149 @@ static bool parse_baseline(struct matrix_opts *o, const char *v)
 	return true;
 }
 
-static bool set_matrix_option(struct matrix_opts *o, int which, const char *v)
+#define MOPTS(p) ((struct matrix_opts *)(p))
+
+static bool opt_reps(void *o, const char *v) { return parse_count("reps", v, 1, &MOPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return parse_count("warmup", v, 0, &MOPTS(o)->warmup); }
+static bool opt_max_reps(void *o, const char *v) { return parse_count("max-reps", v, 1, &MOPTS(o)->adaptive.max_reps); }
+static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &MOPTS(o)->adaptive.target); }
+static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &MOPTS(o)->adaptive.max_ns); }
+static bool opt_baseline(void *o, const char *v) { return parse_baseline(o, v); }
+
+static bool opt_baseline_metric(void *o, const char *v)
 {
-	switch (which) {
-	case M_REPS:
-		return parse_count("reps", v, 1, &o->reps);
-	case M_TARGET_CI:
-		return cli_parse_target_ci(v, &o->adaptive.target);
-	case M_BASELINE:
-		return parse_baseline(o, v);
-	case M_BASELINE_METRIC:
-		if (!cli_numeric_column("--baseline-metric", v))
-			return false;
-		o->baseline_metric = v;
-		return true;
-	case M_RATIO_CENTER:
-		o->ratio_center_given = true;
-		return cli_parse_ratio_center(v, &o->ratio_center);
-	case M_MAX_REPS:
-		return parse_count("max-reps", v, 1, &o->adaptive.max_reps);
-	case M_MAX_TIME:
-		return cli_parse_max_time(v, &o->adaptive.max_ns);
-	case M_WARMUP:
-		return parse_count("warmup", v, 0, &o->warmup);
-	case M_ORDER:
-		if (cb_order_parse(v, &o->order, &o->order_seed, &o->order_seeded) < 0) {
-			cli_error("--order must be interleaved, sequential, shuffle or shuffle:SEED, not '%s'", v);
-			return false;
-		}
-		o->order_given = true;
-		return true;
-	case M_SHUFFLE:
-		o->shuffle = true;
-		if (v && !cli_parse_u64(v, &o->shuffle_seed)) {
-			cli_error("--shuffle=SEED needs a non-negative integer, not '%s'", v);
-			return false;
-		}
-		o->seed_given = v != NULL;
-		return true;
-	case M_SHARD:
-		if (cb_shard_parse(v, &o->shard_i, &o->shard_n) < 0) {
-			cli_error("--shard must be I/N with 1 <= I <= N (e.g. 2/8), not '%s'", v);
-			return false;
-		}
-		return true;
-	case M_RESUME:
-	case M_OUTPUT:
-		if (!*v) {
-			cli_error("--%s needs a file name", matrix_options[which].name);
-			return false;
-		}
-		*(which == M_RESUME ? &o->resume : &o->output) = v;
-		return true;
-	case M_FORMAT:
-		if (cb_format_parse(v, &o->format) < 0) {
-			cli_error("--format must be csv, json or table, not '%s'", v);
-			return false;
-		}
-		return true;
-	case M_DRY_RUN:
-		o->dry_run = true;
-		return true;
-	case M_QUIET:
-		o->quiet = true;
-		return true;
-	case M_FORCE:
-		o->force = true;
-		return true;
-	case M_PLAN:
-		o->plan = v;
-		return true;
-	default:
-		matrix_usage();
-		exit(0);
+	if (!cli_numeric_column("--baseline-metric", v))
+		return false;
+	MOPTS(o)->baseline_metric = v;
+	return true;
+}
+
+static bool opt_ratio_center(void *o, const char *v)
+{
+	MOPTS(o)->ratio_center_given = true;
+	return cli_parse_ratio_center(v, &MOPTS(o)->ratio_center);
+}
+
+static bool opt_order(void *o, const char *v)
+{
+	struct matrix_opts *m = o;
+
+	if (cb_order_parse(v, &m->order, &m->order_seed, &m->order_seeded) < 0) {
+		cli_error("--order must be interleaved, sequential, shuffle or shuffle:SEED, not '%s'", v);
+		return false;
 	}
+	m->order_given = true;
+	return true;
+}
+
+static bool opt_shuffle(void *o, const char *v)
+{
+	struct matrix_opts *m = o;
+
+	m->shuffle = true;
+	if (v && !cli_parse_u64(v, &m->shuffle_seed)) {
+		cli_error("--shuffle=SEED needs a non-negative integer, not '%s'", v);
+		return false;
+	}
+	m->seed_given = v != NULL;
+	return true;
+}
+
+static bool opt_shard(void *o, const char *v)
+{
+	if (cb_shard_parse(v, &MOPTS(o)->shard_i, &MOPTS(o)->shard_n) < 0) {
+		cli_error("--shard must be I/N with 1 <= I <= N (e.g. 2/8), not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_format(void *o, const char *v)
+{
+	if (cb_format_parse(v, &MOPTS(o)->format) < 0) {
+		cli_error("--format must be csv, json or table, not '%s'", v);
+		return false;
+	}
+	return true;
+}
+
+static bool opt_plan(void *o, const char *v)
+{
+	MOPTS(o)->plan = v;
+	return true;
+}
+
+#define M_SET(how, field) CLI_SET(how, struct matrix_opts, field)
+
+/* Matrix-level options, in the one shape of every command's; everything else named --NAME is an axis. */
+static const struct cli_option matrix_options[] = {
+	{ "reps", "N", "measured repetitions per cell; default 5", .parse = opt_reps },
+	{ "target-ci", "PCT", "adaptive reps: each cell runs until the 95 % interval of its headline "
+	  "metric's mean is within +-PCT % (--reps: the least)", .parse = opt_target_ci },
+	{ "baseline", "NAME=VALUE", "with --target-ci: each cell also runs until the 95 % interval of its "
+	  "ratio to the cell of its comparison set with NAME=VALUE (paired by round) is within +-PCT %",
+	  .parse = opt_baseline },
+	{ "baseline-metric", "COLUMN", "the column of that ratio; default: the cell's headline",
+	  .parse = opt_baseline_metric },
+	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed "
+	  "means, which a rep the host stalled does not move", .parse = opt_ratio_center },
+	{ "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", .parse = opt_max_reps },
+	{ "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
+	  .parse = opt_max_time },
+	{ "warmup", "N", "unrecorded repetitions before each cell's first; default 1", .parse = opt_warmup },
+	{ "order", "interleaved|sequential|shuffle[:SEED]",
+	  "reps of cells that differ only in the compared axes (" CB_ORDER_AXES ") run round by round "
+	  "in rotating order (interleaved, the default), in a seeded random order each round (shuffle), "
+	  "or each cell's back to back (sequential)", .parse = opt_order },
+	{ "shuffle", "[SEED]", "run the cells in a seeded random order (no SEED: from the clock, printed)",
+	  .parse = opt_shuffle },
+	{ "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", .parse = opt_shard },
+	{ "resume", "FILE", "append to FILE (CSV), skipping the reps already in it", M_SET(CLI_STORE_FILE, resume) },
+	{ "output", "FILE", "write rows to FILE (a new file) instead of standard output",
+	  M_SET(CLI_STORE_FILE, output) },
+	{ "force", NULL, "replace an existing non-empty --output FILE", M_SET(CLI_STORE_TRUE, force) },
+	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
+	  "(json: JSON Lines)", .parse = opt_format },
+	{ "dry-run", NULL, "print the cells and exit without measuring", M_SET(CLI_STORE_TRUE, dry_run) },
+	{ "quiet", NULL, "no progress line on a terminal", M_SET(CLI_STORE_TRUE, quiet) },
+	{ "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", .parse = opt_plan },
+};
+
+#define M_N ((int)(sizeof(matrix_options) / sizeof(matrix_options[0])))
+
+static void matrix_usage(void)
+{
+	int n;
+	const struct cli_option *t = cli_run_options(&n);
+
+	printf("usage: cowbench matrix [OPTIONS] [--AXIS=V1,V2,...]... [MATRIX-FILE] [OPTIONS]\n\n"
+	       "Enumerate every cell of a matrix, then measure each one rep at a time, appending\n"
+	       "and fsyncing every finished rep (one row each). With no axes and no file: the\n"
+	       "default matrix (90 rows; measured 28 s on a 2-vCPU VM): [cow] workload=seq,random,single\n"
+	       "size=16M,64M fork=1,0 precopy=0,1,2");
+	for (size_t w = 0; w < cb_workload_count(); w++)
+		if (cb_workload_at(w)->matrix)
+			printf(";\n[%s] workload=%s %s", cb_workload_at(w)->name, cb_workload_at(w)->name,
+			       cb_workload_at(w)->matrix);
+	printf(" (precopy only where vm.cow_precopy exists).\n\n");
+	cli_print_options(matrix_options, M_N);
+	printf("\naxes (every option of cowbench run, values separated by commas):\n");
+	printf("  %-24s %s\n", "--fork=1,0", "fork (1) or the --no-fork baseline (0)");
+	printf("  %-24s %s\n", "--kernel=host,stock,patched",
+	       "where cells run: here (host), or once-booted QEMU guests of kernel/build.sh's 6.12 (or a bzImage)");
+	for (int i = 0; i < n; i++) {
+		char left[64];
+
+		if (not_an_axis(t[i].name) || strcmp(t[i].name, "no-fork") == 0)
+			continue;
+		snprintf(left, sizeof(left), "--%s=%s", t[i].name, t[i].metavar ? "V1,V2" : "1,0");
+		printf("  %-24s %s\n", left, t[i].help);
+	}
+	printf("\naliases: --workloads, --sizes, --writers, --clocks; -w and -s are --workload and --size.\n"
+	       "Options may also follow the matrix file. A matrix file is INI:\n"
+	       "[matrix] holds reps, warmup, shuffle, order; every other [section] is a group whose\n"
+	       "lines are axes (size = 16M, 64M); the cells are the union of the groups'\n"
+	       "cross products. Axes given as options apply to every group of the file.\n");
 }
 
 /* Flags of run become 1/0 axes; "--no-fork" alone is fork=0. */
@@ -248,14 +234,6 @@ static bool add_axis(struct matrix_opts *o, const char *name, const char *values
 	return err == 0;
 }
 
-static int find_matrix_option(const char *name)
-{
-	for (int i = 0; i < M_N; i++)
-		if (strcmp(matrix_options[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /*
  * The command line goes through the one parser (cli_parse_options) with a
  * table built here: the matrix's own options, then every option of run
@@ -264,11 +242,6 @@ static int find_matrix_option(const char *name)
  * entry that says so instead of "unknown option".
  */
 #define MAX_MATRIX_TABLE 256
-
-static bool opt_matrix(void *o, const char *v)
-{
-	return set_matrix_option(o, find_matrix_option(cli_option_name()), v);
-}
 
 static bool opt_axis(void *o, const char *v)
 {
@@ -299,20 +272,23 @@ static struct cli_option axis_entry(const char *name, bool takes_value)
 	return (struct cli_option){ .name = name, .metavar = takes_value ? "V1,V2" : "[1|0]", .parse = opt_axis };
 }
 
+static bool is_matrix_option(const char *name)
+{
+	for (int i = 0; i < M_N; i++)
+		if (strcmp(matrix_options[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static int matrix_table(struct cli_option *t)
 {
 	int n = 0, nrun;
 	const struct cli_option *run = cli_run_options(&nrun);
 
 	for (int i = 0; i < M_N; i++)
-		if (i != M_HELP)
-			table_add(t, &n, (struct cli_option){ .name = matrix_options[i].name,
-							      .metavar = !matrix_options[i].metavar ? NULL
-									 : matrix_options[i].optional ? "[SEED]"
-									 : matrix_options[i].metavar,
-							      .parse = opt_matrix });
+		table_add(t, &n, matrix_options[i]);
 	for (int i = 0; i < nrun; i++) {
-		if (find_matrix_option(run[i].name) >= 0)
+		if (is_matrix_option(run[i].name))
 			continue;
 		if (not_an_axis(run[i].name))
 			table_add(t, &n, (struct cli_option){ .name = run[i].name, .metavar = "[V]",
