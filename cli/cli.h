@@ -153,7 +153,7 @@ struct cli_explain *cli_explain_new(void);
 void cli_explain_add(struct cli_explain *ex, const struct cb_row *row);
 void cli_explain_print(const struct cli_explain *ex, FILE *fp);
 void cli_explain_free(struct cli_explain *ex);
-/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off. */
+/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (evreps.c). */
 int cli_evidence_prepare(void);
 /*
  * A cell's evidence reps (evreps.c), after its timed reps, when its probes
@@ -184,7 +184,7 @@ long cli_delayacct_holder(void);
 const char *cli_delayacct_off_why(char *buf, size_t len);
 /* cowbench info's line on the override journal: held, stale, or none. */
 void cli_overrides_info(void);
-/* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
+/* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why (instrumentation.c). */
 void cli_evidence_info(void);
 /* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
 void cli_guest_info(void);
@@ -275,6 +275,8 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
 void cli_output_abort(struct cli_output *out);
+/* Where kernel/ lives (paths.c): $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
+const char *cli_kernel_dir(void);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

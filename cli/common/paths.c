@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cowbench/sysinfo.h>
+
 #include "cli.h"
 
 /*
@@ -101,4 +103,15 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n)
 			return -1;
 		}
 	return 0;
+}
+
+const char *cli_kernel_dir(void)
+{
+	const char *env = getenv("COWBENCH_KERNEL_DIR");
+
+	if (env && *env)
+		return env;
+	if (cb_path_exists(COWBENCH_KERNEL_SOURCE_DIR "/vm-run.sh"))
+		return COWBENCH_KERNEL_SOURCE_DIR; /* running from a build tree */
+	return COWBENCH_KERNEL_INSTALL_DIR;
 }

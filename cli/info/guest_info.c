@@ -8,7 +8,6 @@
 #include <cowbench/cowbench.h>
 
 #include "cli.h"
-#include "matrix/matrix_kernel.h"
 
 /* cowbench info: can the matrix's --kernel=stock,patched guests run here, and if not, why. */
 
@@ -109,7 +108,7 @@ static void accel(char *out, size_t len)
 
 void cli_guest_info(void)
 {
-	const char *dir = mk_kernel_dir(), *guest = getenv("COWBENCH_GUEST_COWBENCH");
+	const char *dir = cli_kernel_dir(), *guest = getenv("COWBENCH_GUEST_COWBENCH");
 	char script[4096], repo[4096], buf[1024];
 	bool tools, qemu = on_path("qemu-system-x86_64");
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <cowbench/evidence.h>
 #include <cowbench/instrumentation.h>
 
 #include "cli.h"
@@ -45,4 +46,19 @@ void cli_instrumentation_info(void)
 	if (in.procs_unreadable > 0)
 		printf("%-22s %ld processes not visible without root: perf events there are not counted\n", KEY,
 		       in.procs_unreadable);
+}
+
+void cli_evidence_info(void)
+{
+	static const char *const labels[CB_NPROBES] = {
+		[CB_PROBE_TASKSTATS] = "taskstats:", [CB_PROBE_PAGEMAP] = "pagemap:",
+		[CB_PROBE_SMAPS] = "smaps_rollup:", [CB_PROBE_PERF] = "perf counters:",
+	};
+
+	for (int p = 0; p < CB_NPROBES; p++) {
+		char detail[160];
+
+		cb_probe_check((enum cb_probe)p, detail, sizeof(detail));
+		printf("%-22s %s\n", labels[p], detail);
+	}
 }

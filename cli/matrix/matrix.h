@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "matrix_kernel.h"
-#include "run/run_spec.h"
+#include "trial/run_spec.h"
 
 struct matrix_opts {
 	struct cb_matrix m;

@@ -130,19 +130,6 @@ void mk_collapse(struct cb_cells *cells, struct mk_collapsed *out)
 	cb_cells_dedupe(cells);
 }
 
-/* ---- where kernel/ lives ---- */
-
-const char *mk_kernel_dir(void)
-{
-	const char *env = getenv("COWBENCH_KERNEL_DIR");
-
-	if (env && *env)
-		return env;
-	if (cb_path_exists(COWBENCH_KERNEL_SOURCE_DIR "/vm-run.sh"))
-		return COWBENCH_KERNEL_SOURCE_DIR; /* running from a build tree */
-	return COWBENCH_KERNEL_INSTALL_DIR;
-}
-
 /* ---- the guest plan: comparison sets interleaved rep by rep ---- */
 
 struct boot_plan {
@@ -328,7 +315,7 @@ static int resolve_image(const char *k, char *image, size_t len)
 		snprintf(image, len, "%s", k);
 		return 0;
 	}
-	snprintf(script, sizeof(script), "%s/build.sh", mk_kernel_dir());
+	snprintf(script, sizeof(script), "%s/build.sh", cli_kernel_dir());
 	cli_note("kernel=%s: %s%s (cached after the first build, which takes minutes)", k, script,
 		 argv[1] ? " --stock" : "");
 	if (run_last_line(argv, image, len) != 0 || !cb_path_exists(image)) {
@@ -506,7 +493,7 @@ static int spawn_guest(const struct mk_run *r, const char *dir, const char *imag
 	int a = 0, err;
 	posix_spawn_file_actions_t fa;
 
-	snprintf(script, sizeof(script), "%s/vm-run.sh", mk_kernel_dir());
+	snprintf(script, sizeof(script), "%s/vm-run.sh", cli_kernel_dir());
 	snprintf(plan, sizeof(plan), "%s/cowbench-plan", dir);
 	snprintf(rows, sizeof(rows), "%s/rows.csv", dir);
 	snprintf(tmo, sizeof(tmo), "%ld", timeout);

@@ -80,7 +80,4 @@ struct mk_plan {
 int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan);
 void mk_plan_free(struct mk_plan *plan);
 
-/* Where kernel/ lives: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
-const char *mk_kernel_dir(void);
-
 #endif

@@ -354,28 +354,3 @@ void cli_explain_print(const struct cli_explain *ex, FILE *fp)
 			    "per-fault split\n", cli_delayacct_off_why(why, sizeof(why)));
 	}
 }
-
-int cli_evidence_prepare(void)
-{
-	int on = cb_delayacct_enabled();
-
-	if (on != 0 || geteuid() != 0)
-		return 0; /* already on, absent, or not ours to change: the probe says why */
-	cli_restore_sysctls_at_exit();
-	return cb_delayacct_enable() == 0 ? 1 : 0;
-}
-
-void cli_evidence_info(void)
-{
-	static const char *const labels[CB_NPROBES] = {
-		[CB_PROBE_TASKSTATS] = "taskstats:", [CB_PROBE_PAGEMAP] = "pagemap:",
-		[CB_PROBE_SMAPS] = "smaps_rollup:", [CB_PROBE_PERF] = "perf counters:",
-	};
-
-	for (int p = 0; p < CB_NPROBES; p++) {
-		char detail[160];
-
-		cb_probe_check((enum cb_probe)p, detail, sizeof(detail));
-		printf("%-22s %s\n", labels[p], detail);
-	}
-}

@@ -53,3 +53,13 @@ int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int 
 	cli_delayacct_back(switched);
 	return worst;
 }
+
+int cli_evidence_prepare(void)
+{
+	int on = cb_delayacct_enabled();
+
+	if (on != 0 || geteuid() != 0)
+		return 0; /* already on, absent, or not ours to change: the probe says why */
+	cli_restore_sysctls_at_exit();
+	return cb_delayacct_enable() == 0 ? 1 : 0;
+}
