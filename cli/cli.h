@@ -296,8 +296,6 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 		       const char *baseline, enum cb_center ratio_center, bool quiet);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
-/* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
-void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
 
 /* ---- how many reps a cell runs (reps.c): fixed, or until its interval is tight ---- */
 

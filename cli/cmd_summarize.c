@@ -122,22 +122,18 @@ static bool noisy(const struct line *l)
 	return l->s.cv > CB_NOISY_CV;
 }
 
-/* A CSV number: empty when not measured; ratio-like values keep 4 decimals. */
+/* A CSV number (cowbench/report.h): empty when not measured; ratio-like values keep 4 decimals. */
 static void num(FILE *fp, double v, bool fixed)
 {
-	if (isnan(v))
-		return;
-	if (fixed)
-		fprintf(fp, "%.4f", v);
-	else
-		fprintf(fp, "%.10g", v);
+	cb_csv_number(fp, v, fixed ? 4 : -1);
 }
 
 static void csv_header(FILE *fp)
 {
 	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio_pairs,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi,noise_cause\n",
+	      "ratio_ci95_hi,noise_cause",
 	      fp);
+	cb_record_end(fp);
 }
 
 static void csv_line(FILE *fp, const struct line *l, const char *baseline)
@@ -170,17 +166,7 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 	}
 	fputc(',', fp);
 	cb_csv_write_field(fp, noisy(l) ? l->cause : "");
-	fputs("\n", fp);
-}
-
-/* JSON has no inf or nan: a number that is not finite is null. */
-static void json_num(FILE *fp, const char *name, double v)
-{
-	fprintf(fp, ",\"%s\":", name);
-	if (!isfinite(v))
-		fputs("null", fp);
-	else
-		fprintf(fp, "%.10g", v);
+	cb_record_end(fp);
 }
 
 static void json_line(FILE *fp, const struct line *l, const char *baseline)
@@ -190,45 +176,27 @@ static void json_line(FILE *fp, const struct line *l, const char *baseline)
 	fputs(",\"metric\":", fp);
 	cb_json_string(fp, l->metric);
 	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
-	json_num(fp, "median", l->s.median);
-	json_num(fp, "mean", l->s.mean);
-	json_num(fp, "stddev", l->s.stddev);
-	json_num(fp, "ci95_lo", l->s.ci_lo);
-	json_num(fp, "ci95_hi", l->s.ci_hi);
-	json_num(fp, "cv", l->s.cv);
+	cb_json_number(fp, "median", l->s.median);
+	cb_json_number(fp, "mean", l->s.mean);
+	cb_json_number(fp, "stddev", l->s.stddev);
+	cb_json_number(fp, "ci95_lo", l->s.ci_lo);
+	cb_json_number(fp, "ci95_hi", l->s.ci_hi);
+	cb_json_number(fp, "cv", l->s.cv);
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
 		fputs(",\"baseline\":", fp);
 		cb_json_string(fp, baseline);
-		json_num(fp, "ratio", l->ratio);
-		json_num(fp, "ratio_ci95_lo", l->rlo);
-		json_num(fp, "ratio_ci95_hi", l->rhi);
+		cb_json_number(fp, "ratio", l->ratio);
+		cb_json_number(fp, "ratio_ci95_lo", l->rlo);
+		cb_json_number(fp, "ratio_ci95_hi", l->rhi);
 		fprintf(fp, ",\"ratio_pairs\":%zu", l->pairs);
 	}
 	if (noisy(l)) {
 		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
 		cb_json_string(fp, l->cause);
 	}
-	fputs("}\n", fp);
-}
-
-/* Numbers for people in the metric's own unit (cowbench/units.h); counts and ratios plain. */
-void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
-{
-	size_t n = strlen(metric);
-
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (n > 3 && strcmp(metric + n - 3, "_ns") == 0)
-		cb_fmt_ns(buf, len, v, style);
-	else if (n > 6 && strcmp(metric + n - 6, "_bytes") == 0)
-		cb_fmt_bytes(buf, len, v);
-	else if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
-		cb_fmt_bytes(buf, len, v * 1024);
-	else if (fabs(v) >= 1e4)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.4g", v);
+	fputc('}', fp);
+	cb_record_end(fp);
 }
 
 static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
@@ -246,11 +214,11 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
 	enum cb_units_style st = cb_units_style_for(fp);
 
-	cli_human(med, sizeof(med), l->s.median, l->metric, st);
-	cli_human(mean, sizeof(mean), l->s.mean, l->metric, st);
-	cli_human(sd, sizeof(sd), l->s.stddev, l->metric, st);
-	cli_human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
-	cli_human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
+	cb_fmt_metric(med, sizeof(med), l->s.median, l->metric, st);
+	cb_fmt_metric(mean, sizeof(mean), l->s.mean, l->metric, st);
+	cb_fmt_metric(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	cb_fmt_metric(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
+	cb_fmt_metric(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
 
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))

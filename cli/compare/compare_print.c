@@ -52,16 +52,16 @@ static const char *const basis_names[] = {
 static void csv_num(FILE *fp, double v)
 {
 	fputc(',', fp);
-	if (!isnan(v))
-		fprintf(fp, "%.10g", v);
+	cb_csv_number(fp, v, -1);
 }
 
 static void csv_header(FILE *fp)
 {
 	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
 	      "new_median,new_ci95_lo,new_ci95_hi,change_pct,change_ci95_lo_pct,change_ci95_hi_pct,p,exact,significant,"
-	      "verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis\r\n",
+	      "verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis",
 	      fp);
+	cb_record_end(fp);
 }
 
 static const char *const present_names[] = { "both", "old", "new" };
@@ -79,7 +79,8 @@ static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	}
 	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
 	if (!l->metric) {
-		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s,,,,,\r\n", l->failed_old, l->failed_new, l->verdict);
+		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s,,,,,", l->failed_old, l->failed_new, l->verdict);
+		cb_record_end(fp);
 		return;
 	}
 	fprintf(fp, ",%zu,%zu,%zu,%zu", l->c.n_old, l->c.n_new, l->failed_old, l->failed_new);
@@ -91,19 +92,11 @@ static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	fprintf(fp, ",%d,", l->c.beyond_threshold);
 	if (l->c.reps_needed)
 		fprintf(fp, "%zu", l->c.reps_needed);
-	fprintf(fp, ",%s\r\n", basis_names[l->c.reps_basis]);
+	fprintf(fp, ",%s", basis_names[l->c.reps_basis]);
+	cb_record_end(fp);
 }
 
 /* ---- JSON Lines ---- */
-
-static void json_num(FILE *fp, const char *name, double v)
-{
-	fprintf(fp, ",\"%s\":", name);
-	if (isnan(v))
-		fputs("null", fp);
-	else
-		fprintf(fp, "%.10g", v);
-}
 
 static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 {
@@ -121,10 +114,10 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 		fprintf(fp, ",\"metric\":\"%s\",\"n_old\":%zu,\"n_new\":%zu", l->metric, l->c.n_old, l->c.n_new);
 		line_numbers(l, v);
 		for (size_t i = 0; i < N_NUMBERS; i++)
-			json_num(fp, number_names[i], v[i]);
+			cb_json_number(fp, number_names[i], v[i]);
 		fprintf(fp, ",\"exact\":%s,\"significant\":%s,\"paired\":%s", l->c.exact ? "true" : "false",
 			l->c.significant ? "true" : "false", l->c.paired ? "true" : "false");
-		json_num(fp, "p_adj", l->c.p_adj);
+		cb_json_number(fp, "p_adj", l->c.p_adj);
 		fprintf(fp, ",\"beyond_threshold\":%s", l->c.beyond_threshold ? "true" : "false");
 		if (l->c.reps_needed)
 			fprintf(fp, ",\"reps_needed\":%zu,\"reps_basis\":\"%s\"", l->c.reps_needed,
@@ -132,7 +125,8 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 		else
 			fputs(",\"reps_needed\":null,\"reps_basis\":null", fp);
 	}
-	fputs("}\n", fp);
+	fputc('}', fp);
+	cb_record_end(fp);
 }
 
 /* ---- the table ---- */
@@ -142,9 +136,9 @@ static void center_text(char *buf, size_t len, const char *metric, double c, dou
 {
 	char a[24], b[24], d[24];
 
-	cli_human(a, sizeof(a), c, metric, CB_UNITS_ASCII);
-	cli_human(b, sizeof(b), lo, metric, CB_UNITS_ASCII);
-	cli_human(d, sizeof(d), hi, metric, CB_UNITS_ASCII);
+	cb_fmt_metric(a, sizeof(a), c, metric, CB_UNITS_ASCII);
+	cb_fmt_metric(b, sizeof(b), lo, metric, CB_UNITS_ASCII);
+	cb_fmt_metric(d, sizeof(d), hi, metric, CB_UNITS_ASCII);
 	snprintf(buf, len, "%s [%s, %s]", a, b, d);
 }
 
