@@ -130,196 +130,6 @@ static bool group_mean_ci(const struct cb_row_group *g, const char *col, double 
 	return true;
 }
 
-/* The key without one pair ("workload=seq size=16M fork=1" minus workload -> "size=16M fork=1"). */
-static void key_without(const char *key, const char *name, char *out, size_t len)
-{
-	size_t nl = strlen(name), o = 0;
-	const char *p = key;
-
-	out[0] = '\0';
-	while (*p) {
-		const char *e = strchr(p, ' ');
-		size_t pl = e ? (size_t)(e - p) : strlen(p);
-
-		if (!(strncmp(p, name, nl) == 0 && p[nl] == '=') && o + pl + 2 < len) {
-			if (o)
-				out[o++] = ' ';
-			memcpy(out + o, p, pl);
-			o += pl;
-			out[o] = '\0';
-		}
-		p += pl;
-		while (*p == ' ')
-			p++;
-	}
-}
-
-/*
- * Text from a CSV never reaches gnuplot as code: gnuplot runs `...` even
- * inside double quotes, and '@', '$' and quotes have meanings of their
- * own. Labels keep only characters with no meaning to gnuplot (others
- * become '_'), in single quotes in the loaded .gp files and in double
- * quotes in the .dat data files.
- */
-static bool gp_safe_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c != 0 && strchr(" _.,:=+-/%*()[]<>~!", c) != NULL); /* "!": a mark, no command inside quotes */
-}
-
-static void gp_text(FILE *fp, const char *s, char quote)
-{
-	fputc(quote, fp);
-	for (; *s; s++)
-		fputc(gp_safe_char((unsigned char)*s) ? *s : '_', fp);
-	fputc(quote, fp);
-}
-
-/* A label in a data file (read by gnuplot as data, never as a command); plot_costs.c's too. */
-void gp_data_label(FILE *fp, const char *s)
-{
-	gp_text(fp, s, '"');
-}
-
-/* A string value in a .gp file that gnuplot loads. */
-static void gp_string(FILE *fp, const char *s)
-{
-	gp_text(fp, s, '\'');
-}
-
-/*
- * Labels: the pairs every cell of a plot shares go into its title
- * ("size=64M threads=2"), each bar or line is named by what varies
- * ("16M no fork", "uffd-wp").
- */
-struct keyset {
-	const char *key[256];
-	size_t n;
-};
-
-static void keyset_add(struct keyset *ks, const char *key)
-{
-	if (ks->n < 256)
-		ks->key[ks->n++] = key;
-}
-
-/* Whether the pair (p, len) appears, exactly, in key. */
-static bool has_pair(const char *key, const char *p, size_t len)
-{
-	for (const char *k = key; k && *k; k = strchr(k, ' '), k = k ? k + 1 : NULL)
-		if (strncmp(k, p, len) == 0 && (k[len] == ' ' || k[len] == '\0'))
-			return true;
-	return false;
-}
-
-static bool pair_common(const struct keyset *ks, const char *p, size_t len)
-{
-	for (size_t i = 0; i < ks->n; i++)
-		if (!has_pair(ks->key[i], p, len))
-			return false;
-	return true;
-}
-
-/* Append one pair as people read it: values of well-known axes alone, "no fork" for fork=0. */
-static void append_pair(char *out, size_t len, const char *p, size_t plen)
-{
-	const char *eq = memchr(p, '=', plen);
-	size_t o = strlen(out), nl = eq ? (size_t)(eq - p) : plen;
-	char text[160];
-
-	if (eq && nl == 4 && strncmp(p, "fork", 4) == 0)
-		snprintf(text, sizeof(text), "%s", eq[1] == '0' ? "no fork" : "after fork");
-	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0 && plen == 9 && eq[1] == '0')
-		snprintf(text, sizeof(text), "pre-copy off");
-	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0)
-		snprintf(text, sizeof(text), "pre-copy %.*s", (int)(plen - nl - 1), eq + 1);
-	else if (eq && ((nl == 8 && !strncmp(p, "workload", 8)) || (nl == 4 && !strncmp(p, "size", 4)) ||
-			(nl == 8 && !strncmp(p, "snapshot", 8)) || (nl == 6 && !strncmp(p, "method", 6))))
-		snprintf(text, sizeof(text), "%.*s", (int)(plen - nl - 1), eq + 1);
-	else
-		snprintf(text, sizeof(text), "%.*s", (int)plen, p);
-	snprintf(out + o, len - o, "%s%s", o ? " " : "", text);
-}
-
-/* The pairs of key that vary (common = false) or that all keys share (common = true). */
-static void label_of(const struct keyset *ks, const char *key, bool common, char *out, size_t len)
-{
-	out[0] = '\0';
-	for (const char *p = key; p && *p;) {
-		const char *e = strchr(p, ' ');
-		size_t pl = e ? (size_t)(e - p) : strlen(p);
-
-		if (pair_common(ks, p, pl) == common)
-			append_pair(out, len, p, pl);
-		p = e ? e + 1 : NULL;
-	}
-	if (!out[0] && !common)
-		snprintf(out, len, "all");
-}
-
-static void meta_context(FILE *meta, const struct keyset *ks)
-{
-	char ctx[CB_ROW_KEY_LEN];
-
-	if (ks->n == 0)
-		ctx[0] = '\0';
-	else
-		label_of(ks, ks->key[0], true, ctx, sizeof(ctx));
-	fputs("context = ", meta);
-	gp_string(meta, ctx);
-	fputc('\n', meta);
-}
-
-struct sink {
-	const char *dir;
-	FILE *dat, *meta;
-	char name[64];
-};
-
-static int sink_open(struct sink *s, const char *dir, const char *name)
-{
-	char path[4096];
-
-	memset(s, 0, sizeof(*s));
-	s->dir = dir;
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	snprintf(path, sizeof(path), "%s/data/%s.dat", dir, name);
-	s->dat = fopen(path, "we");
-	snprintf(path, sizeof(path), "%s/data/%s.gp", dir, name);
-	s->meta = s->dat ? fopen(path, "we") : NULL;
-	if (!s->dat || !s->meta) {
-		cli_error("cannot write %s: %s", path, strerror(errno));
-		if (s->dat)
-			fclose(s->dat);
-		return -1;
-	}
-	return 0;
-}
-
-static int sink_close(struct sink *s)
-{
-	int bad = ferror(s->dat) || ferror(s->meta);
-
-	bad |= fclose(s->dat) != 0;
-	bad |= fclose(s->meta) != 0;
-	if (bad)
-		cli_error("cannot write the data of plot %s", s->name);
-	return bad ? -1 : 0;
-}
-
-/* Drop a sink that ended up with nothing to plot. */
-static void sink_discard(struct sink *s)
-{
-	char path[4096];
-
-	fclose(s->dat);
-	fclose(s->meta);
-	snprintf(path, sizeof(path), "%s/data/%s.dat", s->dir, s->name);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/data/%s.gp", s->dir, s->name);
-	unlink(path);
-}
-
 struct plots {
 	const char *dir;
 	struct cb_row_group *g;
@@ -342,13 +152,6 @@ static void made_cb(void *arg, const char *name, const char *caption)
 	made(arg, name, caption);
 }
 
-static const char *group_workload(const struct cb_row_group *g)
-{
-	return g->n ? g->rows[0]->workload : "";
-}
-
-/* ---- 1. first-write latency CDF per workload, fork vs no fork ---- */
-
 static const struct {
 	const char *col;
 	double frac;
@@ -367,8 +170,8 @@ static bool plot_name_ok(const char *name)
 
 static int plot_cdf_workload(struct plots *p, const char *wl)
 {
-	struct sink s;
-	struct keyset ks = { .n = 0 };
+	struct dataset s;
+	struct plot_keyset ks = { .n = 0 };
 	char name[64], label[CB_ROW_KEY_LEN], caption[200];
 	int blocks = 0;
 
@@ -381,18 +184,18 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 		snprintf(name, sizeof(name), "cdf_%08x", h);
 	}
 	for (size_t i = 0; i < p->ng; i++)
-		if (strcmp(group_workload(&p->g[i]), wl) == 0 && !isnan(group_median(&p->g[i], "lat_p50_ns")))
-			keyset_add(&ks, p->g[i].key);
+		if (strcmp(plot_group_workload(&p->g[i]), wl) == 0 && !isnan(group_median(&p->g[i], "lat_p50_ns")))
+			plot_keyset_add(&ks, p->g[i].key);
 	if (ks.n == 0)
 		return 0;
-	if (sink_open(&s, p->dir, name) < 0)
+	if (plot_dataset_open(&s, p->dir, name) < 0)
 		return -1;
 	for (size_t i = 0; i < p->ng; i++) {
 		const struct cb_row_group *g = &p->g[i];
 
-		if (strcmp(group_workload(g), wl) != 0 || isnan(group_median(g, "lat_p50_ns")))
+		if (strcmp(plot_group_workload(g), wl) != 0 || isnan(group_median(g, "lat_p50_ns")))
 			continue;
-		label_of(&ks, g->key, false, label, sizeof(label));
+		plot_label_of(&ks, g->key, false, label, sizeof(label));
 		fprintf(s.dat, "%s", blocks ? "\n\n" : "");
 		gp_data_label(s.dat, label);
 		fputs("\t\"fraction\"\n", s.dat);
@@ -401,26 +204,26 @@ static int plot_cdf_workload(struct plots *p, const char *wl)
 		blocks++;
 	}
 	if (blocks == 0) {
-		sink_discard(&s);
+		plot_dataset_discard(&s);
 		return 0;
 	}
 	fprintf(s.meta, "N = %d\nworkload = ", blocks);
-	gp_string(s.meta, wl);
+	plot_gp_string(s.meta, wl);
 	fputc('\n', s.meta);
-	meta_context(s.meta, &ks);
+	plot_meta_context(s.meta, &ks);
 	snprintf(caption, sizeof(caption), "First-write latency CDF of workload %s (from per-rep percentiles)", wl);
 	made(p, name, caption);
-	return sink_close(&s);
+	return plot_dataset_close(&s);
 }
 
 static int plot_cdfs(struct plots *p)
 {
 	for (size_t i = 0; i < p->ng; i++) {
-		const char *wl = group_workload(&p->g[i]);
+		const char *wl = plot_group_workload(&p->g[i]);
 		bool seen = false;
 
 		for (size_t j = 0; j < i; j++)
-			seen = seen || strcmp(group_workload(&p->g[j]), wl) == 0;
+			seen = seen || strcmp(plot_group_workload(&p->g[j]), wl) == 0;
 		/* Where rows carry lat_hist, dist_WL draws every write instead of six percentiles. */
 		if (*wl && !seen && !plot_dist_covers(p->g, p->ng, wl) && plot_cdf_workload(p, wl) < 0)
 			return -1;
@@ -438,12 +241,15 @@ static void precopy_mode(const struct cb_row_group *g, char *buf, size_t len)
 		snprintf(buf, len, "stock-kernel");
 }
 
+/* A cluster of the precopy plot: a cell less its pre-copy mode and fork. */
+static const char *const precopy_fork[] = { "precopy", "fork", NULL };
+
 static int plot_precopy(struct plots *p)
 {
-	char modes[8][32], clusters[64][CB_ROW_KEY_LEN], mode[32], label[CB_ROW_KEY_LEN], tmp[CB_ROW_KEY_LEN];
+	char modes[8][32], clusters[64][CB_ROW_KEY_LEN], mode[32], label[CB_ROW_KEY_LEN];
 	size_t nm = 0, nc = 0;
-	struct sink s;
-	struct keyset ks = { .n = 0 };
+	struct dataset s;
+	struct plot_keyset ks = { .n = 0 };
 
 	/* Modes and clusters (cells of the page-order workloads with a fork, pre-copy aside). */
 	for (size_t i = 0; i < p->ng; i++) {
@@ -457,8 +263,7 @@ static int plot_precopy(struct plots *p)
 			;
 		if (k == nm && nm < 8)
 			snprintf(modes[nm++], sizeof(modes[0]), "%s", mode);
-		key_without(g->key, "precopy", tmp, sizeof(tmp));
-		key_without(tmp, "fork", label, sizeof(label));
+		plot_key_strip(g->key, precopy_fork, label, sizeof(label));
 		for (k = 0; k < nc && strcmp(clusters[k], label); k++)
 			;
 		if (k == nc && nc < 64)
@@ -472,12 +277,12 @@ static int plot_precopy(struct plots *p)
 		return 0;
 	}
 	for (size_t c = 0; c < nc; c++)
-		keyset_add(&ks, clusters[c]);
-	if (sink_open(&s, p->dir, "precopy") < 0)
+		plot_keyset_add(&ks, clusters[c]);
+	if (plot_dataset_open(&s, p->dir, "precopy") < 0)
 		return -1;
 	fprintf(s.dat, "# cluster, then per mode: runtime mean lo hi (ms), faults mean lo hi\n");
 	for (size_t c = 0; c < nc; c++) {
-		label_of(&ks, clusters[c], false, label, sizeof(label));
+		plot_label_of(&ks, clusters[c], false, label, sizeof(label));
 		gp_data_label(s.dat, label);
 		for (size_t m = 0; m < nm; m++) {
 			double rt[3] = { NAN, NAN, NAN }, ft[3] = { NAN, NAN, NAN };
@@ -488,8 +293,7 @@ static int plot_precopy(struct plots *p)
 				if (!g->n || !g->rows[0]->fork)
 					continue;
 				precopy_mode(g, mode, sizeof(mode));
-				key_without(g->key, "precopy", tmp, sizeof(tmp));
-				key_without(tmp, "fork", label, sizeof(label));
+				plot_key_strip(g->key, precopy_fork, label, sizeof(label));
 				if (strcmp(mode, modes[m]) || strcmp(label, clusters[c]))
 					continue;
 				group_mean_ci(g, "elapsed_ns", 1e-6, rt);
@@ -503,45 +307,45 @@ static int plot_precopy(struct plots *p)
 	for (size_t m = 0; m < nm; m++)
 		fprintf(s.meta, "%s%s", m ? " " : "", modes[m]);
 	fprintf(s.meta, "\"\nstock = %d\n", nm == 1 && strcmp(modes[0], "stock-kernel") == 0);
-	meta_context(s.meta, &ks);
+	plot_meta_context(s.meta, &ks);
 	made(p, "precopy", "Runtime and fault count by pre-copy mode (mean, 95 % CI whiskers)");
-	return sink_close(&s);
+	return plot_dataset_close(&s);
 }
 
 /* ---- 4. snapshot slowdown by method ---- */
 
 static int plot_snapshot(struct plots *p)
 {
-	struct sink s;
+	struct dataset s;
 	size_t n = 0;
 	char label[CB_ROW_KEY_LEN];
 
-	struct keyset ks = { .n = 0 };
+	struct plot_keyset ks = { .n = 0 };
 
 	for (size_t i = 0; i < p->ng; i++)
-		if (!strcmp(group_workload(&p->g[i]), "snapshot") && !isnan(group_median(&p->g[i], "slowdown"))) {
-			keyset_add(&ks, p->g[i].key);
+		if (!strcmp(plot_group_workload(&p->g[i]), "snapshot") && !isnan(group_median(&p->g[i], "slowdown"))) {
+			plot_keyset_add(&ks, p->g[i].key);
 			n++;
 		}
 	if (n == 0)
 		return 0;
-	if (sink_open(&s, p->dir, "snapshot") < 0)
+	if (plot_dataset_open(&s, p->dir, "snapshot") < 0)
 		return -1;
 	fputs("# cell, slowdown mean lo hi\n", s.dat);
 	for (size_t i = 0; i < p->ng; i++) {
 		const struct cb_row_group *g = &p->g[i];
 		double ci[3];
 
-		if (strcmp(group_workload(g), "snapshot") || !group_mean_ci(g, "slowdown", 1.0, ci))
+		if (strcmp(plot_group_workload(g), "snapshot") || !group_mean_ci(g, "slowdown", 1.0, ci))
 			continue;
-		label_of(&ks, g->key, false, label, sizeof(label));
+		plot_label_of(&ks, g->key, false, label, sizeof(label));
 		gp_data_label(s.dat, label);
 		fprintf(s.dat, "\t%g\t%g\t%g\n", ci[0], ci[1], ci[2]);
 	}
 	fprintf(s.meta, "N = %zu\n", n);
-	meta_context(s.meta, &ks);
+	plot_meta_context(s.meta, &ks);
 	made(p, "snapshot", "Writer slowdown while a snapshot is taken, by method (mean, 95 % CI)");
-	return sink_close(&s);
+	return plot_dataset_close(&s);
 }
 
 /* ---- 5. time per COW fault: the copy itself, the rest of the kernel copy path, the rest ---- */
@@ -588,10 +392,10 @@ static double copies_per_write(const struct cb_row_group *g)
  */
 static int plot_breakdown(struct plots *p)
 {
-	struct sink s;
+	struct dataset s;
 	size_t n = 0, skipped = 0, inconsistent = 0;
 	bool kernel = false, own_copy = false, missing = false;
-	struct keyset ks = { .n = 0 };
+	struct plot_keyset ks = { .n = 0 };
 	char label[CB_ROW_KEY_LEN];
 
 	for (size_t i = 0; i < p->ng; i++) {
@@ -604,14 +408,14 @@ static int plot_breakdown(struct plots *p)
 			continue;
 		}
 		n++;
-		keyset_add(&ks, g->key);
+		plot_keyset_add(&ks, g->key);
 		kernel = kernel || !isnan(group_median(g, "kernel_copy_ns_mean"));
 		own_copy = own_copy || !isnan(group_median_ratio(g, offsetof(struct cb_row, cow_copy_ns),
 								 offsetof(struct cb_row, cow_faults)));
 	}
 	if (n == 0)
 		return 0;
-	if (sink_open(&s, p->dir, "breakdown") < 0)
+	if (plot_dataset_open(&s, p->dir, "breakdown") < 0)
 		return -1;
 	fputs("# cell, the copy itself, rest of the kernel copy path, rest of the write (ns; rep means, median over reps)\n",
 	      s.dat);
@@ -627,7 +431,7 @@ static int plot_breakdown(struct plots *p)
 			copy = group_median(g, "memcpy_ns"); /* estimate: the same copy in user space */
 		if (isnan(copy))
 			copy = 0;
-		label_of(&ks, g->key, false, label, sizeof(label));
+		plot_label_of(&ks, g->key, false, label, sizeof(label));
 		bad = (!isnan(path) && (path > write || copy > path)) || copy > write;
 		if (bad) {
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " !");
@@ -646,13 +450,13 @@ static int plot_breakdown(struct plots *p)
 	}
 	fprintf(s.meta, "N = %zu\nkernel = %d\nmissing = %d\nown_copy = %d\nskipped = %zu\ninconsistent = %zu\n", n,
 		kernel, missing, own_copy, skipped, inconsistent);
-	meta_context(s.meta, &ks);
+	plot_meta_context(s.meta, &ks);
 	made(p, "breakdown",
 	     kernel ? "Time per COW fault: the copy itself, the rest of the kernel copy path, the rest of the write "
 		      "(rep means, median over reps)"
 		    : "Time per COW fault: a page copy vs. everything else (no kernel copy-path data here; rep means, "
 		      "median over reps)");
-	return sink_close(&s);
+	return plot_dataset_close(&s);
 }
 
 /* ---- the report ---- */

@@ -24,73 +24,6 @@
 
 #define TRADEOFF_SEED 20261122u
 
-int plot_dataset_open(struct dataset *d, const char *dir, const char *name)
-{
-	snprintf(d->dat_path, sizeof(d->dat_path), "%s/data/%s.dat", dir, name);
-	snprintf(d->meta_path, sizeof(d->meta_path), "%s/data/%s.gp", dir, name);
-	d->dat = fopen(d->dat_path, "we");
-	d->meta = d->dat ? fopen(d->meta_path, "we") : NULL;
-	if (d->meta)
-		return 0;
-	cli_error("cannot write %s: %s", d->dat ? d->meta_path : d->dat_path, strerror(errno));
-	if (d->dat)
-		fclose(d->dat);
-	return -1;
-}
-
-int plot_dataset_close(struct dataset *d)
-{
-	int bad = ferror(d->dat) || ferror(d->meta);
-
-	bad |= fclose(d->dat) != 0;
-	bad |= fclose(d->meta) != 0;
-	if (bad)
-		cli_error("cannot write %s", d->dat_path);
-	return bad ? -1 : 0;
-}
-
-void plot_dataset_discard(struct dataset *d)
-{
-	fclose(d->dat);
-	fclose(d->meta);
-	unlink(d->dat_path);
-	unlink(d->meta_path);
-}
-
-/* A label as a gnuplot data string, sanitised as every plot's (cmd_plot.c). */
-static void data_label(FILE *fp, const char *s)
-{
-	gp_data_label(fp, s);
-}
-
-/* The key without the pairs named in drop[] (NULL-terminated). */
-static void key_strip(const char *key, const char *const *drop, char *out, size_t len)
-{
-	size_t o = 0;
-
-	out[0] = '\0';
-	for (const char *p = key; *p;) {
-		const char *e = strchr(p, ' ');
-		size_t pl = e ? (size_t)(e - p) : strlen(p);
-		bool keep = true;
-
-		for (size_t i = 0; drop[i]; i++)
-			if (strncmp(p, drop[i], strlen(drop[i])) == 0 && p[strlen(drop[i])] == '=')
-				keep = false;
-		if (keep && o + pl + 2 < len) {
-			o += (size_t)snprintf(out + o, len - o, "%s%.*s", o ? " " : "", (int)pl, p);
-		}
-		p += pl;
-		while (*p == ' ')
-			p++;
-	}
-}
-
-static const char *group_workload(const struct cb_row_group *g)
-{
-	return g->n ? g->rows[0]->workload : "";
-}
-
 /* A row's lat_hist, where statistics may use it: an evidence rep's latencies are left out (cb_row_counts). */
 static bool has_hist(const struct cb_row *row)
 {
@@ -159,12 +92,12 @@ static int plot_dist_workload(const char *dir, const struct cb_row_group *g, siz
 	for (size_t i = 0; i < ng; i++) {
 		struct cdf_out o = { d.dat, 0 };
 
-		if (strcmp(group_workload(&g[i]), wl) != 0 || group_hist(&g[i], h) == 0)
+		if (strcmp(plot_group_workload(&g[i]), wl) != 0 || group_hist(&g[i], h) == 0)
 			continue;
-		key_strip(g[i].key, drop, stripped, sizeof(stripped));
+		plot_key_strip(g[i].key, drop, stripped, sizeof(stripped));
 		plot_readable(stripped, label, sizeof(label));
 		fputs(blocks ? "\n\n" : "", d.dat);
-		data_label(d.dat, label[0] ? label : wl);
+		gp_data_label(d.dat, label[0] ? label : wl);
 		fputs("\t\"ns\"\t\"tail\"\n", d.dat);
 		o.total = h->total;
 		cb_hist_foreach(h, write_cdf_point, &o);
@@ -189,11 +122,11 @@ int plot_dists(const char *dir, const struct cb_row_group *g, size_t ng, plot_ma
 	int err = h ? 0 : -1;
 
 	for (size_t i = 0; !err && i < ng; i++) {
-		const char *wl = group_workload(&g[i]);
+		const char *wl = plot_group_workload(&g[i]);
 		bool seen = false;
 
 		for (size_t j = 0; j < i; j++)
-			seen = seen || strcmp(group_workload(&g[j]), wl) == 0;
+			seen = seen || strcmp(plot_group_workload(&g[j]), wl) == 0;
 		/* Only registered names become file names: the CSV is data, not a path. */
 		if (!seen && cb_workload_find(wl) && plot_dist_covers(g, ng, wl))
 			err = plot_dist_workload(dir, g, ng, wl, h, made, arg);
@@ -410,7 +343,7 @@ static void base_key(const struct cb_row_group *g, char *out, size_t len)
 {
 	static const char *const drop[] = { "precopy", "precopy_depth", "precopy-depth", NULL };
 
-	key_strip(g->key, drop, out, len);
+	plot_key_strip(g->key, drop, out, len);
 }
 
 static bool page_order_fork(const struct cb_row_group *g)
@@ -467,43 +400,6 @@ static void mode_name(const struct trade *t, char *buf, size_t len)
 
 #define MAX_TRADES 128
 
-/* One pair as people read it: workload and size by value, "after fork" / "no fork", "pre-copy off". */
-static void readable_pair(char *out, size_t len, const char *p, size_t pl)
-{
-	const char *eq = memchr(p, '=', pl), *v = eq ? eq + 1 : "";
-	size_t nl = eq ? (size_t)(eq - p) : pl, o = strlen(out);
-	int vl = eq ? (int)(pl - nl - 1) : 0;
-	char text[160];
-
-	if (eq && nl == 4 && strncmp(p, "fork", 4) == 0)
-		snprintf(text, sizeof(text), "%s", vl == 1 && *v == '0' ? "no fork" : "after fork");
-	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0 && vl == 1 && *v == '0')
-		snprintf(text, sizeof(text), "pre-copy off");
-	else if (eq && nl == 7 && strncmp(p, "precopy", 7) == 0)
-		snprintf(text, sizeof(text), "pre-copy %.*s", vl, v);
-	else if (eq && ((nl == 8 && strncmp(p, "workload", 8) == 0) || (nl == 4 && strncmp(p, "size", 4) == 0)))
-		snprintf(text, sizeof(text), "%.*s", vl, v);
-	else
-		snprintf(text, sizeof(text), "%.*s", (int)pl, p);
-	if (o + strlen(text) + 2 < len)
-		snprintf(out + o, len - o, "%s%s", o ? " " : "", text);
-}
-
-char *plot_readable(const char *key, char *out, size_t len)
-{
-	out[0] = '\0';
-	for (const char *p = key; *p;) {
-		size_t pl = strcspn(p, " ");
-
-		if (pl)
-			readable_pair(out, len, p, pl);
-		p += pl;
-		while (*p == ' ')
-			p++;
-	}
-	return out;
-}
-
 /* The index (1, 2, ...) of a trade's mode among the modes seen so far; names[] collects them. */
 static int mode_index(const struct trade *t, char names[][32], int *nmodes)
 {
@@ -541,11 +437,11 @@ int plot_tradeoff(const char *dir, const struct cb_row_group *g, size_t ng, plot
 	      "mode index\n", d.dat);
 	for (size_t i = 0; i < n; i++) {
 		trade_measure(&t[i]);
-		key_strip(t[i].mode->key, drop, stripped, sizeof(stripped));
+		plot_key_strip(t[i].mode->key, drop, stripped, sizeof(stripped));
 		plot_readable(stripped, label, sizeof(label));
 		mode_name(&t[i], mode, sizeof(mode));
 		snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", mode);
-		data_label(d.dat, label);
+		gp_data_label(d.dat, label);
 		fprintf(d.dat, "\t%.2f\t%.2f\t%.3f\t%.4g\t%.4g\t%.4g\t%lld\t%d\n", t[i].saved_pct,
 			t[i].touched > 0 ? 100.0 * t[i].wasted / t[i].touched : NAN, t[i].extra_mib, t[i].p99[0],
 			t[i].p99[1], t[i].p99[2], t[i].precopy, mode_index(&t[i], names, &nmodes));

@@ -7,24 +7,11 @@
 
 #include <cowbench/summary.h>
 
+#include "plot_data.h"
+
 /* Called for every plot written: its name (DIR/NAME.png) and a caption for the report. */
 typedef void (*plot_made_fn)(void *arg, const char *name, const char *caption);
 
-/* A plot's data: DIR/data/NAME.dat (numbers, sanitised labels) and DIR/data/NAME.gp (numbers only). */
-struct dataset {
-	FILE *dat, *meta;
-	char dat_path[4096], meta_path[4096];
-};
-
-int plot_dataset_open(struct dataset *d, const char *dir, const char *name);
-int plot_dataset_close(struct dataset *d);
-/** Close and remove a dataset that ended up with nothing to plot. */
-void plot_dataset_discard(struct dataset *d);
-/** A cell key as people read it: "workload=seq size=16M fork=0 precopy=0" -> "seq 16M no fork pre-copy off". */
-char *plot_readable(const char *key, char *out, size_t len);
-
-/** A label in a data file: characters with a meaning to gnuplot become '_' (cmd_plot.c). */
-void gp_data_label(FILE *fp, const char *s);
 /** Whether the workload's rows carry lat_hist, so dist_WL replaces the six-point cdf_WL. */
 bool plot_dist_covers(const struct cb_row_group *g, size_t ng, const char *workload);
 /** dist_WL per workload with histograms: a CDF of every write per cell, and its tail (1 - CDF, log). */
