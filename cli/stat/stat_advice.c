@@ -143,7 +143,7 @@ static int python_children(const struct stat_where *w, int64_t *heap, int64_t *a
 static void top_python_functions(const struct stat_where *w, char *buf, size_t len)
 {
 	size_t n, at = 0;
-	struct strcount *e = strmap_sorted(&w->py_funcs, &n);
+	struct cb_strmap_entry *e = cb_strmap_sorted(&w->py_funcs, &n);
 
 	buf[0] = '\0';
 	for (size_t i = 0; e && i < n && i < 3; i++) {

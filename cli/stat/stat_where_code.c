@@ -20,85 +20,6 @@
 #define PATH_SHOWN 6     /* frames of a call path in the table */
 #define FOLD_MAX 4096    /* bytes of one folded stack */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static bool strmap_grow(struct strmap *m)
-{
-	struct strmap g = { .cap = m->cap ? m->cap * 2 : 256 };
-
-	g.tab = calloc(g.cap, sizeof(*g.tab));
-	if (!g.tab)
-		return false;
-	for (size_t k = 0; k < m->cap; k++) {
-		size_t i;
-
-		if (!m->tab[k].key)
-			continue;
-		for (i = hash_str(m->tab[k].key) & (g.cap - 1); g.tab[i].key; i = (i + 1) & (g.cap - 1))
-			;
-		g.tab[i] = m->tab[k];
-	}
-	free(m->tab);
-	m->tab = g.tab;
-	m->cap = g.cap;
-	return true;
-}
-
-static void strmap_add(struct strmap *m, const char *key, int64_t n)
-{
-	size_t i;
-
-	if (m->used * 2 >= m->cap && !strmap_grow(m))
-		return;
-	for (i = hash_str(key) & (m->cap - 1); m->tab[i].key; i = (i + 1) & (m->cap - 1))
-		if (strcmp(m->tab[i].key, key) == 0) {
-			m->tab[i].n += n;
-			return;
-		}
-	if (!(m->tab[i].key = strdup(key)))
-		return;
-	m->tab[i].n = n;
-	m->used++;
-}
-
-static void strmap_free(struct strmap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->tab[i].key);
-	free(m->tab);
-	memset(m, 0, sizeof(*m));
-}
-
-static int by_count(const void *a, const void *b)
-{
-	const struct strcount *x = a, *y = b;
-
-	if (x->n != y->n)
-		return x->n > y->n ? -1 : 1;
-	return strcmp(x->key, y->key);
-}
-
-struct strcount *strmap_sorted(const struct strmap *m, size_t *n)
-{
-	struct strcount *out = malloc((m->used ? m->used : 1) * sizeof(*out));
-
-	*n = 0;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->tab[i].key)
-			out[(*n)++] = m->tab[i];
-	qsort(out, *n, sizeof(*out), by_count);
-	return out;
-}
-
 /* Append to a bounded string; false once it is full. */
 static bool append(char *buf, size_t len, size_t *at, const char *s)
 {
@@ -197,7 +118,7 @@ static void count_python(struct stat_where *w, const struct wproc *p, const char
 		return; /* module+offset: no name to judge by */
 	w->py_named++;
 	w->py_gc += is_collector(leaf);
-	strmap_add(&w->py_funcs, fn, 1);
+	cb_strmap_add(&w->py_funcs, fn, 1);
 }
 
 static void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
@@ -228,19 +149,19 @@ static void where_code_sample(struct stat_where *w, struct wproc *p, const struc
 	}
 	if (names[0][0] == '0' && names[0][1] == 'x')
 		w->code_unresolved++;
-	strmap_add(&w->funcs, fn, 1);
+	cb_strmap_add(&w->funcs, fn, 1);
 	count_python(w, p, names[0], fn);
 	/* call path, innermost first, a few frames */
 	for (uint32_t i = 0; i < n && i < PATH_SHOWN; i++)
 		if (!append(path, sizeof(path), &pat, i ? " <- " : "") || !append(path, sizeof(path), &pat, names[i]))
 			break;
-	strmap_add(&w->paths, path, 1);
+	cb_strmap_add(&w->paths, path, 1);
 	/* folded: comm;outermost;...;innermost */
 	append(fold, sizeof(fold), &fat, p->comm);
 	for (uint32_t i = n; i-- > 0;)
 		if (!append(fold, sizeof(fold), &fat, ";") || !append(fold, sizeof(fold), &fat, names[i]))
 			break;
-	strmap_add(&w->folded, fold, 1);
+	cb_strmap_add(&w->folded, fold, 1);
 }
 
 /* A sample with its call chain and stack copy in one block. */
@@ -299,10 +220,10 @@ void where_code_free(struct stat_where *w)
 	while (w->qhead < w->qlen)
 		free(w->queue[w->qhead++]);
 	free(w->queue);
-	strmap_free(&w->funcs);
-	strmap_free(&w->paths);
-	strmap_free(&w->folded);
-	strmap_free(&w->py_funcs);
+	cb_strmap_free(&w->funcs);
+	cb_strmap_free(&w->paths);
+	cb_strmap_free(&w->folded);
+	cb_strmap_free(&w->py_funcs);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -319,27 +240,27 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void print_table(const struct stat_where *w, const struct strmap *m, const char *title, const char *kind,
+static void print_table(const struct stat_where *w, const struct cb_strmap *m, const char *title, const char *kind,
 			enum stat_format fmt, FILE *out)
 {
 	size_t n;
-	struct strcount *e = strmap_sorted(m, &n);
+	struct cb_strmap_entry *e = cb_strmap_sorted(m, &n);
 
 	if (!e)
 		return;
 	if (fmt == STAT_TEXT)
 		fprintf(out, "%s\n%10s %6s  %s\n", title, "faults", "share", kind);
 	for (size_t i = 0; i < n && (long)i < w->o.top; i++) {
-		double share = 100.0 * (double)e[i].n / (double)w->code_samples;
-		int64_t est = e[i].n * w->o.sample;
+		double share = 100.0 * (double)e[i].value / (double)w->code_samples;
+		int64_t est = (int64_t)e[i].value * w->o.sample;
 
 		if (fmt == STAT_JSON) {
 			fprintf(out, "{\"where\":\"code\",\"kind\":\"%s\",\"name\":", kind);
 			json_str(out, e[i].key);
-			fprintf(out, ",\"samples\":%" PRId64 ",\"faults_est\":%" PRId64 ",\"share_pct\":%.1f}\n", e[i].n,
+			fprintf(out, ",\"samples\":%" PRId64 ",\"faults_est\":%" PRId64 ",\"share_pct\":%.1f}\n", (int64_t)e[i].value,
 				est, share);
 		} else if (fmt == STAT_CSV) {
-			fprintf(out, "where_code,%s,%" PRId64 ",%" PRId64 ",%.1f,", kind, e[i].n, est, share);
+			fprintf(out, "where_code,%s,%" PRId64 ",%" PRId64 ",%.1f,", kind, (int64_t)e[i].value, est, share);
 			json_str(out, e[i].key); /* quoted: names hold commas (C++) */
 			fputc('\n', out);
 		} else {
@@ -354,13 +275,13 @@ static int write_folded(const struct stat_where *w, const char *path)
 {
 	struct cli_output out;
 	size_t n;
-	struct strcount *e;
+	struct cb_strmap_entry *e;
 
 	if (cli_output_begin(&out, path, true) < 0)
 		return -1;
-	e = strmap_sorted(&w->folded, &n);
+	e = cb_strmap_sorted(&w->folded, &n);
 	for (size_t i = 0; e && i < n; i++)
-		fprintf(out.fp, "%s %" PRId64 "\n", e[i].key, e[i].n * w->o.sample);
+		fprintf(out.fp, "%s %" PRId64 "\n", e[i].key, (int64_t)e[i].value * w->o.sample);
 	free(e);
 	if (!e) {
 		cli_output_abort(&out);

@@ -3,6 +3,7 @@
 
 /* State shared by stat_where*.c: measurement, code view, printing and advice. */
 
+#include <cowbench/strmap.h>
 #include <cowbench/vmas.h>
 #include <cowbench/wpfault.h>
 
@@ -49,16 +50,6 @@ struct wproc {
 	size_t npending, cappending;
 };
 
-struct strcount {
-	char *key;
-	int64_t n;
-};
-
-struct strmap {
-	struct strcount *tab;
-	size_t cap, used;
-};
-
 struct stat_where {
 	struct stat_where_opts o;
 	size_t page;
@@ -73,11 +64,11 @@ struct stat_where {
 	long exits_pending, skipped_ticks, nlooks;
 	/* code view */
 	struct cli_symbols *syms;
-	struct strmap funcs, paths, folded;
+	struct cb_strmap funcs, paths, folded;
 	int64_t code_samples, code_unresolved, code_unwound;
 	/* forked CPython children: their samples, those named, those in the cyclic collector */
 	int64_t py_samples, py_named, py_gc;
-	struct strmap py_funcs;          /* their faulting functions */
+	struct cb_strmap py_funcs;          /* their faulting functions */
 	struct queued **queue;           /* samples copied out of the kernel's buffers, not yet unwound */
 	size_t qhead, qlen, qcap;
 	bool write_failed; /* --folded could not be written (said on stderr) */
@@ -96,8 +87,6 @@ void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s);
 size_t where_code_process(struct stat_where *w, size_t max);
 void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);
-/* Sorted copy of a map's entries, most first (free it); *n entries. */
-struct strcount *strmap_sorted(const struct strmap *m, size_t *n);
 /* A forked CPython child of a CPython parent (both watched). */
 bool where_is_python_child(const struct stat_where *w, const struct wproc *p);
 
