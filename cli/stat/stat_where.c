@@ -47,14 +47,6 @@ static bool room_for_one(void **v, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-struct wproc *where_proc(const struct stat_where *w, pid_t pid)
-{
-	for (size_t i = 0; i < w->nprocs; i++)
-		if (w->procs[i].pid == pid)
-			return &w->procs[i];
-	return NULL;
-}
-
 static void read_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -328,14 +320,6 @@ static void classify(struct stat_where *w, struct wproc *p, struct vrow *r, cons
 		r->zero++;
 	else
 		r->copied++;
-}
-
-/* p's mappings; for a child not (yet) looked at, its parent's (fork copied them). */
-const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p)
-{
-	const struct wproc *parent = p->ppid ? where_proc(w, p->ppid) : NULL;
-
-	return p->vmas.n || !parent ? &p->vmas : &parent->vmas;
 }
 
 static int cmp_pending(const void *a, const void *b)

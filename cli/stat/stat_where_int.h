@@ -74,9 +74,14 @@ struct stat_where {
 	bool write_failed; /* --folded could not be written (said on stderr) */
 };
 
+/* stat_procs.c: a watched process by PID, and the mappings its faults fall in. */
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
-struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
 const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p);
+/* Pages a row's process copied there, and from which source ("pagemap", "tracepoint", "smaps"). */
+int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const char **source);
+
+/* stat_where.c */
+struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
 /* Faults still waiting for a look (after the last one, or of processes gone): to their mappings, unclassified. */
 void where_settle_rest(struct stat_where *w);
 
@@ -92,7 +97,5 @@ bool where_is_python_child(const struct stat_where *w, const struct wproc *p);
 
 /* stat_advice.c: advice lines tied to the numbers they rest on. */
 void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out);
-/* Pages a row's process copied there, and from which source ("pagemap", "tracepoint", "smaps"). */
-int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const char **source);
 
 #endif

@@ -13,20 +13,6 @@ struct prow {
 	int64_t key;
 };
 
-int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const char **source)
-{
-	if (w->pagemap) {
-		*source = "pagemap";
-		return r->copied + r->zero;
-	}
-	if (w->wp) {
-		*source = "tracepoint";
-		return r->faults;
-	}
-	*source = "smaps";
-	return r->unshared_kb * 1024 / (int64_t)w->page;
-}
-
 static bool row_moved(const struct vrow *r)
 {
 	return r->faults || r->unshared_kb || r->pd_last != r->pd_first || r->sd_last != r->sd_first;
