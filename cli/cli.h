@@ -41,6 +41,11 @@ bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 bool cli_parse_output(const char *text, const char **out);
+/* --target-ci=PCT (a fraction out), --max-time=DURATION (ns), --ratio-center=mean|trimmed; false after printing why. */
+bool cli_parse_target_ci(const char *text, double *out);
+bool cli_parse_max_time(const char *text, uint64_t *ns);
+/* --ratio-center: mean or trimmed (a median ratio is not offered). */
+bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /*
  * Rows without --format (run, matrix): a table for a person at a terminal,
  * CSV when stdout is a pipe or a file or --output is given, which is what
@@ -290,10 +295,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_project(int argc, char **argv);
 
-/* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
-struct cb_row;
-int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, enum cb_center ratio_center, bool quiet);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 
@@ -310,10 +311,6 @@ struct cli_reps_opts {
 	uint64_t max_ns; /* --max-time per cell; 0: none */
 };
 
-bool cli_parse_target_ci(const char *text, double *out);
-bool cli_parse_max_time(const char *text, uint64_t *ns);
-/* --ratio-center: mean or trimmed (a median ratio is not offered). */
-bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /* Bounds need a target; a target fills in the default rep bound. -1 after printing why. */
 int cli_reps_check(struct cli_reps_opts *o, long reps);
 

@@ -401,8 +401,8 @@ static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_
 	return 0;
 }
 
-int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, enum cb_center ratio_center, bool quiet)
+static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
+			  const char *baseline, enum cb_center ratio_center, bool quiet)
 {
 	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
 			      .ratio_center = ratio_center };
@@ -452,7 +452,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
+	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
 				 o->quiet);
 	if (err) {
 		cli_output_abort(&out);

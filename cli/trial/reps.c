@@ -14,52 +14,6 @@
 
 #include "cli.h"
 
-bool cli_parse_ratio_center(const char *text, enum cb_center *out)
-{
-	if (cb_center_parse(text, out) < 0 || *out == CB_CENTER_MEDIAN) {
-		cli_error("--ratio-center must be mean or trimmed, not '%s'", text);
-		return false;
-	}
-	return true;
-}
-
-bool cli_parse_target_ci(const char *text, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(text, &end);
-	if (end != text && *end == '%')
-		end++;
-	if (end == text || *end || errno || !(v > 0) || !(v < 100)) {
-		cli_error("--target-ci must be a percentage above 0 and below 100 (e.g. 2 or 2%%), not '%s'", text);
-		return false;
-	}
-	*out = v / 100;
-	return true;
-}
-
-bool cli_parse_max_time(const char *text, uint64_t *ns)
-{
-	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
-	};
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(text, &end);
-	for (size_t i = 0; end != text && !errno && v > 0 && i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].suffix) == 0 && v * units[i].scale < 1e19) {
-			*ns = (uint64_t)(v * units[i].scale);
-			if (*ns)
-				return true;
-		}
-	cli_error("--max-time must be a positive duration such as 30s, 500ms, 2m or 1h, not '%s'", text);
-	return false;
-}
-
 int cli_reps_check(struct cli_reps_opts *o, long reps)
 {
 	if (o->target <= 0) {
