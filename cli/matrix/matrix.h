@@ -6,7 +6,7 @@
  * (matrix_args.c: options, axes, the matrix file), the plan
  * (matrix_plan.c: cells, their specs, what a resumed file holds) and the
  * running (matrix_run.c: the host's cells in --order, then the guests').
- * An axis is any `cowbench run` option (run/run_spec.h).
+ * An axis is any `cowbench run` option (trial/run_options.h).
  */
 
 #include <stdbool.h>
@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "matrix_kernel.h"
-#include "trial/run_spec.h"
+#include "trial/run_options.h"
 
 struct matrix_opts {
 	struct cb_matrix m;

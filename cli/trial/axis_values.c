@@ -14,7 +14,7 @@
 #include <cowbench/size.h>
 
 #include "cli.h"
-#include "run_spec.h"
+#include "run_options.h"
 
 static bool all_digits(const char *s)
 {

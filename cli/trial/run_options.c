@@ -16,7 +16,7 @@
 #include <cowbench/units.h>
 
 #include "cli.h"
-#include "run_spec.h"
+#include "run_options.h"
 
 #define OPTS(p) ((struct run_opts *)(p))
 

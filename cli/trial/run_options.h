@@ -1,8 +1,8 @@
-#ifndef COWBENCH_RUN_SPEC_H
-#define COWBENCH_RUN_SPEC_H
+#ifndef COWBENCH_RUN_OPTIONS_H
+#define COWBENCH_RUN_OPTIONS_H
 
 /*
- * cowbench run's options and the trial spec they make (run_spec.c), shared
+ * cowbench run's options and the trial spec they make (run_options.c), shared
  * by cowbench run and cowbench matrix: a matrix cell is a list of NAME=VALUE
  * pairs applied through the same table, so a workload's new option is a
  * matrix axis with no other code.
