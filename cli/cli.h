@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <cowbench/units.h>
 
@@ -34,6 +35,14 @@ bool cli_parse_u64(const char *text, uint64_t *out);
  * when it came without "--" ("put the command after '--': SYNOPSIS -- CMD ...") or with a PID too.
  */
 int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const char *synopsis);
+/*
+ * stat and record's COMMAND, started held before exec (spawn.c): it runs once
+ * go_fd is written. With err_fd, an exec failure comes back through it
+ * (cli_release_held: 0 once the command runs, else its errno, the child
+ * reaped); without, the child says it on stderr and exits 127. -1: no fork.
+ */
+pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd);
+int cli_release_held(pid_t pid, int go_fd, int err_fd);
 /* Seconds on CLOCK_MONOTONIC: when stat and record sample and stop. */
 double cli_now_s(void);
 /* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */

@@ -188,35 +188,6 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
-/* Start COMMAND held before exec, so that nothing it does escapes the recording. */
-static pid_t spawn_held(char **argv, int *go_fd)
-{
-	int go[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cowbench: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(go[0]);
-	*go_fd = go[1];
-	return pid;
-}
-
 /* Until the root ends, the duration passes or a stop signal; true when the root ended. */
 static bool record_loop(struct recorder *r, pid_t root, double deadline)
 {
@@ -365,7 +336,7 @@ int cmd_record(int argc, char **argv)
 		cb_wpfault_close(r.wp);
 		return EXIT_USAGE;
 	}
-	root = o.pid ? o.pid : spawn_held(argv + argi, &go_fd);
+	root = o.pid ? o.pid : cli_spawn_held(argv + argi, &go_fd, NULL);
 	if (root < 0) {
 		cli_error("cannot start %s: %s", argv[argi], strerror(errno));
 		status = EXIT_USAGE;

@@ -456,60 +456,6 @@ static void open_where(struct stat_state *st)
 	st->causes = st->where && stat_where_attributes(st->where);
 }
 
-/* Start COMMAND held before exec, so its counters start after our baseline. */
-static pid_t spawn_held(char **argv, int *go_fd, int *err_fd)
-{
-	int go[2], ef[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ef, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(ef[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		/* never left running unwatched: if stat dies, the command is told to stop */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(ef[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ef[1]);
-	*go_fd = go[1];
-	*err_fd = ef[0];
-	return pid;
-}
-
-/* Release the held command; 0 once it runs, else the exec error (already reaped). */
-static int release_held(pid_t pid, int go_fd, int err_fd)
-{
-	int e = 0;
-	ssize_t n;
-
-	n = write(go_fd, "g", 1);
-	close(go_fd);
-	if (n != 1)
-		e = EIO;
-	else if (read(err_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
-		e = 0; /* EOF: exec closed the pipe, the command runs */
-	close(err_fd);
-	if (e)
-		cb_wait_status(pid, &(int){ 0 });
-	return e;
-}
-
 /* true when the root process ended while watched */
 static bool run_loop(struct stat_state *st)
 {
@@ -606,7 +552,7 @@ static int start_watching(struct stat_state *st, char **cmdv)
 	open_where(st);
 	st->root = st->o.pid;
 	if (!st->root) {
-		st->root = spawn_held(cmdv, &go_fd, &err_fd);
+		st->root = cli_spawn_held(cmdv, &go_fd, &err_fd);
 		if (st->root < 0) {
 			cli_error("cannot start %s: %s", cmdv[0], strerror(errno));
 			return EXIT_USAGE;
@@ -616,7 +562,7 @@ static int start_watching(struct stat_state *st, char **cmdv)
 	stat_add_proc(st, st->root, 0, true);
 	if (st->o.children)
 		stat_discover_children(st, true);
-	if (st->own_child && (e = release_held(st->root, go_fd, err_fd)) != 0) {
+	if (st->own_child && (e = cli_release_held(st->root, go_fd, err_fd)) != 0) {
 		cli_error("cannot run %s: %s", cmdv[0], strerror(e));
 		st->own_child = false; /* already reaped */
 		return EXIT_USAGE;
