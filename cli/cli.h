@@ -160,13 +160,6 @@ void cli_canonical_cell(char *cell, size_t len);
 
 struct cb_run_spec;
 
-/* cowbench run --explain (explain.c): rows in, a short summary for people out (stderr). */
-struct cb_row;
-struct cli_explain;
-struct cli_explain *cli_explain_new(void);
-void cli_explain_add(struct cli_explain *ex, const struct cb_row *row);
-void cli_explain_print(const struct cli_explain *ex, FILE *fp);
-void cli_explain_free(struct cli_explain *ex);
 /* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (evreps.c). */
 int cli_evidence_prepare(void);
 /*
@@ -186,8 +179,6 @@ bool cli_delayacct_on(const struct cb_run_spec *spec);
 void cli_delayacct_back(bool switched);
 typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
 int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
-/* cowbench info's lines on instrumentation on system-wide that taxes every fault (instrumentation.c). */
-void cli_instrumentation_info(void);
 /* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
 void cli_guard_start(const char *command);
 /*
@@ -198,43 +189,12 @@ long cli_delayacct_holder(void);
 const char *cli_delayacct_off_why(char *buf, size_t len);
 /* cowbench info's line on the override journal: held, stale, or none. */
 void cli_overrides_info(void);
-/* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why (instrumentation.c). */
-void cli_evidence_info(void);
-/* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
-void cli_guest_info(void);
 
 /* A workload's default thread counts beyond cpus (options not in given[]): one note (run_notes.c). */
 struct cb_workload;
 void cli_note_thread_defaults(const struct cb_workload *w, const char *const *given, size_t ngiven, long cpus);
 /* A matrix that ended: where its rows went (file, NULL: stdout) and what reads them, on stderr. */
 void cli_note_rows_onward(const char *file, size_t rows);
-
-/* The closing summary of cowbench run on a terminal (closing.c). */
-struct cli_closing;
-struct cli_closing *cli_closing_new(void);
-void cli_closing_add(struct cli_closing *cl, const struct cb_row *row);
-/* One unrecorded --no-fork rep of the same writes: the reference the summary compares with. */
-void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec);
-/* Whether that reference applies: a page-order workload's writes after a fork (not fork, snapshot, multi). */
-bool cli_closing_wants_reference(const struct cli_closing *cl, const struct cb_run_spec *spec);
-void cli_closing_print(const struct cli_closing *cl, FILE *fp);
-void cli_closing_free(struct cli_closing *cl);
-
-/* The closing summary's warnings (closing_warn.c), where hyperfine warns. */
-#define CLI_TIMER_FLOOR_READS 3   /* a time under this many timer reads' cost is mostly the timer */
-#define CLI_WIDE_INTERVAL 0.10    /* a 95 % interval wider than +-10 % of the mean is worth a warning */
-struct cli_noise_input {
-	const struct cb_row *rows; /* the run's ok timed reps */
-	size_t n;
-	const char *column;        /* the headline column: lat_p50_ns, fork_ns, slowdown */
-	const char *what;          /* how the summary names it: "COW write p50" */
-	bool time;                 /* the column is in ns */
-	double timer_ns;           /* the clock's read cost (median of two back-to-back reads); 0: unknown */
-};
-/** Whether a time is within CLI_TIMER_FLOOR_READS reads of the timer's cost. */
-bool cli_at_timer_floor(double v_ns, double timer_ns);
-/** One line per warning (timer floor, outliers, a wide interval), each with its likely cause. */
-void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_units_style st);
 
 /* One transient progress line on stderr at a terminal (progress.c); cleared before other output. */
 bool cli_progress_enabled(void);
@@ -358,8 +318,5 @@ enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
  */
 bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, enum cb_center c, double target,
 			size_t *pairs);
-
-/* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
-void cli_info_tuning(void);
 
 #endif

@@ -11,6 +11,7 @@
 #include <cowbench/workload.h>
 
 #include "cli.h"
+#include "run/run.h"
 #include "testutil.h"
 
 static struct cb_row rows[8];

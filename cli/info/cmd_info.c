@@ -14,6 +14,7 @@
 #include <cowbench/cowbench.h>
 
 #include "cli.h"
+#include "info.h"
 
 static void line(const char *key, const char *value)
 {

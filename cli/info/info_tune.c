@@ -15,6 +15,7 @@
 #include <cowbench/noise.h>
 
 #include "cli.h"
+#include "info.h"
 #include "info_damon.h"
 
 #define SAMPLE_MS 200

@@ -6,6 +6,7 @@
 #include <cowbench/instrumentation.h>
 
 #include "cli.h"
+#include "info.h"
 
 #define KEY "instrumentation:"
 

@@ -15,6 +15,7 @@
 #include <cowbench/units.h>
 
 #include "cli.h"
+#include "run.h"
 
 enum { V_P50, V_P99, V_MEMCPY, V_FORK, V_MSGIB, V_PTE, V_SLOWDOWN, V_COPY, V_N };
 

@@ -17,6 +17,7 @@
 #include <cowbench/units.h>
 
 #include "cli.h"
+#include "run.h"
 
 static void fmt_value(char *buf, size_t len, double v, bool time, enum cb_units_style st)
 {

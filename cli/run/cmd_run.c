@@ -13,6 +13,7 @@
 #include <cowbench/units.h>
 
 #include "cli.h"
+#include "run.h"
 #include "trial/run_options.h"
 
 static const struct run_opts *usage_opts; /* what --help was given with (--workload=NAME --help) */

@@ -21,6 +21,7 @@
 #include <cowbench/results.h>
 
 #include "cli.h"
+#include "run.h"
 #include "explain_where.h"
 
 /* Per-rep values of one column, for medians over reps. */
