@@ -86,18 +86,12 @@ static bool ropt_duration(void *o, const char *v)
 	return cli_parse_seconds("--duration", v, &ROPTS(o)->duration);
 }
 
-static bool ropt_no_children(void *o, const char *v)
-{
-	(void)v;
-	ROPTS(o)->no_children = true;
-	return true;
-}
-
 static const struct cli_option record_options[] = {
 	{ "pid", "PID", "record this running process", .parse = ropt_pid, .letter = 'p' },
 	{ "output", "FILE", "the trace file (required; written whole or not at all)", .parse = ropt_output },
 	{ "duration", "S", "stop after S seconds (default: until the process ends or Ctrl-C)", .parse = ropt_duration },
-	{ "no-children", NULL, "record the process alone, not the children it forks", .parse = ropt_no_children },
+	{ "no-children", NULL, "record the process alone, not the children it forks", 
+	  CLI_SET(CLI_STORE_TRUE, struct record_opts, no_children) },
 };
 
 #define N_RECORD_OPTIONS ((int)(sizeof(record_options) / sizeof(record_options[0])))

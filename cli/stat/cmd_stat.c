@@ -86,20 +86,6 @@ static bool opt_count(void *o, const char *v)
 	return true;
 }
 
-static bool opt_children(void *o, const char *v)
-{
-	(void)v;
-	OPTS(o)->children = true;
-	return true;
-}
-
-static bool opt_no_children(void *o, const char *v)
-{
-	(void)v;
-	OPTS(o)->children = false;
-	return true;
-}
-
 static bool opt_where(void *o, const char *v)
 {
 	if (!v || strcmp(v, "maps") == 0) {
@@ -157,13 +143,6 @@ static bool opt_folded(void *o, const char *v)
 	return true;
 }
 
-static bool opt_system(void *o, const char *v)
-{
-	(void)v;
-	OPTS(o)->system = true;
-	return true;
-}
-
 static bool opt_format(void *o, const char *v)
 {
 	static const char *const names[] = { [STAT_TEXT] = "text", [STAT_CSV] = "csv", [STAT_JSON] = "json" };
@@ -181,15 +160,16 @@ static const struct cli_option stat_options[] = {
 	{ "pid", "PID", "watch this running process", opt_pid, .letter = 'p' },
 	{ "interval", "S", "seconds between lines, decimals allowed; default 1", .parse = opt_interval },
 	{ "count", "N", "stop after N lines (default: until the process ends or Ctrl-C)", .parse = opt_count },
-	{ "children", NULL, "count the process's descendants too, following forks (the default)", .parse = opt_children },
-	{ "no-children", NULL, "count the process alone", .parse = opt_no_children },
+	{ "children", NULL, "count the process's descendants too, following forks (the default)",
+	  CLI_SET(CLI_STORE_TRUE, struct stat_opts, children) },
+	{ "no-children", NULL, "count the process alone", CLI_SET(CLI_STORE_FALSE, struct stat_opts, children) },
 	{ "where", "[maps|code]", "at the end, where the copies landed: by mapping (smaps; as root also "
 	  "tracepoint + pagemap) or by code (root: sampled call chains)", .parse = opt_where },
 	{ "top", "N", "rows per --where table (default 10)", .parse = opt_top },
 	{ "sample", "N", "--where=code: record 1 in N write faults (default 1: every one)", .parse = opt_sample },
 	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", .parse = opt_folded },
 	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
-	  "alone, no process is needed", .parse = opt_system },
+	  "alone, no process is needed", CLI_SET(CLI_STORE_TRUE, struct stat_opts, system) },
 	{ "format", "text|csv|json", "aligned text (default), CSV or JSON Lines", .parse = opt_format },
 };
 
