@@ -249,7 +249,12 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
 void cli_output_abort(struct cli_output *out);
-/* Where kernel/ lives (paths.c): $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
+/*
+ * Where a folder of data files lives (paths.c): $ENV_VAR, else the source
+ * tree's when it holds MARKER (running from a build), else the installed one.
+ */
+const char *cli_find_dir(const char *env_var, const char *source_dir, const char *marker, const char *install_dir);
+/* kernel/: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
 const char *cli_kernel_dir(void);
 
 int cmd_run(int argc, char **argv);

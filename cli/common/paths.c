@@ -105,13 +105,20 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n)
 	return 0;
 }
 
-const char *cli_kernel_dir(void)
+const char *cli_find_dir(const char *env_var, const char *source_dir, const char *marker, const char *install_dir)
 {
-	const char *env = getenv("COWBENCH_KERNEL_DIR");
+	const char *env = getenv(env_var);
+	char probe[PATH_MAX];
 
 	if (env && *env)
 		return env;
-	if (cb_path_exists(COWBENCH_KERNEL_SOURCE_DIR "/vm-run.sh"))
-		return COWBENCH_KERNEL_SOURCE_DIR; /* running from a build tree */
-	return COWBENCH_KERNEL_INSTALL_DIR;
+	snprintf(probe, sizeof(probe), "%s/%s", source_dir, marker);
+	if (cb_path_exists(probe))
+		return source_dir; /* running from a build tree */
+	return install_dir;
+}
+
+const char *cli_kernel_dir(void)
+{
+	return cli_find_dir("COWBENCH_KERNEL_DIR", COWBENCH_KERNEL_SOURCE_DIR, "vm-run.sh", COWBENCH_KERNEL_INSTALL_DIR);
 }

@@ -569,13 +569,7 @@ static void list_written(const struct plots *p)
 
 static const char *analysis_dir(void)
 {
-	const char *env = getenv("COWBENCH_ANALYSIS_DIR");
-
-	if (env && *env)
-		return env;
-	if (cb_path_exists(COWBENCH_ANALYSIS_SOURCE_DIR "/plot.sh"))
-		return COWBENCH_ANALYSIS_SOURCE_DIR; /* running from a build tree */
-	return COWBENCH_ANALYSIS_INSTALL_DIR;
+	return cli_find_dir("COWBENCH_ANALYSIS_DIR", COWBENCH_ANALYSIS_SOURCE_DIR, "plot.sh", COWBENCH_ANALYSIS_INSTALL_DIR);
 }
 
 static int run_wrapper(const char *dir)
