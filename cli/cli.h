@@ -75,6 +75,7 @@ enum cli_store {
 	CLI_STORE_FALSE,  /* a flag: bool at offset = false */
 	CLI_STORE_FILE,   /* const char * at offset = a non-empty file name */
 	CLI_STORE_FORMAT, /* enum cb_format at offset: table, csv or json */
+	CLI_STORE_ROW_FORMAT, /* the same for rows (run, matrix), whose default is not table */
 };
 struct cli_option {
 	const char *name;

@@ -305,6 +305,12 @@ static bool store_value(const struct cli_option *o, void *opts, const char *valu
 		return true;
 	case CLI_STORE_FORMAT:
 		return cli_parse_format(value, (enum cb_format *)field);
+	case CLI_STORE_ROW_FORMAT:
+		if (cb_format_parse(value, (enum cb_format *)field) < 0) {
+			cli_error("--format must be csv, json or table, not '%s'", value);
+			return false;
+		}
+		return true;
 	case CLI_STORE_CALL:
 		break;
 	}

@@ -127,15 +127,6 @@ static bool opt_shard(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	if (cb_format_parse(v, &MOPTS(o)->format) < 0) {
-		cli_error("--format must be csv, json or table, not '%s'", v);
-		return false;
-	}
-	return true;
-}
-
 static bool opt_plan(void *o, const char *v)
 {
 	MOPTS(o)->plan = v;
@@ -172,7 +163,7 @@ static const struct cli_option matrix_options[] = {
 	  M_SET(CLI_STORE_FILE, output) },
 	{ "force", NULL, "replace an existing non-empty --output FILE", M_SET(CLI_STORE_TRUE, force) },
 	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
-	  "(json: JSON Lines)", .parse = opt_format },
+	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct matrix_opts, format) },
 	{ "dry-run", NULL, "print the cells and exit without measuring", M_SET(CLI_STORE_TRUE, dry_run) },
 	{ "quiet", NULL, "no progress line on a terminal", M_SET(CLI_STORE_TRUE, quiet) },
 	{ "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", .parse = opt_plan },

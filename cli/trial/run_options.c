@@ -186,15 +186,6 @@ static bool opt_clock(void *o, const char *v)
 	return true;
 }
 
-static bool opt_format(void *o, const char *v)
-{
-	if (cb_format_parse(v, &OPTS(o)->format) < 0) {
-		cli_error("--format must be csv, json or table, not '%s'", v);
-		return false;
-	}
-	return true;
-}
-
 static bool opt_precopy(void *o, const char *v)
 {
 	if (!cli_parse_long(v, 0, 2, &OPTS(o)->precopy)) {
@@ -282,7 +273,7 @@ static const struct cli_option generic_options[] = {
 	{ "force", NULL, "replace an existing non-empty --output FILE", CLI_SET(CLI_STORE_TRUE, struct run_opts, force),
 	  .not_axis = true },
 	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
-	  "(json: JSON Lines)", .parse = opt_format, .not_axis = true },
+	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct run_opts, format), .not_axis = true },
 	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
 	  "(page-order workloads)", CLI_SET(CLI_STORE_FILE, struct run_opts, samples),
 	  .not_axis = true /* one file per run */ },
