@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <cowbench/units.h>
 
@@ -34,6 +35,14 @@ bool cli_parse_u64(const char *text, uint64_t *out);
  * when it came without "--" ("put the command after '--': SYNOPSIS -- CMD ...") or with a PID too.
  */
 int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const char *synopsis);
+/*
+ * stat and record's COMMAND, started held before exec (spawn.c): it runs once
+ * go_fd is written. With err_fd, an exec failure comes back through it
+ * (cli_release_held: 0 once the command runs, else its errno, the child
+ * reaped); without, the child says it on stderr and exits 127. -1: no fork.
+ */
+pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd);
+int cli_release_held(pid_t pid, int go_fd, int err_fd);
 /* Seconds on CLOCK_MONOTONIC: when stat and record sample and stop. */
 double cli_now_s(void);
 /* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */
@@ -41,6 +50,11 @@ bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 bool cli_parse_output(const char *text, const char **out);
+/* --target-ci=PCT (a fraction out), --max-time=DURATION (ns), --ratio-center=mean|trimmed; false after printing why. */
+bool cli_parse_target_ci(const char *text, double *out);
+bool cli_parse_max_time(const char *text, uint64_t *ns);
+/* --ratio-center: mean or trimmed (a median ratio is not offered). */
+bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /*
  * Rows without --format (run, matrix): a table for a person at a terminal,
  * CSV when stdout is a pipe or a file or --output is given, which is what
@@ -61,6 +75,7 @@ enum cli_store {
 	CLI_STORE_FALSE,  /* a flag: bool at offset = false */
 	CLI_STORE_FILE,   /* const char * at offset = a non-empty file name */
 	CLI_STORE_FORMAT, /* enum cb_format at offset: table, csv or json */
+	CLI_STORE_ROW_FORMAT, /* the same for rows (run, matrix), whose default is not table */
 };
 struct cli_option {
 	const char *name;
@@ -72,6 +87,7 @@ struct cli_option {
 	size_t offset;
 	char letter; /* its short option; 0: the common one of its name, if any (cli_short_letter) */
 	bool hidden; /* parsed, but left out of --help and of "did you mean" */
+	bool not_axis; /* run's option that a matrix cell cannot vary (how many reps, where rows go) */
 };
 /* { "force", NULL, "help", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) } */
 #define CLI_SET(how, type, field) .store = (how), .offset = offsetof(type, field)
@@ -132,44 +148,20 @@ void cli_remove_on_signal(const char *path);
 void cli_remove_on_signal_clear(void);
 
 /*
- * cowbench run's options, shared with cowbench matrix (cmd_run.c): a
- * matrix cell is a list of NAME=VALUE pairs applied through the same
- * table, so a workload's new option is a matrix axis with no other code.
- */
-#define CLI_NCLOCKS 3 /* enum cb_clock_kind values: index of the clock cache */
-struct run_opts;
-struct cb_clock;
-struct cb_run_spec;
-const struct cli_option *cli_run_options(int *n);
-
-/*
  * One spelling per value (axis_values.c): sizes as cb_size_format writes
  * them (4096K -> 4M), counts without leading zeros, flags as 1/0; other
  * values and values that do not parse stay as they are.
  */
-/* cowbench run's option NAME (cli_run_options), or NULL. */
-const struct cli_option *cli_run_option_find(const char *name);
 void cli_canonical_value(const char *axis, const char *value, char *out, size_t len);
 /* Every axis of the matrix in that spelling, each value once; -ENOMEM. */
 struct cb_matrix;
 int cli_canonical_axes(struct cb_matrix *m);
 /* A cell key ("name=value ...") rewritten in place in that spelling (when it fits in len). */
 void cli_canonical_cell(char *cell, size_t len);
-struct run_opts *cli_run_opts_new(void); /* the defaults of cowbench run */
-void cli_run_opts_free(struct run_opts *o);
-/* Check the options and build the spec (clocks[]: zeroed cache); -1 after printing why. */
-int cli_run_make_spec(const struct run_opts *o, struct cb_clock *clocks, struct cb_run_spec *spec);
-/* Set the sysctls the options ask for (restored at exit); -1 after printing why. */
-int cli_run_apply_sysctls(const struct run_opts *o);
 
-/* cowbench run --explain (explain.c): rows in, a short summary for people out (stderr). */
-struct cb_row;
-struct cli_explain;
-struct cli_explain *cli_explain_new(void);
-void cli_explain_add(struct cli_explain *ex, const struct cb_row *row);
-void cli_explain_print(const struct cli_explain *ex, FILE *fp);
-void cli_explain_free(struct cli_explain *ex);
-/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off. */
+struct cb_run_spec;
+
+/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (evreps.c). */
 int cli_evidence_prepare(void);
 /*
  * A cell's evidence reps (evreps.c), after its timed reps, when its probes
@@ -188,8 +180,6 @@ bool cli_delayacct_on(const struct cb_run_spec *spec);
 void cli_delayacct_back(bool switched);
 typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
 int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
-/* cowbench info's lines on instrumentation on system-wide that taxes every fault (instrumentation.c). */
-void cli_instrumentation_info(void);
 /* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
 void cli_guard_start(const char *command);
 /*
@@ -200,43 +190,12 @@ long cli_delayacct_holder(void);
 const char *cli_delayacct_off_why(char *buf, size_t len);
 /* cowbench info's line on the override journal: held, stale, or none. */
 void cli_overrides_info(void);
-/* cowbench info's lines on the stock-kernel probes: which can measure here, and if not, why. */
-void cli_evidence_info(void);
-/* cowbench info's lines on the matrix's --kernel guests (guest_info.c): can QEMU run them here, and if not, why. */
-void cli_guest_info(void);
 
 /* A workload's default thread counts beyond cpus (options not in given[]): one note (run_notes.c). */
 struct cb_workload;
 void cli_note_thread_defaults(const struct cb_workload *w, const char *const *given, size_t ngiven, long cpus);
 /* A matrix that ended: where its rows went (file, NULL: stdout) and what reads them, on stderr. */
 void cli_note_rows_onward(const char *file, size_t rows);
-
-/* The closing summary of cowbench run on a terminal (closing.c). */
-struct cli_closing;
-struct cli_closing *cli_closing_new(void);
-void cli_closing_add(struct cli_closing *cl, const struct cb_row *row);
-/* One unrecorded --no-fork rep of the same writes: the reference the summary compares with. */
-void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spec);
-/* Whether that reference applies: a page-order workload's writes after a fork (not fork, snapshot, multi). */
-bool cli_closing_wants_reference(const struct cli_closing *cl, const struct cb_run_spec *spec);
-void cli_closing_print(const struct cli_closing *cl, FILE *fp);
-void cli_closing_free(struct cli_closing *cl);
-
-/* The closing summary's warnings (closing_warn.c), where hyperfine warns. */
-#define CLI_TIMER_FLOOR_READS 3   /* a time under this many timer reads' cost is mostly the timer */
-#define CLI_WIDE_INTERVAL 0.10    /* a 95 % interval wider than +-10 % of the mean is worth a warning */
-struct cli_noise_input {
-	const struct cb_row *rows; /* the run's ok timed reps */
-	size_t n;
-	const char *column;        /* the headline column: lat_p50_ns, fork_ns, slowdown */
-	const char *what;          /* how the summary names it: "COW write p50" */
-	bool time;                 /* the column is in ns */
-	double timer_ns;           /* the clock's read cost (median of two back-to-back reads); 0: unknown */
-};
-/** Whether a time is within CLI_TIMER_FLOOR_READS reads of the timer's cost. */
-bool cli_at_timer_floor(double v_ns, double timer_ns);
-/** One line per warning (timer floor, outliers, a wide interval), each with its likely cause. */
-void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_units_style st);
 
 /* One transient progress line on stderr at a terminal (progress.c); cleared before other output. */
 bool cli_progress_enabled(void);
@@ -291,6 +250,13 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
 void cli_output_abort(struct cli_output *out);
+/*
+ * Where a folder of data files lives (paths.c): $ENV_VAR, else the source
+ * tree's when it holds MARKER (running from a build), else the installed one.
+ */
+const char *cli_find_dir(const char *env_var, const char *source_dir, const char *marker, const char *install_dir);
+/* kernel/: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
+const char *cli_kernel_dir(void);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -302,16 +268,13 @@ int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+/* main.c: run command NAME of the table above (one command hands a whole invocation to another this way,
+ * never by calling into its files). */
+int cli_dispatch(const char *name, int argc, char **argv);
 int cmd_project(int argc, char **argv);
 
-/* The summary of rows (cmd_summarize.c), also written by cowbench plot into its report. */
-struct cb_row;
-int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, enum cb_center ratio_center, bool quiet);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
-/* A number for people in its metric's unit (cowbench/units.h): _ns scaled times, _bytes/_kb binary sizes, else plain; "-" for NAN. */
-void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
 
 /* ---- how many reps a cell runs (reps.c): fixed, or until its interval is tight ---- */
 
@@ -326,10 +289,6 @@ struct cli_reps_opts {
 	uint64_t max_ns; /* --max-time per cell; 0: none */
 };
 
-bool cli_parse_target_ci(const char *text, double *out);
-bool cli_parse_max_time(const char *text, uint64_t *ns);
-/* --ratio-center: mean or trimmed (a median ratio is not offered). */
-bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /* Bounds need a target; a target fills in the default rep bound. -1 after printing why. */
 int cli_reps_check(struct cli_reps_opts *o, long reps);
 
@@ -368,10 +327,5 @@ enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
  */
 bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, enum cb_center c, double target,
 			size_t *pairs);
-
-/* cowbench info: what on this machine adds noise and could be tuned (info_tune.c). */
-void cli_info_tuning(void);
-
-#define CLI_PIN_AUTO (-2) /* run_opts.cpu: --pin=auto, resolved when the spec is made */
 
 #endif

@@ -86,18 +86,12 @@ static bool ropt_duration(void *o, const char *v)
 	return cli_parse_seconds("--duration", v, &ROPTS(o)->duration);
 }
 
-static bool ropt_no_children(void *o, const char *v)
-{
-	(void)v;
-	ROPTS(o)->no_children = true;
-	return true;
-}
-
 static const struct cli_option record_options[] = {
 	{ "pid", "PID", "record this running process", .parse = ropt_pid, .letter = 'p' },
 	{ "output", "FILE", "the trace file (required; written whole or not at all)", .parse = ropt_output },
 	{ "duration", "S", "stop after S seconds (default: until the process ends or Ctrl-C)", .parse = ropt_duration },
-	{ "no-children", NULL, "record the process alone, not the children it forks", .parse = ropt_no_children },
+	{ "no-children", NULL, "record the process alone, not the children it forks", 
+	  CLI_SET(CLI_STORE_TRUE, struct record_opts, no_children) },
 };
 
 #define N_RECORD_OPTIONS ((int)(sizeof(record_options) / sizeof(record_options[0])))
@@ -186,35 +180,6 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-/* Start COMMAND held before exec, so that nothing it does escapes the recording. */
-static pid_t spawn_held(char **argv, int *go_fd)
-{
-	int go[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cowbench: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(go[0]);
-	*go_fd = go[1];
-	return pid;
 }
 
 /* Until the root ends, the duration passes or a stop signal; true when the root ended. */
@@ -380,7 +345,7 @@ int cmd_record(int argc, char **argv)
 		cb_wpfault_close(r.wp);
 		return EXIT_USAGE;
 	}
-	root = o.pid ? o.pid : spawn_held(argv + argi, &go_fd);
+	root = o.pid ? o.pid : cli_spawn_held(argv + argi, &go_fd, NULL);
 	if (root < 0) {
 		cli_error("cannot start %s: %s", argv[argi], strerror(errno));
 		status = EXIT_USAGE;

@@ -10,6 +10,7 @@
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
 #include <cowbench/results.h>
+#include <cowbench/summarize.h>
 #include <cowbench/summary.h>
 
 #include "cli.h"
@@ -104,43 +105,21 @@ static void sum_usage(void)
 	cli_print_options(sum_options, N_SUM_OPTIONS);
 }
 
-/* One output line: a cell, a metric, its statistics and optional ratio. */
-struct line {
-	const char *key, *metric;
-	size_t failed;
-	struct cb_summary s;
-	bool has_ratio;
-	double ratio, rlo, rhi;
-	size_t pairs;      /* the ratio pairs reps of the same round (matrix --order); 0: unpaired */
-	const struct cb_row_group *group;
-	int explained;     /* noisy lines: 1 when cb_noise_explain found what co-varied, else 0 */
-	char cause[512];   /* noisy lines: that cause, or that none was found */
-};
-
-static bool noisy(const struct line *l)
-{
-	return l->s.cv > CB_NOISY_CV;
-}
-
-/* A CSV number: empty when not measured; ratio-like values keep 4 decimals. */
+/* A CSV number (cowbench/report.h): empty when not measured; ratio-like values keep 4 decimals. */
 static void num(FILE *fp, double v, bool fixed)
 {
-	if (isnan(v))
-		return;
-	if (fixed)
-		fprintf(fp, "%.4f", v);
-	else
-		fprintf(fp, "%.10g", v);
+	cb_csv_number(fp, v, fixed ? 4 : -1);
 }
 
 static void csv_header(FILE *fp)
 {
 	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio_pairs,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi,noise_cause\n",
+	      "ratio_ci95_hi,noise_cause",
 	      fp);
+	cb_record_end(fp);
 }
 
-static void csv_line(FILE *fp, const struct line *l, const char *baseline)
+static void csv_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
 {
 	cb_csv_write_field(fp, l->key);
 	fprintf(fp, ",%s,%zu,%zu,", l->metric, l->s.n, l->failed);
@@ -169,66 +148,38 @@ static void csv_line(FILE *fp, const struct line *l, const char *baseline)
 		fputs(",,", fp);
 	}
 	fputc(',', fp);
-	cb_csv_write_field(fp, noisy(l) ? l->cause : "");
-	fputs("\n", fp);
+	cb_csv_write_field(fp, cb_summary_line_noisy(l) ? l->cause : "");
+	cb_record_end(fp);
 }
 
-/* JSON has no inf or nan: a number that is not finite is null. */
-static void json_num(FILE *fp, const char *name, double v)
-{
-	fprintf(fp, ",\"%s\":", name);
-	if (!isfinite(v))
-		fputs("null", fp);
-	else
-		fprintf(fp, "%.10g", v);
-}
-
-static void json_line(FILE *fp, const struct line *l, const char *baseline)
+static void json_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
 {
 	fputs("{\"cell\":", fp);
 	cb_json_string(fp, l->key);
 	fputs(",\"metric\":", fp);
 	cb_json_string(fp, l->metric);
 	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
-	json_num(fp, "median", l->s.median);
-	json_num(fp, "mean", l->s.mean);
-	json_num(fp, "stddev", l->s.stddev);
-	json_num(fp, "ci95_lo", l->s.ci_lo);
-	json_num(fp, "ci95_hi", l->s.ci_hi);
-	json_num(fp, "cv", l->s.cv);
+	cb_json_number(fp, "median", l->s.median);
+	cb_json_number(fp, "mean", l->s.mean);
+	cb_json_number(fp, "stddev", l->s.stddev);
+	cb_json_number(fp, "ci95_lo", l->s.ci_lo);
+	cb_json_number(fp, "ci95_hi", l->s.ci_hi);
+	cb_json_number(fp, "cv", l->s.cv);
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
 		fputs(",\"baseline\":", fp);
 		cb_json_string(fp, baseline);
-		json_num(fp, "ratio", l->ratio);
-		json_num(fp, "ratio_ci95_lo", l->rlo);
-		json_num(fp, "ratio_ci95_hi", l->rhi);
+		cb_json_number(fp, "ratio", l->ratio);
+		cb_json_number(fp, "ratio_ci95_lo", l->rlo);
+		cb_json_number(fp, "ratio_ci95_hi", l->rhi);
 		fprintf(fp, ",\"ratio_pairs\":%zu", l->pairs);
 	}
-	if (noisy(l)) {
+	if (cb_summary_line_noisy(l)) {
 		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
 		cb_json_string(fp, l->cause);
 	}
-	fputs("}\n", fp);
-}
-
-/* Numbers for people in the metric's own unit (cowbench/units.h); counts and ratios plain. */
-void cli_human(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
-{
-	size_t n = strlen(metric);
-
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (n > 3 && strcmp(metric + n - 3, "_ns") == 0)
-		cb_fmt_ns(buf, len, v, style);
-	else if (n > 6 && strcmp(metric + n - 6, "_bytes") == 0)
-		cb_fmt_bytes(buf, len, v);
-	else if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
-		cb_fmt_bytes(buf, len, v * 1024);
-	else if (fabs(v) >= 1e4)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.4g", v);
+	fputc('}', fp);
+	cb_record_end(fp);
 }
 
 static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
@@ -241,16 +192,16 @@ static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
 	fputc('\n', fp);
 }
 
-static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
+static void table_line(FILE *fp, const struct cb_summary_line *l, bool ratios, int keyw)
 {
 	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
 	enum cb_units_style st = cb_units_style_for(fp);
 
-	cli_human(med, sizeof(med), l->s.median, l->metric, st);
-	cli_human(mean, sizeof(mean), l->s.mean, l->metric, st);
-	cli_human(sd, sizeof(sd), l->s.stddev, l->metric, st);
-	cli_human(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
-	cli_human(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
+	cb_fmt_metric(med, sizeof(med), l->s.median, l->metric, st);
+	cb_fmt_metric(mean, sizeof(mean), l->s.mean, l->metric, st);
+	cb_fmt_metric(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	cb_fmt_metric(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
+	cb_fmt_metric(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
 
 	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
 	if (isnan(l->s.cv))
@@ -267,99 +218,7 @@ static void table_line(FILE *fp, const struct line *l, bool ratios, int keyw)
 	fputc('\n', fp);
 }
 
-static const struct cb_row_group *find_group(const struct cb_row_group *g, size_t n, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(g[i].key, key) == 0)
-			return &g[i];
-	return NULL;
-}
-
-/* Every pair of KEY other than NAME=... is in CELL. */
-static bool pairs_within(const char *key, const char *cell, const char *name)
-{
-	char buf[CB_ROW_KEY_LEN], *save = NULL, v[CB_ROW_KEY_LEN];
-
-	snprintf(buf, sizeof(buf), "%s", key);
-	for (char *pair = strtok_r(buf, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(pair, '=');
-
-		if (!eq)
-			return false;
-		*eq = '\0';
-		if (strcmp(pair, name) != 0 && (!cb_key_value(cell, pair, v, sizeof(v)) || strcmp(v, eq + 1) != 0))
-			return false;
-	}
-	return true;
-}
-
-/*
- * The baseline of a cell whose other axes collapse at NAME=VALUE (precopy-depth
- * exists only at precopy=1): the NAME=VALUE cell with the most pairs, all of them in KEY.
- */
-static const struct cb_row_group *collapsed_baseline(const struct sum_opts *o, const struct cb_row_group *g,
-						     size_t ng, const char *key)
-{
-	const struct cb_row_group *best = NULL;
-	char v[CB_ROW_KEY_LEN];
-
-	for (size_t i = 0; i < ng; i++) {
-		if (!cb_key_value(g[i].key, o->base_name, v, sizeof(v)) || strcmp(v, o->base_value) != 0 ||
-		    !pairs_within(g[i].key, key, o->base_name))
-			continue;
-		if (!best || strlen(g[i].key) > strlen(best->key))
-			best = &g[i];
-	}
-	return best;
-}
-
-/*
- * The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot:
- * over the reps of the same rounds where NAME is an axis matrix --order interleaves, else unpaired.
- */
-static void baseline_ratio(const struct sum_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
-			   const char *metric, struct line *l)
-{
-	char bkey[CB_ROW_KEY_LEN];
-	const struct cb_row_group *b;
-	const char *boot;
-	double *av, *bv;
-	size_t na, nb;
-
-	if (!o->baseline || !cb_key_replace(g[gi].key, o->base_name, o->base_value, bkey, sizeof(bkey)) ||
-	    strcmp(bkey, g[gi].key) == 0)
-		return; /* no such axis here, or this is the baseline itself */
-	b = find_group(g, ng, bkey);
-	if (!b)
-		b = collapsed_baseline(o, g, ng, g[gi].key);
-	if (!b || b->n == 0 || !(boot = cb_shared_boot(&g[gi], b)))
-		return;
-	av = malloc(g[gi].n * sizeof(*av));
-	bv = malloc(b->n * sizeof(*bv));
-	if (av && bv && cb_order_compared_axis(o->base_name)) {
-		double *pb = malloc(g[gi].n * sizeof(*pb));
-		size_t np = pb ? cb_round_pairs(&g[gi], metric, b, metric, boot, av, pb) : 0;
-
-		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED,
-						       &l->ratio, &l->rlo, &l->rhi) == 0) {
-			l->has_ratio = true;
-			l->pairs = np;
-		}
-		free(pb);
-	}
-	if (av && bv && !l->has_ratio) {
-		na = cb_values_in_boot(&g[gi], metric, boot, av);
-		nb = cb_values_in_boot(b, metric, boot, bv);
-		if (na > 0 && nb > 0 &&
-		    cb_boot_ratio_ci(av, na, bv, nb, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, BOOT_SEED, &l->ratio,
-				     &l->rlo, &l->rhi) == 0)
-			l->has_ratio = true;
-	}
-	free(av);
-	free(bv);
-}
-
-static void emit(FILE *fp, const struct sum_opts *o, const struct line *l)
+static void emit(FILE *fp, const struct sum_opts *o, const struct cb_summary_line *l)
 {
 	if (o->format == CB_FORMAT_CSV)
 		csv_line(fp, l, o->baseline);
@@ -375,7 +234,7 @@ struct noisy_list {
 	size_t n, explained;
 };
 
-static void noisy_add(struct noisy_list *nl, const struct line *l)
+static void noisy_add(struct noisy_list *nl, const struct cb_summary_line *l)
 {
 	char **t = realloc(nl->text, (nl->n + 1) * sizeof(*t)), *s = NULL;
 
@@ -390,57 +249,43 @@ static void noisy_add(struct noisy_list *nl, const struct line *l)
 	nl->explained += l->explained == 1;
 }
 
-static int summarize_groups(FILE *fp, const struct sum_opts *o, const struct cb_row_group *g, size_t ng,
-			    size_t *lines, size_t *ratios, struct noisy_list *nl)
+/* Each line the library computes, printed; a noisy one also said on stderr where stdout is data. */
+struct printer {
+	FILE *fp;
+	const struct sum_opts *o;
+	size_t ratios;
+	struct noisy_list nl;
+};
+
+static int print_line(void *arg, const struct cb_summary_line *l)
 {
-	char metrics[512], *save = NULL;
+	struct printer *pr = arg;
 
-	snprintf(metrics, sizeof(metrics), "%s", o->metrics);
-	for (char *m = strtok_r(metrics, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		for (size_t i = 0; i < ng; i++) {
-			struct line l = { .key = g[i].key, .metric = m, .failed = g[i].failed, .group = &g[i] };
-			double *v = malloc((g[i].n ? g[i].n : 1) * sizeof(*v));
-			size_t nv;
+	if (cb_summary_line_noisy(l)) {
+		noisy_add(&pr->nl, l);
+		/* The table says it in its closing section: stderr only where stdout is data. */
+		if (!pr->o->quiet && pr->o->format != CB_FORMAT_TABLE) {
+			char key[4 * CB_ROW_KEY_LEN];
 
-			if (!v)
-				return -ENOMEM;
-			nv = cb_group_values(&g[i], m, v);
-			if (nv == 0 || cb_summarize(v, nv, BOOT_SEED, &l.s) < 0) {
-				free(v);
-				continue; /* this metric is not measured in this cell */
-			}
-			baseline_ratio(o, g, ng, i, m, &l);
-			free(v);
-			if (noisy(&l)) {
-				l.explained = cb_noise_explain(&g[i], g, ng, m, l.cause, sizeof(l.cause));
-				if (l.explained < 0)
-					return l.explained;
-				noisy_add(nl, &l);
-				/* The table says it in its closing section: stderr only where stdout is data. */
-				if (!o->quiet && o->format != CB_FORMAT_TABLE) {
-					char key[4 * CB_ROW_KEY_LEN];
-
-					fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
-						l.s.cv * 100, CB_NOISY_CV * 100, cli_printable(l.key, key, sizeof(key)), m,
-						l.cause);
-				}
-			}
-			emit(fp, o, &l);
-			(*lines)++;
-			*ratios += l.has_ratio;
+			fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
+				l->s.cv * 100, CB_NOISY_CV * 100, cli_printable(l->key, key, sizeof(key)), l->metric,
+				l->cause);
 		}
 	}
+	emit(pr->fp, pr->o, l);
+	pr->ratios += l->has_ratio;
 	return 0;
 }
 
-int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-		       const char *baseline, enum cb_center ratio_center, bool quiet)
+static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
+			  const char *baseline, enum cb_center ratio_center, bool quiet)
 {
 	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
 			      .ratio_center = ratio_center };
 	struct cb_row_group *g;
-	size_t ng, lines = 0, ratios = 0;
-	struct noisy_list nl = { 0 };
+	size_t ng;
+	struct printer pr = { .fp = fp, .o = &o };
+	struct noisy_list *nl = &pr.nl;
 	int err;
 
 	if (baseline && !opt_baseline(&o, baseline))
@@ -455,22 +300,26 @@ int cli_summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char
 		csv_header(fp);
 	else if (format == CB_FORMAT_TABLE)
 		table_header(fp, baseline != NULL, o.ratio_center, o.keyw);
-	err = summarize_groups(fp, &o, g, ng, &lines, &ratios, &nl);
+	err = cb_summarize_cells(g, ng,
+				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = baseline ? o.base_name : NULL,
+							      .base_value = o.base_value, .ratio_center = o.ratio_center,
+							      .seed = BOOT_SEED },
+				 print_line, &pr);
 	if (!err && format == CB_FORMAT_TABLE) {
-		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl.n, CB_NOISY_CV * 100);
-		if (nl.n)
-			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl.explained,
-				nl.n - nl.explained);
+		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n, CB_NOISY_CV * 100);
+		if (nl->n)
+			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl->explained,
+				nl->n - nl->explained);
 		fputc('\n', fp);
-		if (nl.n)
+		if (nl->n)
 			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):\n");
-		for (size_t i = 0; i < nl.n; i++)
-			fprintf(fp, "  %s\n", nl.text[i]);
+		for (size_t i = 0; i < nl->n; i++)
+			fprintf(fp, "  %s\n", nl->text[i]);
 	}
-	for (size_t i = 0; i < nl.n; i++)
-		free(nl.text[i]);
-	free(nl.text);
-	if (!err && baseline && ratios == 0)
+	for (size_t i = 0; i < nl->n; i++)
+		free(nl->text[i]);
+	free(nl->text);
+	if (!err && baseline && pr.ratios == 0)
 		cli_note("--baseline %s: no cell has a matching baseline cell", baseline);
 	cb_row_groups_free(g, ng);
 	return err;
@@ -484,7 +333,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = cli_summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
+	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
 				 o->quiet);
 	if (err) {
 		cli_output_abort(&out);

@@ -1,5 +1,5 @@
 /*
- * The closing summary's warnings (cli/closing_warn.c) on rows made here:
+ * The closing summary's warnings (cli/run/closing_warn.c) on rows made here:
  * a time at the timer's floor, reps outside Tukey's fences and an interval
  * wider than +-10 % each get their line; a tight run gets none.
  */
@@ -11,6 +11,7 @@
 #include <cowbench/workload.h>
 
 #include "cli.h"
+#include "run/run.h"
 #include "testutil.h"
 
 static struct cb_row rows[8];

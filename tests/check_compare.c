@@ -574,7 +574,7 @@ START_TEST(test_cli_by_axis_paired)
 	tu_free(&r);
 	r = tu_run_cli(csv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, ",verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis\r\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, ",verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis\n"));
 	ck_assert_ptr_nonnull(line_with(r.out, "elapsed_ns,both,20,20,", ",better,1,"));
 	tu_free(&r);
 	/* Two files are two runs: never paired. */
@@ -703,6 +703,86 @@ START_TEST(test_cli_cells_match_on_identity)
 }
 END_TEST
 
+/* ---- one writer: compare and summarize write CSV and JSON alike (cowbench/report.h) ---- */
+
+START_TEST(test_writer_numbers)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	cb_csv_number(fp, NAN, -1);
+	fputc('|', fp);
+	cb_csv_number(fp, INFINITY, 4);
+	fputc('|', fp);
+	cb_csv_number(fp, 0.5, 4);
+	fputc('|', fp);
+	cb_json_number(fp, "a", -INFINITY);
+	cb_json_number(fp, "b", NAN);
+	cb_json_number(fp, "c", 2.5);
+	cb_record_end(fp);
+	fclose(fp);
+	ck_assert_str_eq(buf, "||0.5000|,\"a\":null,\"b\":null,\"c\":2.5" CB_RECORD_END);
+	free(buf);
+}
+END_TEST
+
+/* Every line ends in CB_RECORD_END alone, and no field says nan or inf. */
+static void assert_records(const char *what, const char *out, bool json)
+{
+	ck_assert_msg(*out, "%s: no output", what);
+	ck_assert_msg(!strchr(out, '\r'), "%s: a CR in %s", what, out);
+	ck_assert_msg(out[strlen(out) - 1] == '\n', "%s: the last line has no line end", what);
+	for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
+		size_t n = strcspn(p, "\n");
+		char line[4096];
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (json)
+			ck_assert_msg(line[0] == '{' && line[n - 1] == '}', "%s: not a JSON line: %s", what, line);
+		for (char *t = strtok(line, ",:{}"); t; t = strtok(NULL, ",:{}"))
+			ck_assert_msg(strcasecmp(t, "nan") && strcasecmp(t, "inf") && strcasecmp(t, "-inf") &&
+				      strcasecmp(t, "-nan") && strcasecmp(t, "infinity"), "%s: '%s' in %.*s", what, t,
+				      (int)n, p);
+	}
+}
+
+START_TEST(test_cli_compare_and_summarize_write_alike)
+{
+	/* faults 0 in every old rep: no change in percent, and no CV of a zero mean. */
+	const char *cmp[] = { "cowbench", "compare", "--format=csv", FX("compare_zero_old.csv"),
+			      FX("compare_zero_new.csv"), NULL };
+	const char *sum[] = { "cowbench", "summarize", "--quiet", "--metric=faults", "--format=csv",
+			      FX("compare_zero_old.csv"), NULL };
+	const char *fmt[] = { "csv", "json" };
+
+	for (int f = 0; f < 2; f++) {
+		char cf[32], sf[32];
+		struct cli_result c, s;
+
+		snprintf(cf, sizeof(cf), "--format=%s", fmt[f]);
+		snprintf(sf, sizeof(sf), "--format=%s", fmt[f]);
+		cmp[2] = cf;
+		sum[4] = sf;
+		c = tu_run_cli(cmp);
+		s = tu_run_cli(sum);
+		ck_assert_msg(c.status == 0, "compare exit %d: %s", c.status, c.err);
+		ck_assert_msg(s.status == 0, "summarize exit %d: %s", s.status, s.err);
+		assert_records("compare", c.out, f == 1);
+		assert_records("summarize", s.out, f == 1);
+		if (f == 0) { /* not measured: an empty field in both */
+			ck_assert_ptr_nonnull(line_with(c.out, ",faults,both,", ",100,100,100,,,,"));
+			ck_assert_ptr_nonnull(line_with(s.out, ",faults,", ",0,0,0,0,0,,0,"));
+		} else { /* and null in both */
+			ck_assert_ptr_nonnull(strstr(c.out, "\"change_pct\":null"));
+			ck_assert_ptr_nonnull(strstr(s.out, "\"cv\":null"));
+		}
+		tu_free(&c);
+		tu_free(&s);
+	}
+}
+END_TEST
+
 static Suite *compare_suite(void)
 {
 	Suite *s = suite_create("compare");
@@ -736,6 +816,8 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_cli_by_kernel_collapsed_axis);
 	tcase_add_test(tc, test_cli_output_file);
 	tcase_add_test(tc, test_cli_cells_match_on_identity);
+	tcase_add_test(tc, test_writer_numbers);
+	tcase_add_test(tc, test_cli_compare_and_summarize_write_alike);
 	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,4 +1,4 @@
-/* cowbench info's DAMON lines (cli/info_damon.c) on fake /sys and /proc trees. */
+/* cowbench info's DAMON lines (cli/info/info_damon.c) on fake /sys and /proc trees. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Unit: cowbench run --explain on fixture rows (cli/explain.c), table-driven:
+ * Unit: cowbench run --explain on fixture rows (cli/run/explain.c), table-driven:
  * never a negative share or one above 100 %, one statistic per comparison,
  * inconsistent inputs said so, pre-copy accounted apart.
  */
@@ -8,6 +8,7 @@
 #include <cowbench/report.h>
 
 #include "cli.h"
+#include "run/run.h"
 #include "testutil.h"
 
 /* A row with every cell "not measured", then what the fixture sets. */

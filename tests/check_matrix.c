@@ -6,6 +6,7 @@
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
+#include <cowbench/strmap.h>
 
 #include <cowbench/sysctl.h>
 
@@ -967,12 +968,45 @@ START_TEST(adaptive_baseline_ratio)
 }
 END_TEST
 
+/* The string map that indexes cells also counts (stat --where=code's functions and call paths). */
+START_TEST(strmap_counts_most_first)
+{
+	struct cb_strmap m = { 0 };
+	struct cb_strmap_entry *e;
+	size_t n, v;
+	char key[16];
+
+	for (int i = 0; i < 300; i++) { /* past a few grows */
+		snprintf(key, sizeof(key), "k%d", i);
+		ck_assert_int_eq(cb_strmap_add(&m, key, (size_t)(i % 3)), 0);
+	}
+	ck_assert_int_eq(cb_strmap_add(&m, "k1", 5), 0);
+	ck_assert(cb_strmap_get(&m, "k1", &v));
+	ck_assert_uint_eq(v, 6);
+	e = cb_strmap_sorted(&m, &n);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(n, 300);
+	ck_assert_str_eq(e[0].key, "k1");
+	ck_assert_uint_eq(e[0].value, 6);
+	ck_assert_str_eq(e[1].key, "k101"); /* value 2, the first by key */
+	for (size_t i = 1; i < n; i++)
+		ck_assert(e[i - 1].value > e[i].value ||
+			  (e[i - 1].value == e[i].value && strcmp(e[i - 1].key, e[i].key) < 0));
+	free(e);
+	cb_strmap_free(&m);
+	e = cb_strmap_sorted(&m, &n);
+	ck_assert_uint_eq(n, 0);
+	free(e);
+}
+END_TEST
+
 static Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
 	TCase *lib = tcase_create("library"), *cli = tcase_create("cli"), *out = tcase_create("output");
 
 	tcase_add_test(lib, enumerates_cross_product);
+	tcase_add_test(lib, strmap_counts_most_first);
 	tcase_add_test(lib, groups_union_without_duplicates);
 	tcase_add_test(lib, axes_sort_and_drop);
 	tcase_add_test(lib, shuffle_is_a_seeded_permutation);

@@ -586,6 +586,14 @@ static double cv_of(const double *v, size_t n)
 	return m == 0 ? NAN : stddev_of(v, n, m) / fabs(m);
 }
 
+size_t cb_test_min_n(bool paired, double alpha)
+{
+	for (size_t n = 1; n < 64; n++)
+		if ((paired ? cb_wsr_min_p(n) : cb_mwu_min_p(n, n)) < alpha)
+			return n;
+	return 0;
+}
+
 /*
  * Significant on its own: p < alpha, and the ratio's interval excludes 1
  * (where there is a ratio). cb_compare_decide() later judges the same

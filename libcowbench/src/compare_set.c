@@ -92,14 +92,6 @@ int cb_p_adjust(const double *p, size_t n, enum cb_p_adjust method, double *adj)
 	return 0;
 }
 
-size_t cb_test_min_n(bool paired, double alpha)
-{
-	for (size_t n = 1; n < 64; n++)
-		if ((paired ? cb_wsr_min_p(n) : cb_mwu_min_p(n, n)) < alpha)
-			return n;
-	return 0;
-}
-
 /* The ratio's interval lies entirely beyond 1 +- threshold (false without one). */
 static bool interval_beyond(const struct cb_compare *c, double threshold)
 {

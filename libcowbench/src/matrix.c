@@ -13,7 +13,7 @@
 #include <cowbench/order.h>
 #include <cowbench/stats.h>
 
-#include "strmap.h"
+#include <cowbench/strmap.h>
 
 void cb_matrix_init(struct cb_matrix *m)
 {

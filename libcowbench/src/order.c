@@ -7,7 +7,7 @@
 #include <cowbench/order.h>
 #include <cowbench/stats.h>
 
-#include "strmap.h"
+#include <cowbench/strmap.h>
 
 static const char *const mode_names[] = { "interleaved", "sequential", "shuffle" };
 

@@ -225,6 +225,35 @@ int cb_csv_write_field(FILE *fp, const char *field)
 	return fputc('"', fp) == EOF ? write_error() : 0;
 }
 
+int cb_record_end(FILE *fp)
+{
+	errno = 0;
+	return fputs(CB_RECORD_END, fp) < 0 ? write_error() : 0;
+}
+
+int cb_csv_number(FILE *fp, double v, int decimals)
+{
+	int n = 0;
+
+	errno = 0;
+	if (!isfinite(v))
+		return 0;
+	if (decimals >= 0)
+		n = fprintf(fp, "%.*f", decimals, v);
+	else
+		n = fprintf(fp, "%.10g", v);
+	return n < 0 ? write_error() : 0;
+}
+
+int cb_json_number(FILE *fp, const char *name, double v)
+{
+	int n;
+
+	errno = 0;
+	n = isfinite(v) ? fprintf(fp, ",\"%s\":%.10g", name, v) : fprintf(fp, ",\"%s\":null", name);
+	return n < 0 ? write_error() : 0;
+}
+
 void cb_json_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
@@ -248,7 +277,7 @@ static void write_csv_header(FILE *fp)
 			fputc(',', fp);
 		cb_csv_write_field(fp, columns[i].name);
 	}
-	fputs("\n", fp);
+	cb_record_end(fp);
 }
 
 static void write_csv_row(FILE *fp, const struct cb_row *row)
@@ -261,7 +290,7 @@ static void write_csv_row(FILE *fp, const struct cb_row *row)
 		cb_row_format(row, &columns[i], cell, sizeof(cell));
 		cb_csv_write_field(fp, cell);
 	}
-	fputs("\n", fp);
+	cb_record_end(fp);
 }
 
 /* JSON Lines: one object per row; unmeasured cells are null. */
@@ -283,7 +312,8 @@ static void write_json_row(FILE *fp, const struct cb_row *row)
 		else
 			fputs(cell[0] ? cell : "null", fp);
 	}
-	fputs("}\n", fp);
+	fputc('}', fp);
+	cb_record_end(fp);
 }
 
 /*

@@ -14,7 +14,7 @@
 #include <cowbench/error.h>
 #include <cowbench/results.h>
 
-#include "strmap.h"
+#include <cowbench/strmap.h>
 
 /* Size of a string column: up to the next column's offset (or the end of the row). */
 static size_t str_capacity(const struct cb_column *c)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strmap.h"
+#include <cowbench/strmap.h>
 
 struct cb_strmap_slot {
 	char *key; /* NULL: empty */
@@ -80,6 +80,39 @@ bool cb_strmap_get(const struct cb_strmap *m, const char *key, size_t *value)
 	if (value)
 		*value = s->value;
 	return true;
+}
+
+int cb_strmap_add(struct cb_strmap *m, const char *key, size_t n)
+{
+	size_t old;
+	int err = cb_strmap_put(m, key, n, &old);
+
+	if (err == 0)
+		probe(m, key, fnv1a(key))->value = old + n;
+	return err < 0 ? err : 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct cb_strmap_entry *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+struct cb_strmap_entry *cb_strmap_sorted(const struct cb_strmap *m, size_t *n)
+{
+	struct cb_strmap_entry *out = malloc((m->n ? m->n : 1) * sizeof(*out));
+
+	*n = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slot[i].key)
+			out[(*n)++] = (struct cb_strmap_entry){ m->slot[i].key, m->slot[i].value };
+	qsort(out, *n, sizeof(*out), by_value);
+	return out;
 }
 
 void cb_strmap_free(struct cb_strmap *m)

@@ -1,5 +1,6 @@
 /* Numbers for people (cowbench/units.h): scaled times and binary sizes. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,6 +78,25 @@ const char *cb_fmt_bytes(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%.0f %s", v, names[u]);
 	else
 		snprintf(buf, len, "%.*f %s", decimals_for(v), v, names[u]);
+	return buf;
+}
+
+const char *cb_fmt_metric(char *buf, size_t len, double v, const char *metric, enum cb_units_style style)
+{
+	size_t n = strlen(metric);
+
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (n > 3 && strcmp(metric + n - 3, "_ns") == 0)
+		cb_fmt_ns(buf, len, v, style);
+	else if (n > 6 && strcmp(metric + n - 6, "_bytes") == 0)
+		cb_fmt_bytes(buf, len, v);
+	else if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
+		cb_fmt_bytes(buf, len, v * 1024);
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
 	return buf;
 }
 

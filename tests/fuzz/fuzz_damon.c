@@ -1,5 +1,5 @@
 /*
- * cowbench info's DAMON reader (cli/info_damon.c) on a fake /sys and /proc
+ * cowbench info's DAMON reader (cli/info/info_damon.c) on a fake /sys and /proc
  * tree whose files hold the input, split at '|': whatever they say, the
  * report is printable ASCII (nothing from the files is echoed raw).
  */

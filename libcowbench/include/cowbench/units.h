@@ -27,6 +27,13 @@ const char *cb_fmt_ns(char *buf, size_t len, double ns, enum cb_units_style styl
 /** "512 B", "4 KiB", "64 MiB", "1.5 GiB": exact sizes print without decimals. Returns buf. */
 const char *cb_fmt_bytes(char *buf, size_t len, double bytes);
 
+/**
+ * A number for people in its metric's unit, the table writer's cell of
+ * summarize and compare: _ns scaled times, _bytes and _kb binary sizes,
+ * else plain (counts and ratios); "-" for NaN. Returns buf.
+ */
+const char *cb_fmt_metric(char *buf, size_t len, double v, const char *metric, enum cb_units_style style);
+
 /** A share of a whole in percent, "41 %"; "-" for NaN. Returns buf. */
 const char *cb_fmt_percent(char *buf, size_t len, double fraction);
 

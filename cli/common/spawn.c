@@ -1,0 +1,73 @@
+/*
+ * stat and record start COMMAND held before exec, so that their baseline
+ * comes first and nothing the command does escapes them; never left
+ * running unwatched: if cowbench dies, the command is told to stop.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cowbench/error.h>
+
+#include "cli.h"
+
+pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd)
+{
+	int go[2], ef[2] = { -1, -1 };
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || (err_fd && pipe2(ef, O_CLOEXEC) < 0))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		if (err_fd)
+			close(ef[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (!err_fd)
+			fprintf(stderr, "cowbench: cannot run %s: %s\n", argv[0], strerror(e));
+		else if (write(ef[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	*go_fd = go[1];
+	if (err_fd) {
+		close(ef[1]);
+		*err_fd = ef[0];
+	}
+	return pid;
+}
+
+int cli_release_held(pid_t pid, int go_fd, int err_fd)
+{
+	int e = 0;
+	ssize_t n;
+
+	n = write(go_fd, "g", 1);
+	close(go_fd);
+	if (n != 1)
+		e = EIO;
+	else if (read(err_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+		e = 0; /* EOF: exec closed the pipe, the command runs */
+	close(err_fd);
+	if (e)
+		cb_wait_status(pid, &(int){ 0 });
+	return e;
+}

@@ -1,0 +1,301 @@
+/*
+ * cowbench stat's sampling: the watched processes (the root, its children
+ * as they are born, the final records of those that exit) and their
+ * counters each interval (taskstats, /proc/PID/stat, smaps_rollup, and the
+ * write-fault causes of the tracepoint).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "stat_state.h"
+
+/* minflt and majflt of a whole thread group: fields 10 and 12 of /proc/PID/stat. */
+static int read_faults(pid_t pid, int64_t *minflt, int64_t *majflt)
+{
+	char path[64], buf[1024];
+	unsigned long long v[10];
+	FILE *fp;
+	char *p;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	p = fgets(buf, sizeof(buf), fp);
+	fclose(fp);
+	if (!p || !(p = strrchr(buf, ')')))
+		return -EIO;
+	/* after "comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt */
+	n = sscanf(p + 1, " %*c %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7], &v[8]);
+	if (n != 9)
+		return -EIO;
+	*minflt = (int64_t)v[6];
+	*majflt = (int64_t)v[8];
+	return 0;
+}
+
+/*
+ * COW copies of a process. The thread-group query covers live threads and,
+ * for multi-threaded processes, those that exited; the leader's own query
+ * is what remains of a single-threaded process once it is a zombie. The
+ * larger of the two is the process's count either way.
+ */
+static int read_copies(struct stat_state *st, pid_t pid, int64_t *copies, int64_t *ns)
+{
+	struct cb_taskstats g, l;
+	int eg = cb_taskstats_query(st->ts, pid, true, &g), el = cb_taskstats_query(st->ts, pid, false, &l);
+
+	if (eg < 0 && el < 0)
+		return eg;
+	if (eg < 0 || (el == 0 && l.wpcopy_count > g.wpcopy_count))
+		g = l;
+	*copies = (int64_t)g.wpcopy_count;
+	*ns = (int64_t)g.wpcopy_delay_ns;
+	return 0;
+}
+
+/* The tracepoint's write faults of pid by cause (root), kept past its end: buffered ones arrive late. */
+static void read_causes(const struct stat_state *st, pid_t pid, struct sample *s)
+{
+	struct cb_fc_counts c;
+
+	if (!st->where || !stat_where_fork_counts(st->where, pid, &c))
+		return;
+	for (int k = 0; k < CB_FC_NCLASS; k++)
+		s->cause[k] = c.n[k];
+}
+
+/* The last write faults, held back at the last tick (stat_where_finish), into the total. */
+void stat_finish_causes(struct stat_state *st)
+{
+	if (!st->where)
+		return;
+	stat_where_finish(st->where);
+	for (size_t i = 0; i < st->nprocs; i++) {
+		struct sample c = st->procs[i].cur;
+
+		read_causes(st, st->procs[i].pid, &c);
+		for (int k = 0; k < CB_FC_NCLASS; k++)
+			if (c.cause[k] > st->procs[i].cur.cause[k])
+				st->procs[i].cur.cause[k] = c.cause[k];
+	}
+}
+
+static int sample_proc(struct stat_state *st, pid_t pid, struct sample *s)
+{
+	struct cb_smaps sm;
+	int err;
+
+	*s = (struct sample)UNMEASURED;
+	read_causes(st, pid, s);
+	err = read_faults(pid, &s->minflt, &s->majflt);
+	if (err < 0)
+		return err; /* gone (or never ours to see) */
+	if (st->ts && !st->ts_err) {
+		err = read_copies(st, pid, &s->copies, &s->copy_ns);
+		/*
+		 * Exiting: /proc still answers, taskstats no longer does. A sample
+		 * without copies would replace the last good one, and its exit
+		 * record only raises known counts: call it gone now.
+		 */
+		if (err == -ESRCH)
+			return err;
+		if (err < 0)
+			st->ts_err = err;
+	} else if (st->copies_from_faults) {
+		s->copies = stat_where_faults_of(st->where, pid);
+	}
+	if (cb_smaps_read(pid, &sm) == 0)
+		s->private_dirty_kb = sm.private_dirty_kb;
+	return 0;
+}
+
+struct proc *stat_find_proc(struct stat_state *st, pid_t pid)
+{
+	for (size_t i = 0; i < st->nprocs; i++)
+		if (st->procs[i].pid == pid)
+			return &st->procs[i];
+	return NULL;
+}
+
+/* A process first seen now: born after we started (base 0), except those there at the start. */
+void stat_add_proc(struct stat_state *st, pid_t pid, pid_t ppid, bool at_start)
+{
+	struct proc *p;
+
+	if (st->nprocs == MAX_PROCS || stat_find_proc(st, pid))
+		return;
+	if (st->where)
+		stat_where_watch(st->where, pid, ppid, at_start);
+	p = &st->procs[st->nprocs];
+	if (sample_proc(st, pid, &p->cur) < 0)
+		return;
+	st->nprocs++;
+	p->pid = pid;
+	p->gone = false;
+	p->base = at_start ? p->cur : (struct sample)ZERO_SAMPLE;
+	if (!at_start && p->cur.copies < 0)
+		p->base.copies = p->base.copy_ns = -1;
+	for (int k = 0; k < CB_FC_NCLASS && !at_start; k++)
+		p->base.cause[k] = p->cur.cause[k] < 0 ? -1 : 0;
+	p->prev = p->base;
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Descendants through /proc/PID/task/TID/children, breadth first over the table itself. */
+void stat_discover_children(struct stat_state *st, bool at_start)
+{
+	for (size_t i = 0; i < st->nprocs; i++) {
+		char path[96], buf[4096];
+		char *save, *tok;
+		int n;
+
+		if (st->procs[i].gone)
+			continue;
+		/* Threads fork too: every task's list, through the thread group's task directory. */
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)st->procs[i].pid, (int)st->procs[i].pid);
+		n = read_small_file(path, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+			stat_add_proc(st, (pid_t)atoi(tok), st->procs[i].pid, at_start);
+	}
+}
+
+static void raise_to(int64_t *v, int64_t to)
+{
+	if (to > *v)
+		*v = to;
+}
+
+/*
+ * A process's final counts from its exit record; an unseen descendant's too
+ * (born and gone within one interval). false when the record is not (yet)
+ * known to be ours: its parent may only show up in a later record.
+ */
+static bool apply_exit(struct stat_state *st, const struct cb_taskstats_exit *x)
+{
+	struct proc *p = stat_find_proc(st, x->group ? x->pid : x->tgid);
+
+	if (!x->group && x->pid != x->tgid)
+		return true; /* a thread: its group's record and queries carry it */
+	if (!p && !x->group && st->o.children && stat_find_proc(st, x->ppid) && st->nprocs < MAX_PROCS) {
+		p = &st->procs[st->nprocs++];
+		*p = (struct proc){ .pid = x->pid, .gone = true };
+		p->base = p->prev = p->cur = (struct sample)ZERO_SAMPLE;
+		p->cur.private_dirty_kb = -1;
+		read_causes(st, x->pid, &p->cur);
+	}
+	if (!p)
+		return false;
+	if (p->cur.copies >= 0) {
+		raise_to(&p->cur.copies, (int64_t)x->ts.wpcopy_count);
+		raise_to(&p->cur.copy_ns, (int64_t)x->ts.wpcopy_delay_ns);
+	}
+	if (!x->group && p->cur.minflt >= 0) {
+		raise_to(&p->cur.minflt, (int64_t)x->ts.minflt);
+		raise_to(&p->cur.majflt, (int64_t)x->ts.majflt);
+	}
+	return true;
+}
+
+#define EXIT_BATCH 1024
+
+/* Children exit before their parents: apply a batch until no record finds its parent any more. */
+static void drain_exits(struct stat_state *st)
+{
+	static struct cb_taskstats_exit x[EXIT_BATCH];
+	bool done[EXIT_BATCH], progress;
+	int n;
+
+	while (st->exits && (n = cb_taskstats_exits(st->exits, x, EXIT_BATCH)) > 0) {
+		memset(done, 0, sizeof(done));
+		do {
+			progress = false;
+			for (int i = n - 1; i >= 0; i--)
+				if (!done[i] && apply_exit(st, &x[i]))
+					done[i] = progress = true;
+		} while (progress);
+	}
+}
+
+/* Descendants the tracepoint saw forked (also those already gone again). */
+static void add_born(struct stat_state *st)
+{
+	pid_t born[256];
+	size_t n = st->where ? stat_where_new_children(st->where, born, 256) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		stat_add_proc(st, born[i], 0, false);
+		if (!stat_find_proc(st, born[i]) && st->copies_from_faults && st->nprocs < MAX_PROCS) {
+			struct proc *p = &st->procs[st->nprocs++]; /* born and gone between two looks */
+
+			*p = (struct proc){ .pid = born[i], .gone = true };
+			p->base = p->prev = (struct sample)ZERO_SAMPLE;
+			p->base.copy_ns = p->base.private_dirty_kb = -1;
+			p->prev = p->base;
+			p->cur = p->base;
+			read_causes(st, born[i], &p->cur);
+			p->cur.copies = stat_where_faults_of(st->where, born[i]);
+		}
+	}
+}
+
+void stat_sample_all(struct stat_state *st)
+{
+	if (st->where)
+		stat_where_tick(st->where);
+	for (size_t i = 0; i < st->nprocs; i++) {
+		struct proc *p = &st->procs[i];
+
+		struct sample now;
+
+		p->prev = p->cur;
+		if (p->gone && st->copies_from_faults) /* faults recorded before it went */
+			raise_to(&p->cur.copies, stat_where_faults_of(st->where, p->pid));
+		if (p->gone) {
+			struct sample c = p->cur;
+
+			read_causes(st, p->pid, &c);
+			for (int k = 0; k < CB_FC_NCLASS; k++)
+				raise_to(&p->cur.cause[k], c.cause[k]);
+			continue;
+		}
+		if (sample_proc(st, p->pid, &now) < 0)
+			p->gone = true; /* keeps its last sample; its exit record may still raise it */
+		else
+			p->cur = now;
+	}
+	if (st->o.children)
+		stat_discover_children(st, false);
+	add_born(st); /* after the loop: a newcomer's copies so far belong to this line */
+	drain_exits(st);
+	if (st->have_cowstats) {
+		st->cs_prev = st->cs_cur;
+		if (cb_cowstats_read(stat_cowstats_path(), &st->cs_cur) < 0)
+			st->have_cowstats = false;
+	}
+}
