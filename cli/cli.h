@@ -257,6 +257,8 @@ void cli_output_abort(struct cli_output *out);
 const char *cli_find_dir(const char *env_var, const char *source_dir, const char *marker, const char *install_dir);
 /* kernel/: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
 const char *cli_kernel_dir(void);
+/* A copy of a regular file as it is now (TO created, never replaced): 0 or -errno, TO removed on failure (paths.c). */
+int cli_copy_file(const char *from, const char *to);
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -1,10 +1,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cowbench/sysinfo.h>
 
@@ -121,4 +123,45 @@ const char *cli_find_dir(const char *env_var, const char *source_dir, const char
 const char *cli_kernel_dir(void)
 {
 	return cli_find_dir("COWBENCH_KERNEL_DIR", COWBENCH_KERNEL_SOURCE_DIR, "vm-run.sh", COWBENCH_KERNEL_INSTALL_DIR);
+}
+
+/* A copy of a regular file as it is now (TO is created, never replaced); 0 or -errno, TO removed on failure. */
+int cli_copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY), out = -1, err = 0;
+	struct stat st;
+	char buf[65536];
+	ssize_t got;
+
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(in);
+		return -EINVAL;
+	}
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		err = -errno;
+		close(in);
+		return err;
+	}
+	while (!err && ((got = read(in, buf, sizeof(buf))) != 0)) {
+		if (got < 0) {
+			err = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		for (ssize_t off = 0; !err && off < got;) {
+			ssize_t w = write(out, buf + off, (size_t)(got - off));
+
+			if (w < 0 && errno != EINTR)
+				err = -errno;
+			off += w > 0 ? w : 0;
+		}
+	}
+	close(in);
+	if (close(out) != 0 && !err)
+		err = -errno;
+	if (err)
+		unlink(to);
+	return err;
 }

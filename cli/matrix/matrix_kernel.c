@@ -362,47 +362,6 @@ static bool carried_swap(const struct carried *c, bool to_guest, char *key, size
 	return true;
 }
 
-/* A copy of the file as it is now: what the guest reads is what the host checked. */
-static int copy_file(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY), out = -1, err = 0;
-	struct stat st;
-	char buf[65536];
-	ssize_t got;
-
-	if (in < 0)
-		return -errno;
-	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(in);
-		return -EINVAL;
-	}
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (out < 0) {
-		err = -errno;
-		close(in);
-		return err;
-	}
-	while (!err && ((got = read(in, buf, sizeof(buf))) != 0)) {
-		if (got < 0) {
-			err = errno == EINTR ? 0 : -errno;
-			continue;
-		}
-		for (ssize_t off = 0; !err && off < got;) {
-			ssize_t w = write(out, buf + off, (size_t)(got - off));
-
-			if (w < 0 && errno != EINTR)
-				err = -errno;
-			off += w > 0 ? w : 0;
-		}
-	}
-	close(in);
-	if (close(out) != 0 && !err)
-		err = -errno;
-	if (err)
-		unlink(to);
-	return err;
-}
-
 /* Stage the files the boot's cells name; -1 after saying why. */
 static int carried_stage(const struct mk_run *r, const struct boot_plan *b, const char *dir, struct carried *c)
 {
@@ -431,7 +390,7 @@ static int carried_stage(const struct mk_run *r, const struct boot_plan *b, cons
 			snprintf(c->host[c->n], sizeof(c->host[0]), "%s", v);
 			snprintf(c->guest[c->n], sizeof(c->guest[0]), "/data/f%zu", c->n + 1);
 			snprintf(c->staged[c->n], sizeof(c->staged[0]), "%s/f%zu", dir, c->n + 1);
-			if ((err = copy_file(v, c->staged[c->n])) < 0) {
+			if ((err = cli_copy_file(v, c->staged[c->n])) < 0) {
 				cli_error("kernel=%s: --%s=%s: cannot copy it for the guest: %s", b->kernel,
 					  carried_options[o], v, err == -EINVAL ? "not a regular file" : strerror(-err));
 				return -1;
@@ -798,103 +757,4 @@ int mk_run_guests(struct mk_run *r)
 			status = 1;
 	}
 	return status;
-}
-
-/* ---- the guest side: the plan file ---- */
-
-/* "REP" or "REP:ROUND" (the round id of an interleaved plan, 0: none). */
-static bool parse_rep_round(const char *tok, long *rep, long *round)
-{
-	char buf[48], *colon;
-
-	if (strlen(tok) >= sizeof(buf))
-		return false;
-	snprintf(buf, sizeof(buf), "%s", tok);
-	colon = strchr(buf, ':');
-	*round = 0;
-	if (colon) {
-		*colon = '\0';
-		if (!cli_parse_long(colon + 1, 0, 1000000000, round))
-			return false;
-	}
-	return cli_parse_long(buf, 1, 1000000, rep);
-}
-
-/* A plan line's key as a group of m (a group per distinct cell). */
-static int plan_group(char *key, struct cb_matrix *m, size_t groups)
-{
-	char *save = NULL, why[256], group[32];
-
-	snprintf(group, sizeof(group), "p%zu", groups);
-	for (char *pair = strtok_r(key, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(pair, '=');
-
-		if (!eq)
-			return -1;
-		*eq = '\0';
-		if (cb_matrix_set_axis(m, group, pair, eq + 1, why, sizeof(why)) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan)
-{
-	FILE *fp = fopen(path, "re");
-	char line[1024];
-	size_t lineno = 0;
-
-	memset(plan, 0, sizeof(*plan));
-	if (!fp) {
-		cli_error("cannot read plan %s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		size_t n = plan->n;
-		char **nk = realloc(plan->keys, (n + 1) * sizeof(*nk)), *sp;
-		long *nr = realloc(plan->reps, (n + 1) * sizeof(*nr)), *nd = realloc(plan->rounds, (n + 1) * sizeof(*nd));
-		bool seen = false;
-
-		plan->keys = nk ? nk : plan->keys;
-		plan->reps = nr ? nr : plan->reps;
-		plan->rounds = nd ? nd : plan->rounds;
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!nk || !nr || !nd) {
-			fclose(fp);
-			cli_error("out of memory");
-			return -1;
-		}
-		sp = strchr(line, ' ');
-		if (!sp)
-			goto bad;
-		*sp = '\0';
-		if (!parse_rep_round(line, &plan->reps[n], &plan->rounds[n]) || !(plan->keys[n] = strdup(sp + 1)))
-			goto bad;
-		plan->n++;
-		for (size_t i = 0; i + 1 < plan->n && !seen; i++)
-			seen = strcmp(plan->keys[i], sp + 1) == 0;
-		if (!seen && plan_group(sp + 1, m, m->ngroups) < 0)
-			goto bad;
-	}
-	fclose(fp);
-	if (plan->n == 0) {
-		cli_error("plan %s is empty", path);
-		return -1;
-	}
-	return 0;
-bad:
-	fclose(fp);
-	cli_error("%s:%zu: not a 'REP[:ROUND] NAME=VALUE ...' line", path, lineno);
-	return -1;
-}
-
-void mk_plan_free(struct mk_plan *plan)
-{
-	for (size_t i = 0; i < plan->n; i++)
-		free(plan->keys[i]);
-	free(plan->keys);
-	free(plan->reps);
-	free(plan->rounds);
-	memset(plan, 0, sizeof(*plan));
 }
