@@ -389,6 +389,9 @@ if [[ -n $DEBUGK ]]; then
 			for thp in 0 1; do
 				cow_isolation --threads 3 --rounds 2 --pages 1024 --thp $thp || exit 1
 				cow_isolation --threads 2 --rounds 1 --pages 700 --thp $thp --phases 6 || exit 1
+				# A sequential stream first, in a fresh fork: the only pattern on which v3'"'"'s
+				# adaptive mode opens a window (as in the isolation runs above).
+				cow_isolation --threads 1 --rounds 2 --pages 1100 --thp $thp --phases 3 --first-kind 2 || exit 1
 			done
 			grep -q "^precopy_success: [1-9]" /proc/cow_stats || { echo "no page was pre-copied"; exit 1; }'; then
 			pass debug-isolation
