@@ -1,9 +1,10 @@
 /*
- * cow-writer PAGES [THREADS [LINGER_MS]]: a test program that makes a known
- * number of COW copies. It populates PAGES pages, forks a child that keeps
- * them mapped, then writes each page once (PAGES copies in this process,
- * split over THREADS threads when given), releases the child, waits
- * LINGER_MS milliseconds and exits 0.
+ * cow-writer PAGES [THREADS [LINGER_MS [PAUSE_MS]]]: a test program that makes a
+ * known number of COW copies. It populates PAGES pages, forks a child that
+ * keeps them mapped, waits PAUSE_MS milliseconds (an observer that learns of
+ * the fork from its next read gets to see it first), then writes each page once
+ * (PAGES copies in this process, split over THREADS threads when given),
+ * releases the child, waits LINGER_MS milliseconds and exits 0.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -59,6 +60,8 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	close(hold[0]);
+	if (argc > 4)
+		usleep((useconds_t)strtol(argv[4], NULL, 10) * 1000);
 	for (long t = 0; t < threads; t++) {
 		sl[t] = (struct slice){ base, (size_t)(pages * t / threads),
 					(size_t)(pages * (t + 1) / threads - pages * t / threads), page };
