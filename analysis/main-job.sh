@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: install what is needed, build, run the default matrix, and render its statistics,
 # plots and report into results/<UTC time>/, whose path is the last line printed. Then the study:
-# analysis/study.ini on the stock and patched 6.12 kernels under QEMU (built once, cached), whose
-# table follows the Redis section (analysis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
-# redis.csv) at the top of report.md as "The study, reproduced" (analysis/study-report.py); its
+# analysis/study.ini on the stock and patched 6.12 kernels under QEMU (built once, cached). report.md
+# opens with the Redis section (analysis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
+# redis.csv), then the native projection (projection.md, projection.csv), then the study's TCG table
+# "The study, reproduced" (analysis/study-report.py; order: analysis/compose-report.py); its
 # [replay-*] groups replay the bundled traces of real programs (analysis/traces/, recorded by
 # analysis/record-traces.sh) in every kernel and mode, a replay table per program.
 #   ./analysis/main-job.sh                     # the default matrix, adaptive reps (a few minutes on 2 CPUs)
@@ -85,7 +86,8 @@ echo "cowbench: the host's unit costs into $out/native-units.csv" >&2
 	--output "$out/native-units.csv" || status=$?
 
 # ---- the study on the kernel patch: QEMU guests of the stock and the patched kernel ----
-study_skipped() { # REASON: the report still opens with the section, saying why it has no table
+study_skipped() { # REASON: the report still opens with the sections, saying why they have no table
+	printf '## Native projection of the study\n\nNot run here: %s.\n\n' "$1" >"$out/projection.md"
 	printf '## The study, reproduced\n\nNot run here: %s. The host part of the report follows.\n\n' "$1" \
 		>"$out/study.md"
 	echo "cowbench: the study was not run: $1" >&2
@@ -141,9 +143,9 @@ else
 		kstatus=1
 	fi
 fi
+# report.md opens with the Redis result per mode, then the native projection (analysis/compose-report.py).
 {
-	cat "$out/redis.md" "$out/study.md" "$out/ratios.md"
-	cat "$out/report.md"
+	python3 analysis/compose-report.py "$out"
 	printf '\nMain job wall time: %d min %02d s (kernel builds included when they were not cached).\n' \
 		$((SECONDS / 60)) $((SECONDS % 60))
 } >"$out/report.md.new"

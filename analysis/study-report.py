@@ -9,7 +9,8 @@ patched) and OUTDIR/study_latency.{png,svg} (per-write latency p50 / p90 / p99 /
 
 With the study's [units] cells, a second section projects every cell to native time
 (analysis/projection_report.py, `cowbench project`; NATIVE-UNITS.csv: the host's unit costs) into
-OUTDIR/projection.csv, OUTDIR/unit-costs.csv and the markdown.
+OUTDIR/projection.csv, OUTDIR/unit-costs.csv and OUTDIR/projection.md, which the main job's report
+puts right after the Redis section (analysis/compose-report.py).
 
 Every change against pre-copy 0 is `cowbench summarize --baseline precopy=0`: a ratio of means
 with a 95 % bootstrap CI, from rows of one boot only (the patched kernel's modes run interleaved
@@ -314,7 +315,8 @@ def main():
                   "copy p50 361 ns of a 6,782 ns fault (5.3 %). Emulated times: the share, not the ns, compares.")
         md.append("")
     md += replay_section(by_cell, summ)
-    md += native_projection(cowbench, path, outdir)
+    with open(os.path.join(outdir, "projection.md"), "w") as f:
+        f.write("\n".join(native_projection(cowbench, path, outdir)) + "\n")
     md.append("![runtime and COW faults by mode](study_modes.png)")
     md.append("")
     md.append("![per-write latency by mode](study_latency.png)")

@@ -8,6 +8,7 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/project.h>
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/summary.h>
 
 #include "cli.h"
@@ -199,10 +200,15 @@ static void put_str(FILE *fp, const char *s, bool first)
 #define CELL_HEADER "cell,boot,kernel,workload,size_bytes,precopy,precopy_depth,reps,writes,faults,precopied," \
 	"measured_ns,predicted_ns,model_error_pct,measured_change_pct,native_ns,native_change_pct," \
 	"native_change_lo_pct,native_change_hi_pct,native_batch_lo_ns,native_batch_ns,native_batch_hi_ns," \
-	"fault_pages_max,fault_path_p999_ns,fault_path_max_ns,native_stall_ns,native_stall_hi_ns\n"
+	"fault_pages_max,fault_path_p999_ns,fault_path_max_ns,native_stall_ns,native_stall_hi_ns,first_ns," \
+	"measured_median_ns,model_error_median_pct,measured_median_lo_ns,measured_median_hi_ns," \
+	"model_error_median_lo_pct,model_error_median_hi_pct\n"
 
 struct projection {
 	double predicted, error, change, nat_ns, ch_lo, ch_mid, ch_hi;
+	double first; /* the boot's fixed term, its first write (NAN: per-page model only) */
+	double error_median; /* against the median of the timed reps: the units' own statistic */
+	double med_lo, med_hi, err_lo, err_hi; /* the median's interval, and the error against its ends */
 	struct cb_range batch;
 	double pages_max, path_p999, path_max, stall, stall_hi; /* the worst single fault */
 };
@@ -234,18 +240,63 @@ static void worst_fault(const struct cell *c, struct projection *p)
 	free(path);
 }
 
+/*
+ * A distribution-free interval for the median of the cell's timed runtimes:
+ * order statistics [x(k), x(n-k+1)] with k the largest such that Bin(n, 1/2)
+ * lies in [k, n-k] with probability >= 0.95; with 5 reps or fewer no such k
+ * exists and the interval is the whole range (93.75 % for 5). NAN without 2 reps.
+ */
+static void median_interval(const struct cell *c, double *lo, double *hi)
+{
+	double *v = calloc(c->n ? c->n : 1, sizeof(double));
+	size_t n = 0, k = 1;
+
+	*lo = *hi = NAN;
+	if (!v)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->rows[i]->status, "ok") == 0 && !cb_row_is_evidence(c->rows[i]) &&
+		    c->rows[i]->elapsed_ns != CB_NA)
+			v[n++] = (double)c->rows[i]->elapsed_ns;
+	if (n >= 2) {
+		qsort(v, n, sizeof(v[0]), cb_cmp_double);
+		for (size_t j = 2; 2 * j <= n; j++) { /* coverage of [x(j), x(n-j+1)]: P(j <= B <= n - j) */
+			double cover = 0, term = pow(0.5, (double)n); /* C(n, 0) / 2^n */
+
+			for (size_t i = 0; i <= n - j; i++) {
+				if (i >= j)
+					cover += term;
+				term = term * (double)(n - i) / (double)(i + 1);
+			}
+			if (cover < 0.95)
+				break;
+			k = j;
+		}
+		*lo = v[k - 1];
+		*hi = v[n - k];
+	}
+	free(v);
+}
+
 static void project_cell(const struct cb_row *rows, size_t n, const struct cb_row *nat, size_t nnat,
 			 const struct cell *c, const struct cell *off, struct projection *p)
 {
 	struct cb_units g, u;
 	struct cb_range ns, ch;
 
-	*p = (struct projection){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, { NAN, NAN, NAN }, NAN, NAN, NAN, NAN, NAN };
+	*p = (struct projection){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+				  { NAN, NAN, NAN }, NAN, NAN, NAN, NAN, NAN };
 	worst_fault(c, p);
 	if (!c->have_counts || cb_units_from_rows(rows, n, c->boot, c->first->size_bytes, &g) != 0)
 		return;
+	p->first = g.first_ns > 0 ? g.first_ns : NAN;
 	p->predicted = cb_project_ns(&g, &c->counts, c->counts.precopied > 0 ? g.batch_ns : 0);
 	p->error = cb_project_error(&g, &c->counts);
+	p->error_median = cb_project_error_vs(&g, &c->counts, c->counts.elapsed_median_ns);
+	median_interval(c, &p->med_lo, &p->med_hi);
+	/* A slower measurement makes the model look faster: the error's low end is against the interval's top. */
+	p->err_lo = cb_project_error_vs(&g, &c->counts, p->med_hi);
+	p->err_hi = cb_project_error_vs(&g, &c->counts, p->med_lo);
 	if (off)
 		p->change = c->counts.elapsed_ns / off->counts.elapsed_ns - 1;
 	if (!nat || native_units(nat, nnat, c->first->size_bytes, &u) != 0 || cb_project_batch(&u, &g, &p->batch))
@@ -272,7 +323,7 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_str(fp, r->workload, false);
 	fprintf(fp, ",%lld", (long long)r->size_bytes);
 	if (!c->have_counts) { /* no timed rep with its counts: nothing to say but who it is */
-		fputs(",,,,,,,,,,,,,,,,,,,,,,\n", fp);
+		fputs(",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n", fp);
 		return;
 	}
 	put_num(fp, r->precopy == CB_NA ? NAN : (double)r->precopy, 0);
@@ -297,6 +348,13 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_num(fp, p->path_max, 0);
 	put_num(fp, p->stall, 0);
 	put_num(fp, p->stall_hi, 0);
+	put_num(fp, p->first, 0);
+	put_num(fp, c->counts.elapsed_median_ns, 0);
+	put_num(fp, 100 * p->error_median, 2);
+	put_num(fp, p->med_lo, 0);
+	put_num(fp, p->med_hi, 0);
+	put_num(fp, 100 * p->err_lo, 2);
+	put_num(fp, 100 * p->err_hi, 2);
 	fputc('\n', fp);
 }
 
@@ -306,7 +364,7 @@ static void write_cell_table(FILE *fp, const struct cell *c, const struct projec
 		fprintf(fp, "%-58.58s no timed rep with its counts\n", c->key);
 		return;
 	}
-	fprintf(fp, "%-58.58s %5u %+8.1f %%", c->key, c->counts.reps, 100 * p->error);
+	fprintf(fp, "%-58.58s %5u %+8.1f %% %+8.1f %%", c->key, c->counts.reps, 100 * p->error_median, 100 * p->error);
 	if (!isnan(p->change))
 		fprintf(fp, "  %+7.1f %%", 100 * p->change);
 	else
@@ -329,7 +387,8 @@ static int write_cells(FILE *fp, const struct project_opts *o, const struct cb_r
 	else if (o->format == CB_FORMAT_CSV)
 		fputs(CELL_HEADER, fp);
 	else
-		fprintf(fp, "%-58s %5s %10s  %9s  %s\n", "cell", "reps", "model err", "measured", "native change [bounds]");
+		fprintf(fp, "%-58s %5s %10s %10s  %9s  %s\n", "cell", "reps", "err(med)", "err(mean)", "measured",
+			"native change [bounds]");
 	for (size_t i = 0; !rc && i < ncells; i++) {
 		struct projection p;
 
@@ -352,7 +411,7 @@ static void write_units(FILE *fp, const struct project_opts *o, const char *sour
 {
 	if (header && o->format == CB_FORMAT_CSV)
 		fputs("source,boot,kernel,size_bytes,write_ns,fault_ns,populate_ns,copy_ns,batch_ns,"
-		      "populate_over_fault,batch_over_populate,reps_fault,reps_write,reps_populate\n", fp);
+		      "populate_over_fault,batch_over_populate,reps_fault,reps_write,reps_populate,first_ns,reps_first\n", fp);
 	for (size_t i = 0; i < n; i++) {
 		struct cb_units u;
 		bool seen = false;
@@ -375,12 +434,14 @@ static void write_units(FILE *fp, const struct project_opts *o, const char *sour
 			put_num(fp, u.batch_ns, 1);
 			put_num(fp, pf, 3);
 			put_num(fp, bp, 3);
-			fprintf(fp, ",%u,%u,%u\n", u.n_fault, u.n_write, u.n_populate);
+			fprintf(fp, ",%u,%u,%u", u.n_fault, u.n_write, u.n_populate);
+			put_num(fp, u.first_ns, 1);
+			fprintf(fp, ",%u\n", u.n_first);
 		} else {
 			fprintf(fp, "%-6s %-24.24s %5lld MiB  write %8.1f  fault %10.1f  populate %10.1f  copy %8.1f  "
-				"batch %10.1f ns/page  populate/fault %.2f\n", source, rows[i].kernel,
+				"batch %10.1f ns/page  populate/fault %.2f  first write %10.1f ns\n", source, rows[i].kernel,
 				(long long)(rows[i].size_bytes >> 20), u.write_ns, u.fault_ns, u.populate_ns, u.copy_ns,
-				u.batch_ns, pf);
+				u.batch_ns, pf, u.first_ns);
 		}
 	}
 }

@@ -114,6 +114,45 @@ START_TEST(test_counts_and_model)
 }
 END_TEST
 
+/*
+ * The fixed term: rows that time their first write apart (first_ns) give the
+ * steady units without it and the first write as its own unit; a one-write
+ * cell is then priced at that first write alone, and a loop's faults are
+ * capped at its writes (taskstats counts the whole child's COW copies).
+ */
+START_TEST(test_first_write_fixed_term)
+{
+	struct cb_row rows[4];
+	struct cb_units u;
+	struct cb_counts one = { .writes = 1, .faults = 2, .precopied = 0, .elapsed_ns = 60000, .reps = 5 };
+	struct cb_counts many = { .writes = 256, .faults = 16, .precopied = 240, .elapsed_ns = 1, .reps = 5 };
+
+	rows[0] = unit_row("A", 0, "fault", 10 + 255 * 10, CB_NA);
+	rows[0].first_ns = 10; /* a private first write */
+	rows[1] = unit_row("A", 1, "fault", 50000 + 255 * 1000, CB_NA);
+	rows[1].first_ns = 50000;
+	rows[2] = unit_row("A", 1, "fault", 70000 + 255 * 1000, CB_NA);
+	rows[2].first_ns = 70000;
+	rows[3] = unit_row("A", 1, "fault", 40000 + 255 * 1200, CB_NA);
+	rows[3].first_ns = 40000;
+	ck_assert_int_eq(cb_units_from_rows(rows, 4, "A", MIB, &u), 0);
+	ck_assert_double_eq_tol(u.write_ns, 10, 1e-9);
+	ck_assert_double_eq_tol(u.fault_ns, 1000, 1e-9); /* steady: the first write left out */
+	ck_assert_double_eq_tol(u.first_ns, 50000, 1e-9); /* median of the fork=1 rows' first writes */
+	ck_assert_uint_eq(u.n_first, 3);
+	/* One write: the first write is the whole model, whatever the child faulted outside its loop. */
+	ck_assert_double_eq_tol(cb_project_ns(&u, &one, 0), 50000, 1e-9);
+	ck_assert_double_eq_tol(cb_project_error(&u, &one), (50000.0 - 60000) / 60000, 1e-12);
+	/* Many: first + 255 writes + 15 further faults + the pre-copied pages. */
+	ck_assert_double_eq_tol(cb_project_ns(&u, &many, 400), 50000 + 255 * 10 + 15 * 990 + 240 * 400, 1e-6);
+	/* A fault row without first_ns (an older file mixed in): no fixed term, per-page units as before. */
+	rows[3].first_ns = CB_NA;
+	ck_assert_int_eq(cb_units_from_rows(rows, 4, "A", MIB, &u), 0);
+	ck_assert(isnan(u.first_ns));
+	ck_assert_double_eq_tol(cb_project_ns(&u, &one, 0), 10 + 1 * (u.fault_ns - 10), 1e-9); /* faults capped at 1 */
+}
+END_TEST
+
 START_TEST(test_batch_bounds_and_guest_ratio)
 {
 	struct cb_units native = { .write_ns = 10, .fault_ns = 3000, .populate_ns = 2000, .copy_ns = 100 };
@@ -184,6 +223,7 @@ static Suite *project_suite(void)
 	tcase_add_test(tc, test_units_from_rows);
 	tcase_add_test(tc, test_batch_from_precopy_rows);
 	tcase_add_test(tc, test_counts_and_model);
+	tcase_add_test(tc, test_first_write_fixed_term);
 	tcase_add_test(tc, test_batch_bounds_and_guest_ratio);
 	tcase_add_test(tc, test_change_against_off);
 	tcase_add_test(tc, test_hist_quantiles);

@@ -135,12 +135,18 @@ START_TEST(test_populate_breaks_the_whole_region)
 	ck_assert_int_ge(r.minflt, PAGES); /* the populate's faults are the writer's, inside the loop */
 	ck_assert_int_ge(r.break_ns, 0);
 	ck_assert_int_le(r.break_ns, (int64_t)r.elapsed_ns);
+	/* The first write ends after the populate call, inside the loop: both lie within elapsed_ns. */
+	ck_assert_int_ge(r.first_ns, r.break_ns);
+	ck_assert_int_le(r.first_ns, (int64_t)r.elapsed_ns);
 	cb_touch_result_free(&r);
 
 	p.brk = CB_BREAK_FAULT; /* the same single write, trapping: one copy, no populate time */
 	ck_assert_int_eq(cb_touch_run(&p, &r), 0);
 	ck_assert_int_lt(r.minflt, PAGES / 4);
 	ck_assert_int_eq(r.break_ns, -1);
+	/* One write: the loop is its first write and the clock read after it. */
+	ck_assert_int_gt(r.first_ns, 0);
+	ck_assert_int_le(r.first_ns, (int64_t)r.elapsed_ns);
 	cb_touch_result_free(&r);
 	assert_no_children();
 }

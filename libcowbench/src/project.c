@@ -40,7 +40,16 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum unit_kind { U_WRITE, U_FAULT, U_POP_SHARED, U_POP_PRIVATE, U_COPY, U_KINDS };
+enum unit_kind { U_WRITE, U_FAULT, U_FIRST, U_POP_SHARED, U_POP_PRIVATE, U_COPY, U_KINDS };
+
+/*
+ * A row that times its first write apart (first_ns, inside elapsed_ns) gives
+ * the steady per-page cost without it: the run's fixed costs are in first.
+ */
+static bool splits_first(const struct cb_row *r)
+{
+	return known(r->first_ns) && r->first_ns > 0 && r->first_ns <= r->elapsed_ns && r->touched > 1;
+}
 
 /* The per-page value a unit row gives for kind k, or NAN when the row is not of that kind. */
 static double unit_value(const struct cb_row *r, enum unit_kind k)
@@ -52,7 +61,13 @@ static double unit_value(const struct cb_row *r, enum unit_kind k)
 	case U_FAULT:
 		if (pop || fork != (k == U_FAULT) || !known(r->elapsed_ns) || !known(r->touched) || r->touched <= 0)
 			return NAN;
+		if (splits_first(r))
+			return (double)(r->elapsed_ns - r->first_ns) / (double)(r->touched - 1);
 		return (double)r->elapsed_ns / (double)r->touched;
+	case U_FIRST: /* a fresh writer's first write after the fork: a COW fault with the run's fixed costs */
+		if (pop || !fork || !known(r->elapsed_ns) || !known(r->touched) || !splits_first(r))
+			return NAN;
+		return (double)r->first_ns;
 	case U_POP_SHARED:
 	case U_POP_PRIVATE:
 		if (!pop || fork != (k == U_POP_SHARED) || !known(r->break_ns) || !known(r->pages) || r->pages <= 0)
@@ -108,12 +123,15 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
 	}
 	if (err)
 		return err;
+	/* The fixed term needs the steady units of the same kind of rows: every fault and write row split. */
+	if (cnt[U_FIRST] != cnt[U_FAULT])
+		med[U_FIRST] = NAN;
 	*u = (struct cb_units){
-		.write_ns = med[U_WRITE], .fault_ns = med[U_FAULT], .copy_ns = med[U_COPY],
+		.write_ns = med[U_WRITE], .fault_ns = med[U_FAULT], .first_ns = med[U_FIRST], .copy_ns = med[U_COPY],
 		/* The populate call on private pages is its walk, no copy: what is left is the COW break. */
 		.populate_ns = isnan(med[U_POP_PRIVATE]) ? med[U_POP_SHARED] : med[U_POP_SHARED] - med[U_POP_PRIVATE],
 		.batch_ns = batch_per_page(rows, n, boot),
-		.n_write = (unsigned)cnt[U_WRITE], .n_fault = (unsigned)cnt[U_FAULT],
+		.n_write = (unsigned)cnt[U_WRITE], .n_fault = (unsigned)cnt[U_FAULT], .n_first = (unsigned)cnt[U_FIRST],
 		.n_populate = (unsigned)cnt[U_POP_SHARED],
 	};
 	return cnt[U_WRITE] && cnt[U_FAULT] ? 0 : -ENOENT;
@@ -127,8 +145,12 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
  */
 int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_counts *c)
 {
-	double sum[4] = { 0 }, cnt[4] = { 0 };
+	double sum[4] = { 0 }, cnt[4] = { 0 }, med;
+	double *el = malloc((n ? n : 1) * sizeof(double));
 	unsigned reps = 0;
+
+	if (!el)
+		return -ENOMEM;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct cb_row *r = rows[i];
@@ -142,21 +164,29 @@ int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_co
 				sum[k] += (double)v[k];
 				cnt[k]++;
 			}
+		if (known(v[3]))
+			el[(size_t)cnt[3] - 1] = (double)v[3];
 		reps += usable(r);
 	}
+	med = median(el, (size_t)cnt[3]);
+	free(el);
 	if (!cnt[0] || !cnt[1] || !cnt[3])
 		return -ENOENT;
 	*c = (struct cb_counts){ .writes = sum[0] / cnt[0], .faults = sum[1] / cnt[1],
 				 .precopied = cnt[2] ? sum[2] / cnt[2] : 0, .elapsed_ns = sum[3] / cnt[3],
-				 .reps = reps };
+				 .elapsed_median_ns = med, .reps = reps };
 	return 0;
 }
 
 double cb_project_ns(const struct cb_units *u, const struct cb_counts *c, double batch_ns)
 {
 	double pre = c->precopied > 0 ? c->precopied * batch_ns : 0;
+	/* A loop faults at most once per write: COW copies the writer made outside it are not its own. */
+	double faults = fmin(c->faults, c->writes);
 
-	return c->writes * u->write_ns + c->faults * (u->fault_ns - u->write_ns) + pre;
+	if (u->first_ns > 0 && c->writes >= 1 && faults >= 1) /* its first write is a fault: nothing was ahead yet */
+		return u->first_ns + (c->writes - 1) * u->write_ns + (faults - 1) * (u->fault_ns - u->write_ns) + pre;
+	return c->writes * u->write_ns + faults * (u->fault_ns - u->write_ns) + pre;
 }
 
 int cb_project_batch(const struct cb_units *native, const struct cb_units *guest, struct cb_range *batch)
@@ -213,14 +243,19 @@ int cb_project_change(const struct cb_units *native, const struct cb_units *gues
 	return 0;
 }
 
-double cb_project_error(const struct cb_units *u, const struct cb_counts *c)
+double cb_project_error_vs(const struct cb_units *u, const struct cb_counts *c, double measured_ns)
 {
 	double b = c->precopied > 0 ? u->batch_ns : 0, pred;
 
-	if (!(c->elapsed_ns > 0) || isnan(b))
+	if (!(measured_ns > 0) || isnan(b))
 		return NAN;
 	pred = cb_project_ns(u, c, b);
-	return isnan(pred) ? NAN : (pred - c->elapsed_ns) / c->elapsed_ns;
+	return isnan(pred) ? NAN : (pred - measured_ns) / measured_ns;
+}
+
+double cb_project_error(const struct cb_units *u, const struct cb_counts *c)
+{
+	return cb_project_error_vs(u, c, c->elapsed_ns);
 }
 
 double cb_project_stall_ns(const struct cb_units *native, double batch_ns, double pages)

@@ -130,6 +130,7 @@ static const struct cb_column columns[] = {
 	INT(break_ns, "--break=populate: the MADV_POPULATE_WRITE call alone (ns; it is inside elapsed_ns too)", TIMED),
 	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)"),
 	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)"),
+	INT(first_ns, "page-order workloads: from the start of the timed window to the end of its first write (ns; inside elapsed_ns): the run's fixed costs land here, the writer's first trap after the fork on cold caches and TLB and its first touch of the loop's code (with --break=populate the madvise too)", TIMED),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

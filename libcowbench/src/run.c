@@ -99,6 +99,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 		row->break_mode[0] = '\0';
 	}
 	row->break_ns = CB_NA;
+	row->first_ns = CB_NA;
 	row->rep = rep;
 	set_str(row->status, sizeof(row->status), "not-run");
 	row->elapsed_ns = CB_NA;
@@ -252,6 +253,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	set_str(row->status, sizeof(row->status), res.status);
 	row->huge_bytes = res.huge_bytes >= 0 ? res.huge_bytes : CB_NA;
 	row->break_ns = res.break_ns >= 0 && res.lat_ns ? res.break_ns : CB_NA;
+	row->first_ns = res.first_ns >= 0 && res.lat_ns ? res.first_ns : CB_NA;
 	if (res.lat_ns && spec->samples)
 		spec->samples->fn(spec->samples->arg, (int)row->rep, order, res.lat_ns, res.count);
 	if (res.lat_ns)

@@ -58,6 +58,7 @@ struct shared_result {
 	long nivcsw, cpu, migrations; /* noise around the loop (cowbench/noise.h); -1: unknown */
 	int64_t run_delay_ns;         /* -1: unknown */
 	uint64_t elapsed_ticks;
+	uint64_t first_ticks; /* the window's start to the end of its first write */
 	uint64_t break_ticks; /* --break=populate: the madvise alone */
 	int break_err;        /* its -errno, 0 when it succeeded */
 	uint64_t lat[]; /* per-write ticks */
@@ -108,27 +109,40 @@ static int pin_to_cpu(int cpu, cpu_set_t *old)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-static void touch_loop_tsc(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
+/* Each loop returns the tick at which its first write ended (the run's fixed costs end there). */
+static uint64_t touch_loop_tsc(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
 {
+	uint64_t first_end = 0;
+
 	for (size_t i = 0; i < count; i++) {
 		volatile uint64_t *word = (volatile uint64_t *)(base + order[i] * ps);
-		uint64_t t0 = cb_tsc_begin();
+		uint64_t t0 = cb_tsc_begin(), t1;
 
 		*word = i;
-		lat[i] = cb_tsc_end() - t0;
+		t1 = cb_tsc_end();
+		lat[i] = t1 - t0;
+		if (i == 0)
+			first_end = t1;
 	}
+	return first_end;
 }
 #endif
 
-static void touch_loop_monotonic(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
+static uint64_t touch_loop_monotonic(char *base, const size_t *order, size_t count, size_t ps, uint64_t *lat)
 {
+	uint64_t first_end = 0;
+
 	for (size_t i = 0; i < count; i++) {
 		volatile uint64_t *word = (volatile uint64_t *)(base + order[i] * ps);
-		uint64_t t0 = cb_monotonic_ns();
+		uint64_t t0 = cb_monotonic_ns(), t1;
 
 		*word = i;
-		lat[i] = cb_monotonic_ns() - t0;
+		t1 = cb_monotonic_ns();
+		lat[i] = t1 - t0;
+		if (i == 0)
+			first_end = t1;
 	}
+	return first_end;
 }
 
 /* Wait for the monotonic clock to reach when: asleep while far, spinning for the last 200 us. */
@@ -147,19 +161,23 @@ static void wait_until(uint64_t when)
 }
 
 /* --gaps: each write waits for its recorded time; its latency is timed alone, without the wait. */
-static void touch_loop_paced(const struct cb_touch_params *p, char *base, uint64_t *lat)
+static uint64_t touch_loop_paced(const struct cb_touch_params *p, char *base, uint64_t *lat)
 {
-	uint64_t start = cb_monotonic_ns();
+	uint64_t start = cb_monotonic_ns(), first_end = 0;
 
 	for (size_t i = 0; i < p->count; i++) {
 		volatile uint64_t *word = (volatile uint64_t *)(base + p->order[i] * p->page_size);
-		uint64_t t0;
+		uint64_t t0, t1;
 
 		wait_until(start + p->at_ns[i]);
 		t0 = cb_clock_read(p->clock);
 		*word = i;
-		lat[i] = cb_clock_read(p->clock) - t0;
+		t1 = cb_clock_read(p->clock);
+		lat[i] = t1 - t0;
+		if (i == 0)
+			first_end = t1;
 	}
+	return first_end;
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -184,7 +202,7 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 {
 	struct rusage r0, r1;
 	uint64_t *lat = map_private_populated(p->count * sizeof(uint64_t));
-	uint64_t t0, t1;
+	uint64_t t0, t1, first_end;
 	long mig0, mig1;
 	int64_t wait0, wait1;
 
@@ -200,14 +218,14 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	out->break_err = 0;
 	out->break_ticks = p->brk == CB_BREAK_POPULATE ? break_populate(p, base, &out->break_err) : 0;
 	if (p->at_ns)
-		touch_loop_paced(p, base, lat);
+		first_end = touch_loop_paced(p, base, lat);
 	else
 #if defined(__x86_64__) || defined(__i386__)
 	if (p->clock->kind == CB_CLOCK_TSC)
-		touch_loop_tsc(base, p->order, p->count, p->page_size, lat);
+		first_end = touch_loop_tsc(base, p->order, p->count, p->page_size, lat);
 	else
 #endif
-		touch_loop_monotonic(base, p->order, p->count, p->page_size, lat);
+		first_end = touch_loop_monotonic(base, p->order, p->count, p->page_size, lat);
 	t1 = cb_clock_read(p->clock);
 	getrusage(RUSAGE_SELF, &r1);
 	out->cpu = sched_getcpu();
@@ -218,6 +236,7 @@ static void write_pages(const struct cb_touch_params *p, char *base, struct shar
 	out->nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
 
 	out->elapsed_ticks = t1 - t0;
+	out->first_ticks = first_end >= t0 && first_end <= t1 ? first_end - t0 : 0;
 	out->minflt = r1.ru_minflt - r0.ru_minflt;
 	out->majflt = r1.ru_majflt - r0.ru_majflt;
 	memcpy(out->lat, lat, p->count * sizeof(uint64_t));
@@ -453,6 +472,7 @@ static int convert_result(const struct cb_touch_params *p, const struct shared_r
 		res->lat_ns[i] = cb_clock_ns(p->clock, sr->lat[i]);
 	res->count = p->count;
 	res->elapsed_ns = (uint64_t)(cb_clock_ns(p->clock, sr->elapsed_ticks) + 0.5);
+	res->first_ns = sr->first_ticks ? (int64_t)(cb_clock_ns(p->clock, sr->first_ticks) + 0.5) : -1;
 	res->break_ns = p->brk == CB_BREAK_POPULATE ? (int64_t)(cb_clock_ns(p->clock, sr->break_ticks) + 0.5) : -1;
 	res->minflt = sr->minflt;
 	res->majflt = sr->majflt;
@@ -474,6 +494,7 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	memset(res, 0, sizeof(*res));
 	res->huge_bytes = -1;
 	res->break_ns = -1;
+	res->first_ns = -1;
 	snprintf(res->status, sizeof(res->status), "ok");
 	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
 	    (p->brk != CB_BREAK_FAULT && p->brk != CB_BREAK_POPULATE) ||

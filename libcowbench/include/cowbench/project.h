@@ -11,11 +11,17 @@
  * Native projection of an emulated (QEMU TCG) cell. A COW writer's runtime is
  * modelled from its exact counts and per-page unit costs of the machine:
  *
- *   T = writes * write + faults * (fault - write) + precopied * batch
+ *   T = first + (writes - 1) * write + (faults - 1) * (fault - write) + precopied * batch
  *
- * write: a write to an already-private page (fork=0); fault: a COW write
- * fault with its write (fork=1, break=fault, no pre-copy); batch: the cost of
- * one page the kernel copied ahead inside a fault. The units come from the
+ * first: a fresh writer's first write after the fork, from the start of its
+ * timed window (first_ns): a COW fault on cold caches and TLB with the run's
+ * fixed costs (the loop's first touch of its code); write: a write to an
+ * already-private page (fork=0); fault: a COW write fault with its write
+ * (fork=1, break=fault, no pre-copy), both steady, their rows' first writes
+ * left out; batch: the cost of one page the kernel copied ahead inside a
+ * fault. faults counts the loop's own (at most one per write). Rows without
+ * first_ns (older files) give no first: then T = writes * write + faults *
+ * (fault - write) + precopied * batch, every cost per page. The units come from the
  * seq rows of one boot: fork=1,0 x break=fault,populate (cowbench run
  * --break). Natively batch is not measured: it lies between a hot 4 KiB
  * memcpy (pure copy, memcpy_ns) and the trap-free COW break of
@@ -25,12 +31,13 @@
 
 /** Per-page unit costs (ns) of one machine; NAN where not measured. */
 struct cb_units {
-	double write_ns;    /* private write: seq fork=0 break=fault, elapsed_ns / touched */
-	double fault_ns;    /* COW write fault with its write: seq fork=1 break=fault, elapsed_ns / touched */
+	double write_ns;    /* private write: seq fork=0 break=fault, (elapsed_ns - first_ns) / (touched - 1) */
+	double fault_ns;    /* COW write fault with its write: seq fork=1 break=fault, the same */
+	double first_ns;    /* a fresh writer's first write, fixed costs included: first_ns of those fork=1 rows */
 	double populate_ns; /* trap-free COW break: (break_ns of fork=1 - of fork=0, populate) / pages */
 	double copy_ns;     /* hot 4 KiB memcpy: memcpy_ns */
 	double batch_ns;    /* kernel time per pre-copied page: precopy_ns / precopy_success (patched kernel) */
-	unsigned n_write, n_fault, n_populate; /* reps behind each (medians over them) */
+	unsigned n_write, n_fault, n_first, n_populate; /* reps behind each (medians over them) */
 };
 
 /** A cell's exact counts, means over its reps. */
@@ -39,6 +46,7 @@ struct cb_counts {
 	double faults;    /* the writer's COW faults: wpcopy_count, else cow_faults, else its minor faults */
 	double precopied; /* pages copied ahead: precopy_success (0 without pre-copy) */
 	double elapsed_ns; /* measured runtime (mean elapsed_ns), for validation */
+	double elapsed_median_ns; /* the median over the same timed reps: the units' own statistic */
 	unsigned reps;     /* timed reps */
 };
 
@@ -51,8 +59,8 @@ struct cb_range {
  * Unit costs from rows: timed, ok rows of workload seq with no pre-copy
  * (precopy empty or 0) of the given boot (NULL: any) and size. Each unit is
  * the median over its reps; batch_ns is the ratio of sums over every row of
- * the boot with precopy_success > 0. -ENOENT when the fault or the write
- * unit has no rep.
+ * the boot with precopy_success > 0; first_ns is NAN unless every fault row
+ * carries first_ns. -ENOENT when the fault or the write unit has no rep.
  */
 int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, int64_t size_bytes,
 		       struct cb_units *u);
@@ -60,11 +68,16 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
 /**
  * Counts of a group of rows (one cell of one boot): each count the mean over
  * the ok rows that have it (evidence reps too: counts are exact there), the
- * runtime over timed rows only. -ENOENT without writes, faults or a timed rep.
+ * runtime (mean and median) over timed rows only. -ENOENT without writes,
+ * faults or a timed rep; -ENOMEM.
  */
 int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_counts *c);
 
-/** The model's runtime (ns) of counts c with units u and batch cost batch_ns per pre-copied page. */
+/**
+ * The model's runtime (ns) of counts c with units u and batch cost batch_ns
+ * per pre-copied page; faults capped at writes; with u->first_ns the first
+ * write is priced at it (see above).
+ */
 double cb_project_ns(const struct cb_units *u, const struct cb_counts *c, double batch_ns);
 
 /**
@@ -92,6 +105,9 @@ int cb_project_change(const struct cb_units *native, const struct cb_units *gues
 
 /** (predicted - measured) / measured for counts c under units u (batch at u->batch_ns); NAN when unknown. */
 double cb_project_error(const struct cb_units *u, const struct cb_counts *c);
+
+/** The same against another measured runtime (e.g. c->elapsed_median_ns, the units' own statistic). */
+double cb_project_error_vs(const struct cb_units *u, const struct cb_counts *c, double measured_ns);
 
 /**
  * Worst single stall natively (ns): one fault that copies pages pages, its

@@ -118,6 +118,7 @@ struct cb_row {
 	int64_t break_ns;    /* --break=populate: the madvise alone */
 	char fault_pages_hist[256]; /* /proc/cow_stats precopy_fault_pages_<N> growth over the rep */
 	char fault_path_hist[512];  /* /proc/cow_stats precopy_fault_hist_<N> growth over the rep */
+	int64_t first_ns;           /* page-order workloads: the timed window's start to the end of its first write */
 	/* New columns go above this line, in the column table's order. */
 };
 

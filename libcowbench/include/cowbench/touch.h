@@ -87,6 +87,7 @@ struct cb_touch_result {
 	char status[CB_STATUS_LEN]; /* "ok", "child-killed:SIGKILL", "child-exit:3", "error:..." */
 	uint64_t elapsed_ns;        /* wall time of the whole touch loop (with --break=populate, the madvise too) */
 	int64_t break_ns;           /* --break=populate: the madvise alone (ns); -1 for fault */
+	int64_t first_ns;           /* the loop's start to the end of its first write (ns; in elapsed_ns); -1: not known */
 	long minflt, majflt;        /* writer's faults during the loop (getrusage delta) */
 	long nivcsw;                /* writer's involuntary context switches, same window */
 	long cpu, migrations;       /* CPU the loop ended on; migrations during it (-1: not known) */
