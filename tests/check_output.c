@@ -130,6 +130,8 @@ static const struct {
 	{ { "summarize", "x.csv", "-f" }, "option -f (--format) needs a value" },
 	{ { "compare", "-o" }, "option -o (--output) needs a value" },
 	{ { "stat", "-p" }, "option -p (--pid) needs a value" },
+	{ { "stat", "--pid" }, "option --pid needs a value" },
+	{ { "record", "-Z", "1" }, "unknown option -Z" },
 	/* "did you mean" for commands, metric names and enumerated values */
 	{ { "runn" }, "unknown command 'runn' (did you mean run?)" },
 	{ { "sumarize", "x.csv" }, "(did you mean summarize?)" },
