@@ -538,6 +538,18 @@ bool stat_where_fork_counts(const struct stat_where *w, pid_t pid, struct cb_fc_
 	return w->fc && cb_forkcow_counts(w->fc, pid, out);
 }
 
+struct cb_wpfault *stat_where_recorder(const struct stat_where *w)
+{
+	return w->wp;
+}
+
+void stat_where_forks(const struct stat_where *w, uint64_t *seen, uint64_t *unread)
+{
+	*seen = *unread = 0;
+	if (w->fc)
+		cb_forkcow_forks(w->fc, seen, unread);
+}
+
 bool stat_where_attributes(const struct stat_where *w)
 {
 	return w->fc != NULL;
