@@ -25,6 +25,7 @@ struct cli_result {
 	char *out;      /* standard output, NUL-terminated */
 	char *err;      /* standard error */
 	size_t out_len, err_len;
+	pid_t pid;      /* the process it ran as (a settings-journal owner while it ran) */
 };
 
 static inline char *tu_slurp(const char *path, size_t *len)
@@ -77,6 +78,7 @@ static inline struct cli_result tu_run_prog(const char *prog, const char *const 
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.pid = pid;
 	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 	close(ofd);
 	close(efd);
@@ -174,6 +176,124 @@ static inline bool tu_skip_if_delayacct_held(const char *what)
 		return false;
 	printf("SKIP: %s: kernel.task_delayacct is held by another running cowbench (PID %ld)\n", what, pid);
 	return true;
+}
+
+/*
+ * The owners of kernel.task_delayacct in the settings journal
+ * (CB_SYSCTL_JOURNAL_DIR/overrides: "PATH ORIGINAL PID:START ..."), live or
+ * not; at most max PIDs, their count.
+ */
+static inline int tu_delayacct_owners(long *pids, int max)
+{
+	char path[512], line[8192];
+	const char *dir = getenv("COWBENCH_RUN_DIR");
+	FILE *fp;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/overrides", dir && *dir ? dir : CB_SYSCTL_JOURNAL_DIR);
+	if (!(fp = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		char *p = strchr(line, ' '), *end;
+
+		if (!p || (size_t)(p - line) != strlen(CB_DELAYACCT_SYSCTL) ||
+		    strncmp(line, CB_DELAYACCT_SYSCTL, strlen(CB_DELAYACCT_SYSCTL)) != 0)
+			continue;
+		strtol(p + 1, &p, 10); /* the original value */
+		while (*p == ' ' && n < max) {
+			long pid = strtol(p + 1, &end, 10);
+
+			if (end == p + 1 || *end != ':')
+				break;
+			pids[n++] = pid;
+			strtol(end + 1, &p, 10);
+		}
+	}
+	fclose(fp);
+	return n;
+}
+
+static inline bool tu_delayacct_owned_by(long pid)
+{
+	long pids[256];
+	int n = tu_delayacct_owners(pids, 256);
+
+	for (int i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Who else owned kernel.task_delayacct while a command ran: a watcher
+ * process reads the journal every millisecond and reports every owner it
+ * sees; tu_owner_watch_end says whether any was not the command (a
+ * concurrent cowbench: another session's, or another copy of this suite).
+ */
+struct tu_owner_watch {
+	pid_t pid;
+	int stop, seen; /* our ends of the two pipes */
+};
+
+static inline void tu_owner_watch_begin(struct tu_owner_watch *w)
+{
+	int stop[2], seen[2];
+
+	ck_assert_int_eq(pipe(stop), 0);
+	ck_assert_int_eq(pipe(seen), 0);
+	w->pid = fork();
+	ck_assert_int_ge(w->pid, 0);
+	if (w->pid == 0) {
+		char c;
+
+		close(stop[1]);
+		close(seen[0]);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		long told[1024];
+		int ntold = 0;
+
+		for (;;) {
+			long pids[256];
+			int n = tu_delayacct_owners(pids, 256);
+			ssize_t k = read(stop[0], &c, 1);
+
+			for (int i = 0; i < n; i++) {
+				bool known = false;
+
+				for (int j = 0; j < ntold && !known; j++)
+					known = told[j] == pids[i];
+				if (known)
+					continue;
+				if (ntold < 1024)
+					told[ntold++] = pids[i];
+				if (write(seen[1], &pids[i], sizeof(pids[i])) != (ssize_t)sizeof(pids[i]))
+					_exit(1);
+			}
+			if (k == 0)
+				_exit(0); /* the last look was after the command ended */
+			usleep(1000);
+		}
+	}
+	close(stop[0]);
+	close(seen[1]);
+	fcntl(seen[0], F_SETFL, O_NONBLOCK);
+	w->stop = stop[1];
+	w->seen = seen[0];
+}
+
+/* Whether an owner other than pid was seen; reads as it goes (the pipe holds 64 KiB). */
+static inline bool tu_owner_watch_end(struct tu_owner_watch *w, pid_t pid)
+{
+	bool other = false;
+	long v;
+
+	close(w->stop);
+	fcntl(w->seen, F_SETFL, 0);
+	while (read(w->seen, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		other = other || v != (long)pid;
+	close(w->seen);
+	waitpid(w->pid, NULL, 0);
+	return other;
 }
 
 static inline void tu_save_delayacct(void)
