@@ -298,9 +298,9 @@ static inline bool tu_owner_watch_end(struct tu_owner_watch *w, pid_t pid)
 
 static inline void tu_save_delayacct(void)
 {
-	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	static int fd = -1; /* taken once per process: a second open file would wait on the first */
 
-	if (fd >= 0)
+	if (fd < 0 && (fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666)) >= 0)
 		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &tu_saved_delayacct) < 0)
 		tu_saved_delayacct = -1;
@@ -312,14 +312,33 @@ static inline void tu_restore_delayacct(void)
 		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, tu_saved_delayacct);
 }
 
+/*
+ * The suites that flip kernel.task_delayacct or count on it (ctest's
+ * RESOURCE_LOCK task_delayacct, tests/CMakeLists.txt) are built with
+ * TU_DELAYACCT_LOCK: the whole suite takes the lock file, so two copies
+ * of the test suite (two build trees, two sessions) take turns on it
+ * as ctest -j does within one (check_where_redis's count once failed
+ * while the other copy's check_stat_fork held delay accounting off).
+ */
+#ifdef TU_DELAYACCT_LOCK
+#define TU_SUITE_BEGIN() tu_save_delayacct()
+#define TU_SUITE_END()   tu_restore_delayacct()
+#else
+#define TU_SUITE_BEGIN() ((void)0)
+#define TU_SUITE_END()   ((void)0)
+#endif
+
 #define TU_MAIN(suite_fn)                                                   \
 	int main(void)                                                      \
 	{                                                                   \
-		SRunner *sr = srunner_create(suite_fn());                   \
+		SRunner *sr;                                                \
 		int failed;                                                 \
+		TU_SUITE_BEGIN();                                           \
+		sr = srunner_create(suite_fn());                            \
 		srunner_run_all(sr, CK_NORMAL);                             \
 		failed = srunner_ntests_failed(sr);                         \
 		srunner_free(sr);                                           \
+		TU_SUITE_END();                                             \
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                \
 	}
 
