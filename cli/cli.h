@@ -45,7 +45,7 @@ pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd);
 /*
  * Sleep up to seconds for stat and record: 1 as soon as pidfd (the root,
  * -1: none) ends; 0 at the timeout, or with *rung set as soon as a process
- * forks, exits or execs (wp's bells, cb_wpfault_task_fds): the caller then
+ * forks or exits (wp's bells, cb_wpfault_task_fds): the caller then
  * drains at once, and a fork's page map is read while its process runs.
  */
 #define CLI_MAX_BELLS 256

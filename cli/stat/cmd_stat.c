@@ -380,7 +380,7 @@ static void catch_stop_signals(void)
 
 /* Wait until the deadline, the root's end or a stop request; true when the root ended. */
 /*
- * A fork, exit or exec anywhere rings the recorder's bells: the buffers are
+ * A fork or exit anywhere rings the recorder's bells: the buffers are
  * emptied at once, so a fork's page map is read while the process that
  * forked still runs (forkcow.h), and once more shortly after, for a record
  * another CPU had not yet written when the bell rang.

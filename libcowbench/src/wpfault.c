@@ -34,7 +34,7 @@ struct cpu_ring {
 struct cb_wpfault {
 	struct cpu_ring *rings;
 	int nrings;
-	struct cpu_ring *bells; /* per CPU: a dummy event whose fork/exit/exec records wake a poller at once */
+	struct cpu_ring *bells; /* per CPU: a dummy event whose fork/exit records wake a poller at once */
 	int nbells;
 	size_t page, ring_pages;
 	bool callchain, stack, kernel_filter;
@@ -133,8 +133,8 @@ static int open_cpu(long id, const struct cb_wpfault_opts *o, int cpu)
 }
 
 /*
- * A doorbell: a software dummy event on cpu with the same fork, exit and
- * exec records as the tracepoint's, but a wakeup for every record (a
+ * A doorbell: a software dummy event on cpu with the same fork and exit
+ * records as the tracepoint's, but a wakeup for every record (a
  * watermark of one byte), so a caller polling it drains as soon as a
  * process forks rather than at its next timed drain (the tracepoint's own
  * ring wakes for every fault sample, too often to poll). Its records are
@@ -149,9 +149,7 @@ static int open_bell(int cpu)
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_DUMMY;
-	a.task = 1;
-	a.comm = 1;
-	a.comm_exec = 1;
+	a.task = 1; /* forks (and exits: they come with the same flag) */
 	a.watermark = 1;
 	a.wakeup_watermark = 1;
 	fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);

@@ -73,7 +73,7 @@ int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out);
 long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h);
 /**
  * Up to max file descriptors that poll readable (POLLIN) as soon as a
- * process forks, exits or execs on some CPU, for a caller that wants to
+ * process forks or exits on some CPU, for a caller that wants to
  * drain then (a fork's page map read before the process can exit) rather
  * than at its next timed drain; cb_wpfault_drain re-arms them. Their count:
  * 0 where the kernel has no software dummy event.
