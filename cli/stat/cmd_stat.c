@@ -376,16 +376,16 @@ static void catch_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-#define POLL_S 0.02 /* the fault buffers are emptied this often between lines */
+#define POLL_S 0.02  /* the fault buffers are emptied this often between lines */
+#define RUNG_S 0.002 /* and this soon again after a bell */
 
-/* Wait until the deadline, the root's end or a stop request; true when the root ended. */
 /*
- * A fork or exit anywhere rings the recorder's bells: the buffers are
- * emptied at once, so a fork's page map is read while the process that
- * forked still runs (forkcow.h), and once more shortly after, for a record
- * another CPU had not yet written when the bell rang.
+ * Wait until the deadline, the root's end or a stop request; true when the
+ * root ended. A fork or exit anywhere rings the recorder's bells: the
+ * buffers are emptied at once, so a fork's page map is read while the
+ * process that forked still runs (forkcow.h), and once more shortly after,
+ * for a record another CPU had not yet written when the bell rang.
  */
-#define RUNG_S 0.002
 static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 {
 	bool rung = false;
