@@ -504,21 +504,7 @@ START_TEST(resume_after_sigkill)
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	if (delayacct >= 0)
 		(void)cb_sysctl_write_long(DELAYACCT_SYSCTL, delayacct);
-	/*
-	 * A rep's child shares the output's open file, and with it the writer's lock, until it sees its
-	 * parent gone and exits: under ASan and load that took long enough for the resume to be refused
-	 * ("being written by PID N"). What holds is that the file is free once the killed run's processes
-	 * are: wait for that (up to 60 s), as a person resuming would.
-	 */
-	for (int i = 0, fd2; i < 6000; i++) {
-		bool free_now = (fd2 = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && flock(fd2, LOCK_EX | LOCK_NB) == 0;
-
-		if (fd2 >= 0)
-			close(fd2);
-		if (free_now)
-			break;
-		usleep(10000);
-	}
+	tu_wait_unlocked(path); /* the killed run's rep child lets go of the file first */
 	r = tu_run_cli(resume);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_free(&r);
