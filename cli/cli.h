@@ -42,6 +42,15 @@ int cli_check_target(int argc, char *const *argv, int argi, bool have_pid, const
  * reaped); without, the child says it on stderr and exits 127. -1: no fork.
  */
 pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd);
+/*
+ * Sleep up to seconds for stat and record: 1 as soon as pidfd (the root,
+ * -1: none) ends; 0 at the timeout, or with *rung set as soon as a process
+ * forks or exits (wp's bells, cb_wpfault_task_fds): the caller then
+ * drains at once, and a fork's page map is read while its process runs.
+ */
+#define CLI_MAX_BELLS 256
+struct cb_wpfault;
+int cli_wait_watched(int pidfd, struct cb_wpfault *wp, double seconds, bool *rung);
 int cli_release_held(pid_t pid, int go_fd, int err_fd);
 /* Seconds on CLOCK_MONOTONIC: when stat and record sample and stop. */
 double cli_now_s(void);

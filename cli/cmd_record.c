@@ -188,13 +188,11 @@ static bool record_loop(struct recorder *r, pid_t root, double deadline)
 	int pidfd = (int)syscall(SYS_pidfd_open, root, 0);
 	bool ended = false;
 
-	while (!stop_requested && !ended && (deadline <= 0 || cli_now_s() < deadline)) {
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	bool rung = false;
 
-		if (pidfd >= 0)
-			ended = poll(&pfd, 1, 20) > 0;
-		else
-			usleep(20000);
+	/* A fork rings the bells: drained at once, the fork's page map read while its process runs. */
+	while (!stop_requested && !ended && (deadline <= 0 || cli_now_s() < deadline)) {
+		ended = cli_wait_watched(pidfd, r->wp, rung ? 0.002 : 0.02, &rung) > 0;
 		drain(r, false);
 	}
 	usleep(50000); /* the last records of the end reach the buffers */

@@ -313,7 +313,7 @@ START_TEST(stat_zombie_refused)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
 		_exit(0);
-	for (int i = 0; i < 200; i++) { /* until it is a zombie */
+	for (int i = 0; i < 6000; i++) { /* until it is a zombie (up to 60 s: a loaded machine may take long) */
 		char path[64], buf[256] = "";
 		FILE *fp;
 

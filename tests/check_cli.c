@@ -606,27 +606,46 @@ START_TEST(test_timed_reps_leave_delayacct_off)
 {
 	const char *writer = _i ? "--writer=parent" : "--writer=child";
 	const char *argv[] = { "cowbench", "run", "--size=1M", "--reps=2", "--warmup=0", writer, NULL };
+	struct tu_owner_watch w;
 	struct cli_result r;
 	struct table t;
 	long after = -1;
+	bool other;
 
 	if (tu_skip_unless_root("switching kernel.task_delayacct") || tu_skip_if_delayacct_held("switching kernel.task_delayacct"))
 		return;
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
+	tu_owner_watch_begin(&w);
 	r = tu_run_cli(argv);
+	other = tu_owner_watch_end(&w, r.pid);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_int_eq(cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &after), 0);
-	ck_assert_int_eq(after, 0);
+	/* What holds with or without another cowbench: this run is no owner once it ended ... */
+	ck_assert_msg(!tu_delayacct_owned_by(r.pid), "PID %d still owns kernel.task_delayacct", (int)r.pid);
 	parse_csv(r.out, &t);
 	ck_assert_int_eq(count_kind(&t, false), 2);
 	ck_assert_int_eq(count_kind(&t, true), 1);
-	for (int i = 0; i < 2; i++) {
-		ck_assert_str_eq(cell(&t, i, "wpcopy_count"), "");
-		ck_assert_ptr_null(strstr(cell(&t, i, "evidence_notes"), "taskstats"));
-		ck_assert_str_ne(cell(&t, i, "cow_copies"), ""); /* pagemap stays: it reads only around the loop */
+	for (int i = 0; i < 2; i++) /* pagemap stays: it reads only around the loop */
+		ck_assert_str_ne(cell(&t, i, "cow_copies"), "");
+	/* ... and the last owner put the setting back as it was (0) */
+	ck_assert_int_eq(cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &after), 0);
+	if (!tu_delayacct_holder())
+		ck_assert_int_eq(after, 0);
+	if (other) {
+		/*
+		 * Another cowbench (another copy of this suite, another session) held delay accounting during
+		 * the run: on, the timed reps are counted; off, the evidence rep cannot switch it on. Both right.
+		 */
+		printf("NOTE: %s: another cowbench owned kernel.task_delayacct meanwhile: timed reps not checked\n",
+		       writer);
+	} else {
+		for (int i = 0; i < 2; i++) {
+			ck_assert_str_eq(cell(&t, i, "wpcopy_count"), "");
+			ck_assert_ptr_null(strstr(cell(&t, i, "evidence_notes"), "taskstats"));
+		}
+		ck_assert_msg(num(&t, 2, "wpcopy_count") >= 256, "%s", cell(&t, 2, "evidence_notes"));
+		ck_assert_str_eq(cell(&t, 2, "kernel_copy_source"), "taskstats");
+		ck_assert_int_eq(after, 0);
 	}
-	ck_assert_msg(num(&t, 2, "wpcopy_count") >= 256, "%s", cell(&t, 2, "evidence_notes"));
-	ck_assert_str_eq(cell(&t, 2, "kernel_copy_source"), "taskstats");
 	free_table(&t);
 	tu_free(&r);
 }

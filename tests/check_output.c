@@ -130,6 +130,8 @@ static const struct {
 	{ { "summarize", "x.csv", "-f" }, "option -f (--format) needs a value" },
 	{ { "compare", "-o" }, "option -o (--output) needs a value" },
 	{ { "stat", "-p" }, "option -p (--pid) needs a value" },
+	{ { "stat", "--pid" }, "option --pid needs a value" },
+	{ { "record", "-Z", "1" }, "unknown option -Z" },
 	/* "did you mean" for commands, metric names and enumerated values */
 	{ { "runn" }, "unknown command 'runn' (did you mean run?)" },
 	{ { "sumarize", "x.csv" }, "(did you mean summarize?)" },
@@ -200,6 +202,7 @@ START_TEST(test_matrix_interrupt_and_resume)
 		      err);
 	ck_assert_msg(strstr(err, path), "%s", err);
 	free(err);
+	tu_wait_unlocked(path); /* the interrupted run's rep child lets go of the file first */
 	{
 		const char *again[] = { CB_CLI_PATH, "matrix", "--workloads=seq", "--sizes=4M,8M", "--reps=4",
 					"--warmup=0", "--resume", path, NULL };

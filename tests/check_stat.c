@@ -240,7 +240,7 @@ START_TEST(test_stat_pid_lines)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		sleep(5);
+		sleep(600); /* killed below: alive however long a loaded machine takes to start stat */
 		_exit(0);
 	}
 	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);

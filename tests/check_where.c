@@ -214,7 +214,7 @@ END_TEST
 START_TEST(test_stat_json)
 {
 	const char *argv[] = { CB_CLI_PATH, "stat", "--interval=0.05", "--count=2", "--format=json", "--", "sleep",
-			       "5", NULL };
+			       "600", NULL }; /* stopped by stat's SIGTERM, however slowly a loaded machine starts stat */
 	struct cli_result r = tu_run_cli(argv);
 	char line[1024];
 	const char *cur = NULL;

@@ -4,7 +4,9 @@
 
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@ struct cli_result {
 	char *out;      /* standard output, NUL-terminated */
 	char *err;      /* standard error */
 	size_t out_len, err_len;
+	pid_t pid;      /* the process it ran as (a settings-journal owner while it ran) */
 };
 
 static inline char *tu_slurp(const char *path, size_t *len)
@@ -77,6 +80,7 @@ static inline struct cli_result tu_run_prog(const char *prog, const char *const 
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r.pid = pid;
 	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 	close(ofd);
 	close(efd);
@@ -132,6 +136,26 @@ static inline void tu_assert_usage_error(const char *const *argv, const char *ne
 	tu_free(&r);
 }
 
+/*
+ * Wait (up to 60 s) until nothing holds PATH's writer lock (flock): a
+ * killed or interrupted run's rep child shares the output's open file, and
+ * the lock with it, until it sees its parent gone and exits, which under
+ * ASan and load takes long enough for an immediate --resume to be refused.
+ */
+static inline void tu_wait_unlocked(const char *path)
+{
+	for (int i = 0; i < 6000; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		bool free_now = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+
+		if (fd >= 0)
+			close(fd);
+		if (free_now)
+			return;
+		usleep(10000);
+	}
+}
+
 /* Root-only tests print why they skip and pass: a non-root run is not a failure. */
 static inline bool tu_skip_unless_root(const char *what)
 {
@@ -176,30 +200,212 @@ static inline bool tu_skip_if_delayacct_held(const char *what)
 	return true;
 }
 
+/*
+ * The owners of kernel.task_delayacct in the settings journal
+ * (CB_SYSCTL_JOURNAL_DIR/overrides: "PATH ORIGINAL PID:START ..."), live or
+ * not; at most max PIDs, their count.
+ */
+static inline int tu_delayacct_owners(long *pids, int max)
+{
+	char path[512], line[8192];
+	const char *dir = getenv("COWBENCH_RUN_DIR");
+	FILE *fp;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/overrides", dir && *dir ? dir : CB_SYSCTL_JOURNAL_DIR);
+	if (!(fp = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		char *p = strchr(line, ' '), *end;
+
+		if (!p || (size_t)(p - line) != strlen(CB_DELAYACCT_SYSCTL) ||
+		    strncmp(line, CB_DELAYACCT_SYSCTL, strlen(CB_DELAYACCT_SYSCTL)) != 0)
+			continue;
+		strtol(p + 1, &p, 10); /* the original value */
+		while (*p == ' ' && n < max) {
+			long pid = strtol(p + 1, &end, 10);
+
+			if (end == p + 1 || *end != ':')
+				break;
+			pids[n++] = pid;
+			strtol(end + 1, &p, 10);
+		}
+	}
+	fclose(fp);
+	return n;
+}
+
+static inline bool tu_delayacct_owned_by(long pid)
+{
+	long pids[256];
+	int n = tu_delayacct_owners(pids, 256);
+
+	for (int i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Who else owned kernel.task_delayacct while a command ran: a watcher
+ * process reads the journal every millisecond and reports every owner it
+ * sees; tu_owner_watch_end says whether any was not the command (a
+ * concurrent cowbench: another session's, or another copy of this suite).
+ */
+struct tu_owner_watch {
+	pid_t pid;
+	int stop, seen; /* our ends of the two pipes */
+};
+
+static inline void tu_owner_watch_begin(struct tu_owner_watch *w)
+{
+	int stop[2], seen[2];
+
+	ck_assert_int_eq(pipe(stop), 0);
+	ck_assert_int_eq(pipe(seen), 0);
+	w->pid = fork();
+	ck_assert_int_ge(w->pid, 0);
+	if (w->pid == 0) {
+		char c;
+
+		close(stop[1]);
+		close(seen[0]);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		long told[1024];
+		int ntold = 0;
+
+		for (;;) {
+			long pids[256];
+			int n = tu_delayacct_owners(pids, 256);
+			ssize_t k = read(stop[0], &c, 1);
+
+			for (int i = 0; i < n; i++) {
+				bool known = false;
+
+				for (int j = 0; j < ntold && !known; j++)
+					known = told[j] == pids[i];
+				if (known)
+					continue;
+				if (ntold < 1024)
+					told[ntold++] = pids[i];
+				if (write(seen[1], &pids[i], sizeof(pids[i])) != (ssize_t)sizeof(pids[i]))
+					_exit(1);
+			}
+			if (k == 0)
+				_exit(0); /* the last look was after the command ended */
+			usleep(1000);
+		}
+	}
+	close(stop[0]);
+	close(seen[1]);
+	fcntl(seen[0], F_SETFL, O_NONBLOCK);
+	w->stop = stop[1];
+	w->seen = seen[0];
+}
+
+/* Whether an owner other than pid was seen; reads as it goes (the pipe holds 64 KiB). */
+static inline bool tu_owner_watch_end(struct tu_owner_watch *w, pid_t pid)
+{
+	bool other = false;
+	long v;
+
+	close(w->stop);
+	fcntl(w->seen, F_SETFL, 0);
+	while (read(w->seen, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		other = other || v != (long)pid;
+	close(w->seen);
+	waitpid(w->pid, NULL, 0);
+	return other;
+}
+
 static inline void tu_save_delayacct(void)
 {
-	int fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	static int fd = -1; /* taken once per process: a second open file would wait on the first */
 
-	if (fd >= 0)
+	if (fd < 0 && (fd = open("/tmp/cowbench-delayacct-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666)) >= 0)
 		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &tu_saved_delayacct) < 0)
 		tu_saved_delayacct = -1;
 }
 
+/*
+ * Put back the value saved, unless a running cowbench (another session's)
+ * owns the setting now. The journal is read here, not through the library,
+ * which keeps its directory once looked up (a later test sets its own).
+ */
 static inline void tu_restore_delayacct(void)
 {
+	long pids[256];
+	int n = tu_delayacct_owners(pids, 256);
+
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0 && (kill((pid_t)pids[i], 0) == 0 || errno == EPERM))
+			return;
 	if (tu_saved_delayacct >= 0 && geteuid() == 0)
 		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, tu_saved_delayacct);
 }
 
+/*
+ * What runs killed on purpose (SIGKILL mid-matrix, check_attack) left in
+ * the settings journal is put back quietly, as root: otherwise the next
+ * measuring cowbench, maybe another suite's bad-input case that wants one
+ * stderr line, would print "restored kernel.task_delayacct ..." first.
+ */
+static inline void tu_recover_journal(void)
+{
+	struct cb_sysctl_stale st[16];
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	/* In a child: the library keeps the journal's directory once looked up, and tests set their own. */
+	if ((pid = fork()) == 0)
+		_exit(cb_sysctl_recover(st, sizeof(st) / sizeof(st[0])) < 0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+/* A suite of the lock list (TU_DELAYACCT_LOCK): the lock, a clean journal, the value to put back. */
+static inline void tu_suite_begin(void)
+{
+	tu_save_delayacct(); /* the lock first */
+	tu_recover_journal();
+	tu_save_delayacct(); /* the value as recovered */
+}
+
+static inline void tu_suite_end(void)
+{
+	tu_recover_journal();
+	tu_restore_delayacct();
+}
+
+/*
+ * The suites that flip kernel.task_delayacct or count on it (ctest's
+ * RESOURCE_LOCK task_delayacct, tests/CMakeLists.txt) are built with
+ * TU_DELAYACCT_LOCK: the whole suite takes the lock file, so two copies
+ * of the test suite (two build trees, two sessions) take turns on it
+ * as ctest -j does within one (check_where_redis's count once failed
+ * while the other copy's check_stat_fork held delay accounting off).
+ */
+#ifdef TU_DELAYACCT_LOCK
+#define TU_SUITE_BEGIN() tu_suite_begin()
+#define TU_SUITE_END()   tu_suite_end()
+#else
+#define TU_SUITE_BEGIN() ((void)0)
+#define TU_SUITE_END()   ((void)0)
+#endif
+
 #define TU_MAIN(suite_fn)                                                   \
 	int main(void)                                                      \
 	{                                                                   \
-		SRunner *sr = srunner_create(suite_fn());                   \
+		SRunner *sr;                                                \
 		int failed;                                                 \
+		TU_SUITE_BEGIN();                                           \
+		sr = srunner_create(suite_fn());                            \
 		srunner_run_all(sr, CK_NORMAL);                             \
 		failed = srunner_ntests_failed(sr);                         \
 		srunner_free(sr);                                           \
+		TU_SUITE_END();                                             \
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                \
 	}
 

@@ -126,10 +126,12 @@ static inline int wu_main_needing_tracepoint(Suite *(*suite_fn)(void))
 		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
 		return CTEST_SKIP;
 	}
+	TU_SUITE_BEGIN();
 	sr = srunner_create(suite_fn());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	TU_SUITE_END();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 

@@ -340,7 +340,13 @@ static char letter_of(const struct cli_option *o)
 	return o->letter ? o->letter : cli_short_letter(o->name);
 }
 
-/* getopt_long's view of the table: long options, and the short letters in optstring after mode. */
+/*
+ * getopt_long's view of the table: long options, and the short letters in
+ * optstring after mode and ':' (a missing value then comes back as ':', an
+ * unknown letter as '?'). optstring is terminated as it grows: the letter
+ * test below reads it, and a stack buffer's old bytes once held a 'p' that
+ * kept -p out of record's optstring ("-p 1": "option -p needs a value").
+ */
 static struct option *getopt_table(const struct cli_option *table, int n, char mode, char *optstring, size_t len)
 {
 	struct option *lo = calloc((size_t)n + 2, sizeof(*lo));
@@ -348,7 +354,9 @@ static struct option *getopt_table(const struct cli_option *table, int n, char m
 
 	if (!lo)
 		return NULL;
+	memset(optstring, 0, len);
 	optstring[o++] = mode;
+	optstring[o++] = ':';
 	optstring[o++] = 'h';
 	for (int i = 0; i < n; i++) {
 		char letter = letter_of(&table[i]);
@@ -379,14 +387,20 @@ static int entry_of_letter(int c, const struct cli_option *table, int n)
 	return -1;
 }
 
-/* What getopt_long could not take (optopt: the option, 0 for an unknown or ambiguous long one). */
-static void explain_rejected(const char *arg, const struct cli_option *table, int n)
+/*
+ * What getopt_long could not take: c is ':' for a missing value, '?' for
+ * the rest (optopt: the option, 0 for an unknown or ambiguous long one).
+ */
+static void explain_rejected(int c, const char *arg, const struct cli_option *table, int n)
 {
 	if (optopt >= 0x100 && optopt < 0x100 + n)
-		cli_error(table[optopt - 0x100].metavar ? "option --%s needs a value" : "option --%s takes no value",
+		cli_error(c == ':' ? "option --%s needs a value" : "option --%s takes no value",
 			  table[optopt - 0x100].name);
-	else if (optopt && entry_of_letter(optopt, table, n) >= 0)
+	else if (c == ':' && entry_of_letter(optopt, table, n) >= 0)
 		cli_error("option -%c (--%s) needs a value", optopt, table[entry_of_letter(optopt, table, n)].name);
+	else if (optopt && entry_of_letter(optopt, table, n) >= 0) /* a letter of the table not in optstring */
+		cli_error("internal: option -%c (--%s) is missing from the parser", optopt,
+			  table[entry_of_letter(optopt, table, n)].name);
 	else if (optopt)
 		cli_error("unknown option -%c (see --help)", optopt);
 	else if (strncmp(arg, "--", 2) == 0)
@@ -426,7 +440,7 @@ static int parse_table(int argc, char **argv, const struct cli_option *table, in
 			exit(0);
 		}
 		if (c == '?' || c == ':') {
-			explain_rejected(argv[optind - 1], table, n);
+			explain_rejected(c, argv[optind - 1], table, n);
 			goto out;
 		}
 		if (entry < 0)

@@ -6,13 +6,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cowbench/error.h>
+#include <cowbench/wpfault.h>
 
 #include "cli.h"
 
@@ -70,4 +73,29 @@ int cli_release_held(pid_t pid, int go_fd, int err_fd)
 	if (e)
 		cb_wait_status(pid, &(int){ 0 });
 	return e;
+}
+
+int cli_wait_watched(int pidfd, struct cb_wpfault *wp, double seconds, bool *rung)
+{
+	struct pollfd pfd[1 + CLI_MAX_BELLS];
+	int bells[CLI_MAX_BELLS], n = 0, nb = wp ? cb_wpfault_task_fds(wp, bells, CLI_MAX_BELLS) : 0, r;
+
+	*rung = false;
+	if (pidfd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	for (int i = 0; i < nb; i++)
+		pfd[n++] = (struct pollfd){ .fd = bells[i], .events = POLLIN };
+	if (n == 0) {
+		struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	r = poll(pfd, (nfds_t)n, (int)(seconds * 1000) + 1);
+	if (r <= 0)
+		return 0;
+	if (pidfd >= 0 && pfd[0].revents)
+		return 1;
+	*rung = true;
+	return 0;
 }

@@ -376,27 +376,30 @@ static void catch_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-#define POLL_S 0.02 /* the fault buffers are emptied this often between lines */
+#define POLL_S 0.02  /* the fault buffers are emptied this often between lines */
+#define RUNG_S 0.002 /* and this soon again after a bell */
 
-/* Wait until the deadline, the root's end or a stop request; true when the root ended. */
+/*
+ * Wait until the deadline, the root's end or a stop request; true when the
+ * root ended. A fork or exit anywhere rings the recorder's bells: the
+ * buffers are emptied at once, so a fork's page map is read while the
+ * process that forked still runs (forkcow.h), and once more shortly after,
+ * for a record another CPU had not yet written when the bell rang.
+ */
 static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 {
+	bool rung = false;
+
 	for (;;) {
 		double left = deadline - cli_now_s(), nap;
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
 		if (where)
 			stat_where_poll(where);
 		if (left <= 0 || stop_requested)
 			return false;
-		nap = where && left > POLL_S ? POLL_S : left;
-		if (pidfd < 0) {
-			struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
-
-			nanosleep(&ts, NULL);
-		} else if (poll(&pfd, 1, (int)(nap * 1000) + 1) > 0) {
+		nap = where && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
+		if (cli_wait_watched(pidfd, where ? stat_where_recorder(where) : NULL, nap, &rung) > 0)
 			return true;
-		}
 	}
 }
 
@@ -424,6 +427,24 @@ static void note_missing(const struct stat_state *st)
 		cli_note("--where=%s: write faults not recorded: %s%s", st->o.where.mode == WHERE_CODE ? "code" : "maps",
 			 cb_wpfault_advice(st->fault_err),
 			 st->o.where.mode == WHERE_MAPS ? "; the smaps columns are measured" : "");
+}
+
+/*
+ * Forks whose page map stat could not read: the process that forked and
+ * its child were both gone (exit, exec) before stat ran after the fork
+ * (a loaded machine). Their copies are in the count, but under other.
+ */
+static void note_unread_forks(const struct stat_state *st)
+{
+	uint64_t seen, unread;
+
+	if (!st->causes)
+		return;
+	stat_where_forks(st->where, &seen, &unread);
+	if (unread)
+		cli_note("%llu of %llu forks could not be read (both sides gone before stat ran after the fork): "
+			 "their copies count as other_wp_faults, not fork_copies",
+			 (unsigned long long)unread, (unsigned long long)seen);
 }
 
 /* The tracepoint, before the first process is looked at so that no fault is missed. */
@@ -583,6 +604,7 @@ int cmd_stat(int argc, char **argv)
 		stat_finish_causes(&st);
 		total = sum_line(&st, true);
 		print_line(&st, "total", &total);
+		note_unread_forks(&st);
 		if (st.where)
 			stat_where_print(st.where, &(struct stat_where_totals){ total.copies, copies_source(&st) },
 					 st.o.format, stdout);

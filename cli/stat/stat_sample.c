@@ -74,19 +74,32 @@ static void read_causes(const struct stat_state *st, pid_t pid, struct sample *s
 		s->cause[k] = c.n[k];
 }
 
-/* The last write faults, held back at the last tick (stat_where_finish), into the total. */
+static void raise_to(int64_t *v, int64_t to)
+{
+	if (to > *v)
+		*v = to;
+}
+
+/*
+ * The last write faults, held back at the last tick (stat_where_finish),
+ * into the total: their causes, and in the fallback the count itself (a
+ * process that ended within the last interval had only the faults of the
+ * drains before its last sample).
+ */
 void stat_finish_causes(struct stat_state *st)
 {
 	if (!st->where)
 		return;
 	stat_where_finish(st->where);
 	for (size_t i = 0; i < st->nprocs; i++) {
-		struct sample c = st->procs[i].cur;
+		struct proc *p = &st->procs[i];
+		struct sample c = p->cur;
 
-		read_causes(st, st->procs[i].pid, &c);
+		read_causes(st, p->pid, &c);
 		for (int k = 0; k < CB_FC_NCLASS; k++)
-			if (c.cause[k] > st->procs[i].cur.cause[k])
-				st->procs[i].cur.cause[k] = c.cause[k];
+			raise_to(&p->cur.cause[k], c.cause[k]);
+		if (st->copies_from_faults && p->cur.copies >= 0)
+			raise_to(&p->cur.copies, stat_where_faults_of(st->where, p->pid));
 	}
 }
 
@@ -183,12 +196,6 @@ void stat_discover_children(struct stat_state *st, bool at_start)
 		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
 			stat_add_proc(st, (pid_t)atoi(tok), st->procs[i].pid, at_start);
 	}
-}
-
-static void raise_to(int64_t *v, int64_t to)
-{
-	if (to > *v)
-		*v = to;
 }
 
 /*

@@ -41,6 +41,10 @@ void stat_where_free(struct stat_where *w);
 void stat_where_watch(struct stat_where *w, pid_t pid, pid_t ppid, bool at_start);
 /** Between intervals: empty the kernel's buffers so that none overflows (call every few tens of ms). */
 void stat_where_poll(struct stat_where *w);
+/** The recorder, for waiting on its fork bells (cli_wait_watched); NULL when faults are not recorded. */
+struct cb_wpfault *stat_where_recorder(const struct stat_where *w);
+/** Forks of watched processes seen, and those whose page map could not be read (both sides gone first). */
+void stat_where_forks(const struct stat_where *w, uint64_t *seen, uint64_t *unread);
 /** At the end: every buffered write fault counted (the last interval's held-back ones too). */
 void stat_where_finish(struct stat_where *w);
 /** Once per interval: read the recorded faults, then smaps (and pagemap) of every live watched process. */

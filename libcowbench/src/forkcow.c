@@ -187,9 +187,22 @@ static struct fproc *add_proc(struct cb_forkcow *f, pid_t pid, bool watched, uin
 	return p;
 }
 
+/*
+ * A process stat finds (in /proc, or from the fork records it has just
+ * read) may already have forked, written and exited in the records
+ * processed so far: its entry is the one watched, ended or not. A fresh
+ * one after the end would be the last entry of the pid, with no counts,
+ * and cb_forkcow_counts would report that (fork_copies 1006 of 3000 for a
+ * writer that lived less than one of stat's drains).
+ */
 void cb_forkcow_watch(struct cb_forkcow *f, pid_t pid)
 {
-	add_proc(f, pid, true, 0);
+	struct fproc *p = find_proc(f, pid);
+
+	if (p)
+		p->watched = true;
+	else
+		add_proc(f, pid, true, 0);
 }
 
 static void push(struct cb_forkcow *f, struct event e)

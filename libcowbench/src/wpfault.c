@@ -34,6 +34,8 @@ struct cpu_ring {
 struct cb_wpfault {
 	struct cpu_ring *rings;
 	int nrings;
+	struct cpu_ring *bells; /* per CPU: a dummy event whose fork/exit records wake a poller at once */
+	int nbells;
 	size_t page, ring_pages;
 	bool callchain, stack, kernel_filter;
 	unsigned off_addr, off_ip, off_err;
@@ -130,6 +132,58 @@ static int open_cpu(long id, const struct cb_wpfault_opts *o, int cpu)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/*
+ * A doorbell: a software dummy event on cpu with the same fork and exit
+ * records as the tracepoint's, but a wakeup for every record (a
+ * watermark of one byte), so a caller polling it drains as soon as a
+ * process forks rather than at its next timed drain (the tracepoint's own
+ * ring wakes for every fault sample, too often to poll). Its records are
+ * thrown away: the tracepoint's ring carries the same ones in order.
+ */
+static int open_bell(int cpu)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.task = 1; /* forks (and exits: they come with the same flag) */
+	a.watermark = 1;
+	a.wakeup_watermark = 1;
+	fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Bells for the CPUs of the rings; none (the caller's timed drains only) where the kernel has no dummy event. */
+static void open_bells(struct cb_wpfault *w, long ncpu)
+{
+	w->bells = calloc((size_t)ncpu, sizeof(*w->bells));
+	for (int cpu = 0; w->bells && cpu < ncpu; cpu++) {
+		struct cpu_ring *b = &w->bells[w->nbells];
+
+		if ((b->fd = open_bell(cpu)) < 0)
+			continue; /* an offline CPU, or no dummy event */
+		b->data_size = w->page;
+		b->base = mmap(NULL, 2 * w->page, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+		if (b->base == MAP_FAILED) {
+			close(b->fd);
+			continue;
+		}
+		w->nbells++;
+	}
+}
+
+int cb_wpfault_task_fds(const struct cb_wpfault *w, int *fds, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < w->nbells && n < max; i++)
+		fds[n++] = w->bells[i].fd;
+	return n;
+}
+
 static int map_ring(struct cb_wpfault *w, struct cpu_ring *r)
 {
 	r->data_size = w->ring_pages * w->page;
@@ -165,6 +219,11 @@ int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out)
 		cb_wpfault_close(w);
 		return err;
 	}
+	/*
+	 * The bells first: a CPU's side-band events get a record newest first,
+	 * so the tracepoint's ring holds the fork record before its bell rings.
+	 */
+	open_bells(w, ncpu);
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		struct cpu_ring *r = &w->rings[w->nrings];
 
@@ -370,6 +429,11 @@ long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h)
 {
 	long n = 0;
 
+	for (int i = 0; i < w->nbells; i++) { /* emptied first: a record after this rings again */
+		struct perf_event_mmap_page *mp = w->bells[i].base;
+
+		__atomic_store_n(&mp->data_tail, __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	}
 	for (int i = 0; i < w->nrings; i++)
 		n += drain_ring(w, &w->rings[i], h);
 	return n;
@@ -395,6 +459,11 @@ void cb_wpfault_close(struct cb_wpfault *w)
 		close(w->rings[i].fd);
 	}
 	free(w->rings);
+	for (int i = 0; i < w->nbells; i++) {
+		munmap(w->bells[i].base, 2 * w->page);
+		close(w->bells[i].fd);
+	}
+	free(w->bells);
 	free(w->scratch);
 	free(w);
 }

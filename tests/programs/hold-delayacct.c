@@ -6,6 +6,7 @@
  * Prints "held" once holding; exits 77 when it cannot hold (not root, or
  * another run holds it already).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,9 +14,25 @@
 #include <cowbench/sysctl.h>
 #include <cowbench/taskstats.h>
 
+/*
+ * The tests stop it with SIGTERM: it lets go as a cowbench run does. Killed
+ * without this, it left a stale journal entry, and the next measuring
+ * cowbench (another suite's check_badinput case) printed "restored
+ * kernel.task_delayacct ..." as a second stderr line.
+ */
+static void on_term(int sig)
+{
+	(void)sig;
+	cb_sysctl_restore_all(); /* async-signal-safe */
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	int secs = argc > 1 ? atoi(argv[1]) : 30;
+
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
 
 	if (cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1) < 0 || cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0) < 0) {
 		fprintf(stderr, "hold-delayacct: cannot hold kernel.task_delayacct\n");

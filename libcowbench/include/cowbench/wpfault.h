@@ -71,6 +71,14 @@ struct cb_wpfault;
 int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out);
 /** Hand every record received so far to h, oldest first per CPU; the count of samples. */
 long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h);
+/**
+ * Up to max file descriptors that poll readable (POLLIN) as soon as a
+ * process forks or exits on some CPU, for a caller that wants to
+ * drain then (a fork's page map read before the process can exit) rather
+ * than at its next timed drain; cb_wpfault_drain re-arms them. Their count:
+ * 0 where the kernel has no software dummy event.
+ */
+int cb_wpfault_task_fds(const struct cb_wpfault *w, int *fds, int max);
 /** Samples the kernel dropped because a buffer was full. */
 uint64_t cb_wpfault_lost(const struct cb_wpfault *w);
 /** true when the kernel filters (error_code == 7); false when user space does. */
