@@ -243,6 +243,47 @@ START_TEST(second_writer_is_refused)
 }
 END_TEST
 
+/*
+ * A killed run's children share its open output (and the flock on it) until
+ * they see it gone: --resume right after the kill waits for them instead of
+ * refusing the file (a live writer is still refused, above).
+ */
+START_TEST(resume_waits_for_a_dead_writers_children)
+{
+	char dir[] = "/tmp/cbtest-orphanXXXXXX", path[600];
+	const char *resume[] = { "cowbench", "matrix", "--workload=seq", "--size=256K", "--fork=1,0", "--reps=3",
+				 "--warmup=0", "--probes=none", "--resume", path, NULL };
+	struct cli_result r;
+	pid_t a;
+	int ws;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.csv", dir);
+	make_matrix_file(path);
+	a = fork();
+	ck_assert_int_ge(a, 0);
+	if (a == 0) { /* the writer: locks, forks a child that keeps the file open for a second, dies */
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0 || flock(fd, LOCK_EX) < 0)
+			_exit(1);
+		if (fork() == 0) {
+			sleep(1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(a, &ws, 0), a);
+	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	r = tu_run_cli(resume);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "is gone; waiting for its children"), "%s", r.err);
+	tu_free(&r);
+	ck_assert_int_eq(count_lines(path), 7);
+	rm_rf(dir);
+}
+END_TEST
+
 /* ---- 9. one overwrite rule: a non-empty --output needs --force, for every command ---- */
 
 START_TEST(output_needs_force)
@@ -805,6 +846,7 @@ static Suite *attack_suite(void)
 	tcase_add_test(files, torn_last_row_is_resumed_once);
 	tcase_add_test(files, read_errors_are_not_end_of_file);
 	tcase_add_test(files, second_writer_is_refused);
+	tcase_add_test(files, resume_waits_for_a_dead_writers_children);
 	tcase_add_test(files, output_needs_force);
 	tcase_add_test(files, empty_and_impossible_rows);
 	tcase_add_test(files, summary_json_is_valid);

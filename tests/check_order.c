@@ -177,12 +177,42 @@ START_TEST(shuffle_is_seeded_permutations)
 }
 END_TEST
 
+/* interleaved-all: two sets and a cell left out; every included cell in each round, rotating, one block. */
+START_TEST(interleaved_all_one_round)
+{
+	size_t set_of[4] = { 0, 1, CB_ORDER_NO_SET, 0 };
+	unsigned char done[4 * 2] = { 0 };
+	struct cb_order_step *st;
+	size_t n;
+	const size_t want[6] = { 0, 1, 3, 1, 3, 0 };
+
+	ck_assert_int_eq(cb_order_plan(set_of, 4, 2, NULL, CB_ORDER_INTERLEAVED_ALL, 0, &st, &n), 0);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(st[i].cell, want[i]);
+		ck_assert_int_eq(st[i].rep, (long)(i / 3 + 1));
+		ck_assert_int_eq(st[i].round, (long)(i / 3 + 1));
+		ck_assert_uint_eq(st[i].block, 0);
+	}
+	free(st);
+	/* --resume: rep 1 of cell 1 is there; the rest keeps its rounds. */
+	done[1 * 2 + 0] = 1;
+	ck_assert_int_eq(cb_order_plan(set_of, 4, 2, done, CB_ORDER_INTERLEAVED_ALL, 0, &st, &n), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(st[0].cell, 0);
+	ck_assert_uint_eq(st[1].cell, 3);
+	ck_assert_uint_eq(st[2].cell, 1);
+	ck_assert_int_eq(st[2].round, 2);
+	free(st);
+}
+END_TEST
+
 START_TEST(parse_modes)
 {
 	enum cb_order_mode m;
 	uint64_t seed = 0;
 	bool seeded;
-	const char *bad[] = { "", "Interleaved", "shuffle:", "shuffle:x", "shuffle:-1", "shuffle:1x", "random" };
+	const char *bad[] = { "", "Interleaved", "shuffle:", "shuffle:x", "shuffle:-1", "shuffle:1x", "random", "interleaved-all:1" };
 
 	ck_assert_int_eq(cb_order_parse("interleaved", &m, &seed, &seeded), 0);
 	ck_assert(m == CB_ORDER_INTERLEAVED && !seeded);
@@ -191,6 +221,9 @@ START_TEST(parse_modes)
 	ck_assert_int_eq(cb_order_parse("shuffle:42", &m, &seed, &seeded), 0);
 	ck_assert(m == CB_ORDER_SHUFFLE && seeded && seed == 42);
 	ck_assert_str_eq(cb_order_name(CB_ORDER_SHUFFLE), "shuffle");
+	ck_assert_int_eq(cb_order_parse("interleaved-all", &m, &seed, &seeded), 0);
+	ck_assert(m == CB_ORDER_INTERLEAVED_ALL && !seeded);
+	ck_assert_str_eq(cb_order_name(m), "interleaved-all");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(cb_order_parse(bad[i], &m, &seed, &seeded) == -EINVAL, "accepted '%s'", bad[i]);
 	ck_assert(cb_order_compared_axis("precopy-depth") && cb_order_compared_axis("fork") && cb_order_compared_axis("break"));
@@ -205,6 +238,7 @@ static Suite *order_suite(void)
 
 	tcase_add_test(t, sets_group_cells_that_differ_in_compared_axes);
 	tcase_add_test(t, interleaved_rotates);
+	tcase_add_test(t, interleaved_all_one_round);
 	tcase_add_test(t, sequential_is_cell_by_cell);
 	tcase_add_test(t, every_pending_rep_once);
 	tcase_add_test(t, resume_skips_done_reps);

@@ -136,26 +136,6 @@ static inline void tu_assert_usage_error(const char *const *argv, const char *ne
 	tu_free(&r);
 }
 
-/*
- * Wait (up to 60 s) until nothing holds PATH's writer lock (flock): a
- * killed or interrupted run's rep child shares the output's open file, and
- * the lock with it, until it sees its parent gone and exits, which under
- * ASan and load takes long enough for an immediate --resume to be refused.
- */
-static inline void tu_wait_unlocked(const char *path)
-{
-	for (int i = 0; i < 6000; i++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		bool free_now = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
-
-		if (fd >= 0)
-			close(fd);
-		if (free_now)
-			return;
-		usleep(10000);
-	}
-}
-
 /* Root-only tests print why they skip and pass: a non-root run is not a failure. */
 static inline bool tu_skip_unless_root(const char *what)
 {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,44 @@ static long lock_holder(int fd)
 	return pid;
 }
 
+/* Whether PID has exited (no such process, or a zombie): its lock outlives it only in its children. */
+static bool process_gone(long pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!(fp = fopen(path, "re")))
+		return errno == ENOENT;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+#define ORPHAN_WAIT_MS 60000
+
+/*
+ * The writer that took the lock is gone, but a flock belongs to the open
+ * file, which the processes it forked (a rep's child, its writers) share
+ * until they see their parent gone and exit: wait for them, so a --resume
+ * right after a kill goes on instead of being refused. 0 once locked.
+ */
+static int wait_for_orphans(int fd, const char *path, long pid)
+{
+	cli_note("%s: the run that wrote it (PID %ld) is gone; waiting for its children to let go", path, pid);
+	for (int ms = 0; ms < ORPHAN_WAIT_MS; ms += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(10000);
+	}
+	return -1;
+}
+
 /* Take the writer's lock on fd; -1 after printing who holds it. */
 static int lock_or_explain(int fd, const char *path)
 {
@@ -64,6 +103,8 @@ static int lock_or_explain(int fd, const char *path)
 		return -1;
 	}
 	pid = lock_holder(fd);
+	if (pid > 0 && process_gone(pid) && wait_for_orphans(fd, path, pid) == 0)
+		return 0;
 	if (pid > 0)
 		cli_error("%s is being written by PID %ld (another cowbench): wait for it, or use another file", path,
 			  pid);

@@ -98,7 +98,7 @@ static bool opt_order(void *o, const char *v)
 	struct matrix_opts *m = o;
 
 	if (cb_order_parse(v, &m->order, &m->order_seed, &m->order_seeded) < 0) {
-		cli_error("--order must be interleaved, sequential, shuffle or shuffle:SEED, not '%s'", v);
+		cli_error("--order must be interleaved, interleaved-all, sequential, shuffle or shuffle:SEED, not '%s'", v);
 		return false;
 	}
 	m->order_given = true;
@@ -151,10 +151,11 @@ static const struct cli_option matrix_options[] = {
 	{ "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
 	  .parse = opt_max_time },
 	{ "warmup", "N", "unrecorded repetitions before each cell's first; default 1", .parse = opt_warmup },
-	{ "order", "interleaved|sequential|shuffle[:SEED]",
+	{ "order", "interleaved|interleaved-all|sequential|shuffle[:SEED]",
 	  "reps of cells that differ only in the compared axes (" CB_ORDER_AXES ") run round by round "
 	  "in rotating order (interleaved, the default), in a seeded random order each round (shuffle), "
-	  "or each cell's back to back (sequential)", .parse = opt_order },
+	  "or each cell's back to back (sequential); interleaved-all puts every cell (of a boot) in each "
+	  "round", .parse = opt_order },
 	{ "shuffle", "[SEED]", "run the cells in a seeded random order (no SEED: from the clock, printed)",
 	  .parse = opt_shuffle },
 	{ "shard", "I/N", "run only shard I of N (1 <= I <= N): a deterministic partition", .parse = opt_shard },

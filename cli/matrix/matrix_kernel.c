@@ -216,6 +216,13 @@ void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t ns
 			members[set_of[c]]++;
 			first[set_of[c]] = c;
 		}
+	if (order == CB_ORDER_INTERLEAVED_ALL) {
+		size_t all = 0;
+
+		for (size_t c = 0; c < cells->n; c++)
+			all += set_of[c] != CB_ORDER_NO_SET;
+		fprintf(fp, "#   every cell in each round (%zu cells, rotating order: interleaved-all)\n", all);
+	}
 	for (size_t s = 0; members && first && order != CB_ORDER_SEQUENTIAL && s < nsets; s++) {
 		if (members[s] < 2)
 			continue;
@@ -225,6 +232,8 @@ void mk_print_sets(const struct cb_cells *cells, const size_t *set_of, size_t ns
 		cb_order_set_key(&cells->cell[first[s]], ck, sizeof(ck));
 		if (order == CB_ORDER_SHUFFLE)
 			fprintf(fp, "#   shuffled rep by rep (%zu cells, seed %" PRIu64 "): %s\n", members[s], seed, ck);
+		else if (order == CB_ORDER_INTERLEAVED_ALL)
+			fprintf(fp, "#   paired by round (%zu cells): %s\n", members[s], ck);
 		else
 			fprintf(fp, "#   interleaved rep by rep (%zu cells, rotating order): %s\n", members[s], ck);
 	}

@@ -9,7 +9,8 @@
 
 #include <cowbench/strmap.h>
 
-static const char *const mode_names[] = { "interleaved", "sequential", "shuffle" };
+static const char *const mode_names[] = { "interleaved", "sequential", "shuffle", "interleaved-all" };
+#define NMODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* Axes whose values a comparison sets side by side: the rest of a cell's key names its set. */
 static const char *const compared_axes[] = { "fork", "break", "precopy", "precopy-depth", "snapshot", "method" };
@@ -17,7 +18,7 @@ static const char *const compared_axes[] = { "fork", "break", "precopy", "precop
 int cb_order_parse(const char *s, enum cb_order_mode *mode, uint64_t *seed, bool *seeded)
 {
 	*seeded = false;
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < NMODES; i++)
 		if (strcmp(s, mode_names[i]) == 0) {
 			*mode = (enum cb_order_mode)i;
 			return 0;
@@ -38,7 +39,7 @@ int cb_order_parse(const char *s, enum cb_order_mode *mode, uint64_t *seed, bool
 
 const char *cb_order_name(enum cb_order_mode mode)
 {
-	return (unsigned)mode < 3 ? mode_names[mode] : "?";
+	return (size_t)mode < NMODES ? mode_names[mode] : "?";
 }
 
 bool cb_order_compared_axis(const char *name)
@@ -147,6 +148,22 @@ static int plan_sets(const size_t *set_of, size_t ncells, long reps, const unsig
 	return 0;
 }
 
+/* interleaved-all: every included cell a member of one set, so each round runs them all. */
+static int plan_one_set(const size_t *set_of, size_t ncells, long reps, const unsigned char *done, uint64_t seed,
+			struct cb_order_step *st, size_t *n)
+{
+	size_t *one = calloc(ncells + 1, sizeof(*one));
+	int err;
+
+	if (!one)
+		return -ENOMEM;
+	for (size_t c = 0; c < ncells; c++)
+		one[c] = set_of[c] == CB_ORDER_NO_SET ? CB_ORDER_NO_SET : 0;
+	err = plan_sets(one, ncells, reps, done, CB_ORDER_INTERLEAVED_ALL, seed, st, n);
+	free(one);
+	return err;
+}
+
 int cb_order_plan(const size_t *set_of, size_t ncells, long reps, const unsigned char *done,
 		  enum cb_order_mode mode, uint64_t seed, struct cb_order_step **out, size_t *n)
 {
@@ -162,6 +179,8 @@ int cb_order_plan(const size_t *set_of, size_t ncells, long reps, const unsigned
 			for (long r = 1; set_of[c] != CB_ORDER_NO_SET && r <= reps; r++)
 				if (is_pending(done, c, reps, r))
 					st[(*n)++] = (struct cb_order_step){ c, r, c, 0 };
+	} else if (mode == CB_ORDER_INTERLEAVED_ALL) {
+		err = plan_one_set(set_of, ncells, reps, done, seed, st, n);
 	} else {
 		err = plan_sets(set_of, ncells, reps, done, mode, seed, st, n);
 	}

@@ -15,16 +15,19 @@
  * (thermal, a neighbour's load) hits every member alike; shuffle draws each
  * round's order at random from a seed; sequential runs each cell's reps
  * back to back. Sets run one after another, in the order of their first
- * cell.
+ * cell. interleaved-all makes every cell of the run (of one boot, in a
+ * guest) a member of one set: each round runs them all, so cells that are
+ * priced with unit costs measured beside them (cowbench project) see the
+ * same drift as those units. Comparison sets still pair reps by round.
  */
 
-enum cb_order_mode { CB_ORDER_INTERLEAVED = 0, CB_ORDER_SEQUENTIAL, CB_ORDER_SHUFFLE };
+enum cb_order_mode { CB_ORDER_INTERLEAVED = 0, CB_ORDER_SEQUENTIAL, CB_ORDER_SHUFFLE, CB_ORDER_INTERLEAVED_ALL };
 
 /* The compared axes, as one line for help and errors: "fork, precopy, ...". */
 #define CB_ORDER_AXES "fork, break, precopy, precopy-depth, snapshot, method"
 
 /**
- * "interleaved", "sequential", "shuffle" or "shuffle:SEED". *seeded says
+ * "interleaved", "sequential", "shuffle", "shuffle:SEED" or "interleaved-all". *seeded says
  * whether a seed was given (then *seed holds it). -EINVAL for anything else.
  */
 int cb_order_parse(const char *s, enum cb_order_mode *mode, uint64_t *seed, bool *seeded);
