@@ -283,12 +283,19 @@ static void project_cell(const struct cb_row *rows, size_t n, const struct cb_ro
 {
 	struct cb_units g, u;
 	struct cb_range ns, ch;
+	double like;
+	unsigned nlike;
 
 	*p = (struct projection){ NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
 				  { NAN, NAN, NAN }, NAN, NAN, NAN, NAN, NAN };
 	worst_fault(c, p);
 	if (!c->have_counts || cb_units_from_rows(rows, n, c->boot, c->first->size_bytes, &g) != 0)
 		return;
+	/* The fixed term from rows set up as this cell's reps are (the same probes), where the boot has them. */
+	if (cb_units_first_like(rows, n, c->boot, c->first->size_bytes, c->first->cell, &like, &nlike) == 0) {
+		g.first_ns = like;
+		g.n_first = nlike;
+	}
 	p->first = g.first_ns > 0 ? g.first_ns : NAN;
 	p->predicted = cb_project_ns(&g, &c->counts, c->counts.precopied > 0 ? g.batch_ns : 0);
 	p->error = cb_project_error(&g, &c->counts);

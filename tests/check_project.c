@@ -153,6 +153,43 @@ START_TEST(test_first_write_fixed_term)
 }
 END_TEST
 
+/* The fixed term of a cell comes from the unit rows run with its probes (they run just before the window). */
+START_TEST(test_first_from_rows_with_the_same_probes)
+{
+	struct cb_row rows[5];
+	double first;
+	unsigned nf;
+
+	rows[0] = unit_row("A", 0, "fault", 10 + 255 * 10, CB_NA);
+	rows[0].first_ns = 10;
+	rows[1] = unit_row("A", 1, "fault", 40000 + 255 * 1000, CB_NA);
+	rows[1].first_ns = 40000;
+	strcpy(rows[1].cell, "workload=seq size=1M fork=1 probes=none");
+	rows[2] = unit_row("A", 1, "fault", 42000 + 255 * 1000, CB_NA);
+	rows[2].first_ns = 42000;
+	strcpy(rows[2].cell, "workload=seq size=1M fork=1 probes=none");
+	rows[3] = unit_row("A", 1, "fault", 64000 + 255 * 1000, CB_NA);
+	rows[3].first_ns = 64000;
+	strcpy(rows[3].cell, "workload=seq size=1M probes=taskstats precopy=0");
+	rows[4] = unit_row("A", 1, "fault", 60000 + 255 * 1000, CB_NA);
+	rows[4].first_ns = 60000;
+	strcpy(rows[4].cell, "kernel=k workload=seq size=1M probes=taskstats precopy=0");
+	ck_assert_int_eq(cb_units_first_like(rows, 5, "A", MIB, "workload=single size=1M probes=taskstats precopy=2",
+					     &first, &nf), 0);
+	ck_assert_double_eq_tol(first, 62000, 1e-9);
+	ck_assert_uint_eq(nf, 2);
+	ck_assert_int_eq(cb_units_first_like(rows, 5, "A", MIB, "workload=single size=1M probes=none", &first, &nf), 0);
+	ck_assert_double_eq_tol(first, 41000, 1e-9);
+	/* "noprobes=none" is not the probes axis; no probes= at all is the default set, which no row ran. */
+	ck_assert_int_eq(cb_units_first_like(rows, 5, "A", MIB, "workload=single noprobes=none", &first, &nf), -ENOENT);
+	ck_assert(isnan(first));
+	ck_assert_int_eq(cb_units_first_like(rows, 5, "B", MIB, "probes=none", &first, &nf), -ENOENT);
+	/* A fault row of those probes without first_ns: no fixed term from them. */
+	rows[2].first_ns = CB_NA;
+	ck_assert_int_eq(cb_units_first_like(rows, 5, "A", MIB, "probes=none", &first, &nf), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_batch_bounds_and_guest_ratio)
 {
 	struct cb_units native = { .write_ns = 10, .fault_ns = 3000, .populate_ns = 2000, .copy_ns = 100 };
@@ -221,6 +258,7 @@ static Suite *project_suite(void)
 	TCase *tc = tcase_create("model");
 
 	tcase_add_test(tc, test_units_from_rows);
+	tcase_add_test(tc, test_first_from_rows_with_the_same_probes);
 	tcase_add_test(tc, test_batch_from_precopy_rows);
 	tcase_add_test(tc, test_counts_and_model);
 	tcase_add_test(tc, test_first_write_fixed_term);

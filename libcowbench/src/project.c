@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,51 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
 		.n_populate = (unsigned)cnt[U_POP_SHARED],
 	};
 	return cnt[U_WRITE] && cnt[U_FAULT] ? 0 : -ENOENT;
+}
+
+/* The probes= value of a matrix cell key ("" without one: the default set); probes run just before the window. */
+static void probes_of(const char *cell, char *out, size_t len)
+{
+	const char *p = cell;
+
+	out[0] = '\0';
+	while ((p = strstr(p, "probes=")) != NULL) {
+		if (p == cell || p[-1] == ' ') {
+			size_t k = strcspn(p + 7, " ");
+
+			snprintf(out, len, "%.*s", (int)(k < len ? k : len - 1), p + 7);
+			return;
+		}
+		p += 7;
+	}
+}
+
+int cb_units_first_like(const struct cb_row *rows, size_t n, const char *boot, int64_t size_bytes,
+			const char *cell, double *first_ns, unsigned *n_first)
+{
+	char want[64], have[64];
+	double *v = malloc((n ? n : 1) * sizeof(double));
+	size_t cnt = 0, faults = 0;
+
+	if (!v)
+		return -ENOMEM;
+	probes_of(cell, want, sizeof(want));
+	for (size_t i = 0; i < n; i++) {
+		double x;
+
+		if (!unit_row(&rows[i], boot, size_bytes))
+			continue;
+		probes_of(rows[i].cell, have, sizeof(have));
+		if (strcmp(have, want) != 0)
+			continue;
+		faults += !isnan(unit_value(&rows[i], U_FAULT));
+		if (!isnan(x = unit_value(&rows[i], U_FIRST)))
+			v[cnt++] = x;
+	}
+	*first_ns = cnt && cnt == faults ? median(v, cnt) : NAN;
+	*n_first = (unsigned)cnt;
+	free(v);
+	return isnan(*first_ns) ? -ENOENT : 0;
 }
 
 /*

@@ -66,6 +66,16 @@ int cb_units_from_rows(const struct cb_row *rows, size_t n, const char *boot, in
 		       struct cb_units *u);
 
 /**
+ * The fixed term for one cell: first_ns's median over the unit rows (as
+ * cb_units_from_rows) whose cell key names the same probes as CELL (a rep's
+ * probes run just before its timed window and change what its first write
+ * costs: under TCG 10-25 us of 40-70). -ENOENT when no such row, or not every
+ * fault row of them carries first_ns; -ENOMEM.
+ */
+int cb_units_first_like(const struct cb_row *rows, size_t n, const char *boot, int64_t size_bytes,
+			const char *cell, double *first_ns, unsigned *n_first);
+
+/**
  * Counts of a group of rows (one cell of one boot): each count the mean over
  * the ok rows that have it (evidence reps too: counts are exact there), the
  * runtime (mean and median) over timed rows only. -ENOENT without writes,
