@@ -106,7 +106,10 @@ def change(s):
     """'−49.9 % [−50.0, −49.8]' from a summarize line's ratio, or '—'."""
     if not s or not s.get("ratio"):
         return "—"
-    r, lo, hi = (100 * (float(s[k]) - 1) for k in ("ratio", "ratio_ci95_lo", "ratio_ci95_hi"))
+    r = 100 * (float(s["ratio"]) - 1)
+    if not s.get("ratio_ci95_lo") or not s.get("ratio_ci95_hi"):
+        return f"{r:+.1f} % [no interval]"  # summarize gave none (too few pairs): say so, print no bounds
+    lo, hi = (100 * (float(s[k]) - 1) for k in ("ratio_ci95_lo", "ratio_ci95_hi"))
     if abs(hi - lo) < 0.05:
         return f"{r:+.1f} %"
     return f"{r:+.1f} % [{lo:+.1f}, {hi:+.1f}]"

@@ -96,5 +96,30 @@ check "resume exits 0 (got $rc)" test "$rc" -eq 0 || tail -20 "$WORK/c.err"
 check "resume completes exactly the missing pairs" verify "$WORK/b.csv" 3 2
 check "rows written before the kill are kept as they were" cmp -s "$WORK/b.before" <(head -c "$(stat -c %s "$WORK/b.before")" "$WORK/b.csv")
 
+# 3. Every cell of the boot in each round (--order=interleaved-all): a cell that names no depth runs
+#    with the boot's own vm.cow_precopy_depth, not with the one the cell before it set.
+"$COWBENCH" matrix --kernel=patched --precopy=0,1,2 --precopy-depth=1,15 --workloads=single --sizes=4M \
+	--reps=3 --order=interleaved-all --probes=none --output "$WORK/d.csv" 2>"$WORK/d.err"
+rc=$?
+check "interleaved-all matrix exits 0 (got $rc)" test "$rc" -eq 0 || tail -20 "$WORK/d.err"
+depths_pinned() {
+	python3 - "$WORK/d.csv" <<'EOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["rep_kind"] == "timed"]
+cells = {r["cell"] for r in rows}
+assert len(cells) == 4 and len(rows) == 12, f"{len(cells)} cells, {len(rows)} rows"
+rounds = {r["round"] for r in rows}
+assert rounds == {"1", "2", "3"}, f"rounds {rounds}: every cell in each round"
+free = [r for r in rows if "precopy-depth=" not in r["cell"]]
+seen = {r["precopy_depth"] for r in free}
+assert len(seen) == 1 and "" not in seen, f"depth of the cells that name none: {sorted(seen)}"
+for r in rows:
+    if "precopy-depth=" in r["cell"]:
+        assert r["cell"].endswith("precopy-depth=" + r["precopy_depth"]), f"{r['cell']}: {r['precopy_depth']}"
+print(f"cells without a depth ran at {seen.pop()} in every round")
+EOF
+}
+check "cells that name no depth run at the boot's depth in every round" depths_pinned
+
 [[ $fail -eq 0 ]] && echo "kernel_matrix: all passed" || echo "kernel_matrix: FAILED"
 exit $fail

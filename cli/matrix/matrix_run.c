@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cowbench/cowstats.h>
 #include <cowbench/results.h>
+#include <cowbench/sysctl.h>
 
 #include "matrix.h"
 
@@ -522,6 +524,38 @@ static void guest_row_done(void *arg)
 	interrupt_note_update(gc->pr->done + gc->resumed, gc->pr->total + gc->resumed);
 }
 
+static long *precopy_knob(struct run_opts *o, bool depth)
+{
+	return depth ? &o->precopy_depth : &o->precopy;
+}
+
+/* Cells that leave the knob alone get the value it has now, when another cell sets it. */
+static void pin_knob(struct matrix_plan *p, const char *path, bool depth)
+{
+	bool any = false;
+	long now;
+
+	for (size_t c = 0; c < p->cells.n; c++)
+		any = any || *precopy_knob(p->opts[c], depth) >= 0;
+	if (!any || cb_sysctl_read_long(path, &now) != 0)
+		return;
+	for (size_t c = 0; c < p->cells.n; c++)
+		if (*precopy_knob(p->opts[c], depth) < 0)
+			*precopy_knob(p->opts[c], depth) = now;
+}
+
+/*
+ * A cell that names no pre-copy mode or depth runs with the values the
+ * system had before the matrix, never with what the cell before it set:
+ * rows record them as identity (precopy, precopy_depth), and in interleaved
+ * order the cell before changes from round to round.
+ */
+static void pin_unset_sysctls(struct matrix_plan *p)
+{
+	pin_knob(p, CB_PRECOPY_SYSCTL, false);
+	pin_knob(p, CB_PRECOPY_DEPTH_SYSCTL, true);
+}
+
 int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 {
 	struct progress pr = { .on = cli_progress_enabled() && !o->quiet && !o->plan, .start_ns = cb_monotonic_ns(), .ncells = p->cells.n };
@@ -540,6 +574,7 @@ int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
 	cb_report_init(&rep, out, o->format, o->resume || o->output);
 	rep.started = append; /* the resumed file has its header */
+	pin_unset_sysctls(p);
 	if (!o->plan)
 		status = run_host(o, p, &rep, &pr);
 	if (o->plan && status >= 0) {
