@@ -376,7 +376,7 @@ START_TEST(test_proc_stat_reader)
 {
 	struct cb_sys_sample a, b;
 	struct cb_row row;
-	uint64_t busy[4];
+	uint64_t busy[128];
 
 	ck_assert_int_eq(cb_sys_sample_read(CB_FIXTURE_DIR "/proc_stat_2cpu.txt", &a), 0);
 	ck_assert(a.ok);
@@ -392,6 +392,10 @@ START_TEST(test_proc_stat_reader)
 	ck_assert_int_eq(cb_cpu_busy_ticks(CB_FIXTURE_DIR "/proc_stat_2cpu.txt", busy, 4), 2);
 	ck_assert_uint_eq(busy[0], 300000u + 6000 + 120000 + 0 + 1500 + 6000);
 	ck_assert_uint_eq(busy[2], UINT64_MAX);
+	/* Just booted: the all-CPU line's user ticks (95) are not a CPU number. */
+	ck_assert_int_eq(cb_cpu_busy_ticks(CB_FIXTURE_DIR "/proc_stat_fresh.txt", busy, 128), 2);
+	ck_assert_uint_eq(busy[1], 45u + 15 + 0 + 0);
+	ck_assert_uint_eq(busy[95], UINT64_MAX);
 	/* This machine's own /proc/stat reads too. */
 	ck_assert_int_eq(cb_sys_sample_read(NULL, &a), 0);
 	ck_assert_int_ge(a.procs_running, 1);

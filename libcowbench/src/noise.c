@@ -166,6 +166,9 @@ int cb_cpu_busy_ticks(const char *path, uint64_t *busy, int max_cpus)
 		uint64_t f[8] = { 0 };
 		int cpu;
 
+		/* "cpu  N ..." is the sum over all CPUs: %d would skip the blanks and read its user ticks as a CPU. */
+		if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9')
+			continue;
 		if (sscanf(line, "cpu%d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
 				 " %" SCNu64, &cpu, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]) < 5 ||
 		    cpu < 0 || cpu >= max_cpus)
