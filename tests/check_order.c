@@ -49,6 +49,17 @@ START_TEST(sets_group_cells_that_differ_in_compared_axes)
 }
 END_TEST
 
+/* st[0..n) is round after round of k steps each (round r holds rep r, one block), cells as in want. */
+static void assert_rounds(const struct cb_order_step *st, size_t n, const size_t *want, size_t k)
+{
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(st[i].cell, want[i]);
+		ck_assert_int_eq(st[i].rep, (long)(i / k + 1));
+		ck_assert_int_eq(st[i].round, (long)(i / k + 1));
+		ck_assert_uint_eq(st[i].block, 0);
+	}
+}
+
 /* Three cells in one set: the rounds rotate A B C, B C A, C A B; round r holds rep r. */
 START_TEST(interleaved_rotates)
 {
@@ -59,12 +70,7 @@ START_TEST(interleaved_rotates)
 
 	ck_assert_int_eq(cb_order_plan(set_of, 3, 3, NULL, CB_ORDER_INTERLEAVED, 0, &st, &n), 0);
 	ck_assert_uint_eq(n, 9);
-	for (size_t i = 0; i < n; i++) {
-		ck_assert_uint_eq(st[i].cell, want[i]);
-		ck_assert_int_eq(st[i].rep, (long)(i / 3 + 1));
-		ck_assert_int_eq(st[i].round, (long)(i / 3 + 1));
-		ck_assert_uint_eq(st[i].block, 0);
-	}
+	assert_rounds(st, n, want, 3);
 	free(st);
 }
 END_TEST
@@ -188,12 +194,7 @@ START_TEST(interleaved_all_one_round)
 
 	ck_assert_int_eq(cb_order_plan(set_of, 4, 2, NULL, CB_ORDER_INTERLEAVED_ALL, 0, &st, &n), 0);
 	ck_assert_uint_eq(n, 6);
-	for (size_t i = 0; i < n; i++) {
-		ck_assert_uint_eq(st[i].cell, want[i]);
-		ck_assert_int_eq(st[i].rep, (long)(i / 3 + 1));
-		ck_assert_int_eq(st[i].round, (long)(i / 3 + 1));
-		ck_assert_uint_eq(st[i].block, 0);
-	}
+	assert_rounds(st, n, want, 3);
 	free(st);
 	/* --resume: rep 1 of cell 1 is there; the rest keeps its rounds. */
 	done[1 * 2 + 0] = 1;

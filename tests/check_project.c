@@ -153,6 +153,16 @@ START_TEST(test_first_write_fixed_term)
 }
 END_TEST
 
+/* A fork=1 fault row of boot A whose first write took FIRST, then 255 steady 1000 ns faults, in CELL. */
+static struct cb_row first_row(int64_t first, const char *cell)
+{
+	struct cb_row r = unit_row("A", 1, "fault", first + 255 * 1000, CB_NA);
+
+	r.first_ns = first;
+	snprintf(r.cell, sizeof(r.cell), "%s", cell);
+	return r;
+}
+
 /* The fixed term of a cell comes from the unit rows run with its probes (they run just before the window). */
 START_TEST(test_first_from_rows_with_the_same_probes)
 {
@@ -162,18 +172,10 @@ START_TEST(test_first_from_rows_with_the_same_probes)
 
 	rows[0] = unit_row("A", 0, "fault", 10 + 255 * 10, CB_NA);
 	rows[0].first_ns = 10;
-	rows[1] = unit_row("A", 1, "fault", 40000 + 255 * 1000, CB_NA);
-	rows[1].first_ns = 40000;
-	strcpy(rows[1].cell, "workload=seq size=1M fork=1 probes=none");
-	rows[2] = unit_row("A", 1, "fault", 42000 + 255 * 1000, CB_NA);
-	rows[2].first_ns = 42000;
-	strcpy(rows[2].cell, "workload=seq size=1M fork=1 probes=none");
-	rows[3] = unit_row("A", 1, "fault", 64000 + 255 * 1000, CB_NA);
-	rows[3].first_ns = 64000;
-	strcpy(rows[3].cell, "workload=seq size=1M probes=taskstats precopy=0");
-	rows[4] = unit_row("A", 1, "fault", 60000 + 255 * 1000, CB_NA);
-	rows[4].first_ns = 60000;
-	strcpy(rows[4].cell, "kernel=k workload=seq size=1M probes=taskstats precopy=0");
+	rows[1] = first_row(40000, "workload=seq size=1M fork=1 probes=none");
+	rows[2] = first_row(42000, "workload=seq size=1M fork=1 probes=none");
+	rows[3] = first_row(64000, "workload=seq size=1M probes=taskstats precopy=0");
+	rows[4] = first_row(60000, "kernel=k workload=seq size=1M probes=taskstats precopy=0");
 	ck_assert_int_eq(cb_units_first_like(rows, 5, "A", MIB, "workload=single size=1M probes=taskstats precopy=2",
 					     &first, &nf), 0);
 	ck_assert_double_eq_tol(first, 62000, 1e-9);
