@@ -182,6 +182,25 @@ START_TEST(summarize_known_csv)
 END_TEST
 
 /*
+ * A depth cell's baseline is pre-copy off, which has no depth axis and ran at the boot's own
+ * vm.cow_precopy_depth (identity column precopy_depth=1): it is still that cell's partner.
+ */
+START_TEST(summarize_depth_cell_pairs_with_precopy_off)
+{
+	const char *argv[] = { "cowbench", "summarize", "--quiet", "--format=csv", "--metric=elapsed_ns", "--baseline",
+			       "precopy=0", FX("results_depth_baseline.csv"), NULL };
+	struct cli_result r = tu_run_cli(argv);
+	const char *depth = "kernel=patched workload=seq size=16M probes=taskstats precopy=1 precopy-depth=15 "
+			    "precopy_depth=15";
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_double_eq(summary_field(r.out, depth, "elapsed_ns", "ratio_pairs"), 3);
+	ck_assert_double_eq_tol(summary_field(r.out, depth, "elapsed_ns", "ratio"), 0.6134, 1e-4);
+	tu_free(&r);
+}
+END_TEST
+
+/*
  * An evidence rep's times are of an instrumented machine: left out of every
  * latency statistic through cb_row_number, while its evidence columns count.
  */
@@ -478,6 +497,7 @@ static Suite *results_suite(void)
 	tcase_add_test(lib, ratio_interval);
 	tcase_add_test(lib, natural_order);
 	tcase_add_test(cli, summarize_known_csv);
+	tcase_add_test(cli, summarize_depth_cell_pairs_with_precopy_off);
 	tcase_add_test(cli, summarize_table_and_json);
 	tcase_add_test(cli, summarize_table_diagnosis_once);
 	tcase_add_loop_test(cli, summarize_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));

@@ -19,7 +19,25 @@ static const struct cb_row_group *find_group(const struct cb_row_group *g, size_
 	return NULL;
 }
 
-/* Every pair of KEY other than NAME=... is in CELL. */
+/*
+ * Whether PAIR (a name) is the identity column that records the setting of an axis CELL names
+ * ("precopy_depth" for "precopy-depth=15"): the baseline ran with its own value, which means nothing there.
+ */
+static bool shadows_cell_axis(const char *pair, const char *cell)
+{
+	char axis[CB_ROW_KEY_LEN], v[CB_ROW_KEY_LEN];
+	bool dashed = false;
+
+	snprintf(axis, sizeof(axis), "%s", pair);
+	for (char *p = axis; *p; p++)
+		if (*p == '_') {
+			*p = '-';
+			dashed = true;
+		}
+	return dashed && cb_key_value(cell, axis, v, sizeof(v));
+}
+
+/* Every pair of KEY other than NAME=... (and the identity shadows of CELL's axes) is in CELL. */
 static bool pairs_within(const char *key, const char *cell, const char *name)
 {
 	char buf[CB_ROW_KEY_LEN], *save = NULL, v[CB_ROW_KEY_LEN];
@@ -31,7 +49,9 @@ static bool pairs_within(const char *key, const char *cell, const char *name)
 		if (!eq)
 			return false;
 		*eq = '\0';
-		if (strcmp(pair, name) != 0 && (!cb_key_value(cell, pair, v, sizeof(v)) || strcmp(v, eq + 1) != 0))
+		if (strcmp(pair, name) == 0 || shadows_cell_axis(pair, cell))
+			continue;
+		if (!cb_key_value(cell, pair, v, sizeof(v)) || strcmp(v, eq + 1) != 0)
 			return false;
 	}
 	return true;
