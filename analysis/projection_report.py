@@ -29,13 +29,14 @@ def _pairs(key):
     return dict(p.split("=", 1) for p in key.split() if "=" in p)
 
 
-def _mode(cell):
+def _mode(cell, depth=None):
+    """The cell's pre-copy mode; a fixed-depth cell that names no depth ran at the boot's own (DEPTH)."""
     d = _pairs(cell)
     if d.get("kernel") == "stock" or "precopy" not in d:
         return "stock"
     p = d.get("precopy")
     if p == "1":
-        return f"depth {d.get('precopy-depth', '?')}"
+        return f"depth {d.get('precopy-depth') or depth or '?'}"
     return {"0": "off (0)", "2": "adaptive (2)"}.get(p, f"pre-copy {p}")
 
 
@@ -155,7 +156,7 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
             path = "—" if p999 is None else f"< {_ns(p999)} / < {_ns(pmax) if pmax is not None else '∞'}"
             stall, stall_hi = _num(c["native_stall_ns"]), _num(c["native_stall_hi_ns"])
             st = "—" if stall is None else f"{stall / 1e3:.1f} µs (≤ {stall_hi / 1e3:.1f})"
-            md.append(f"| {d.get('workload', c['workload'])} {d.get('size', '')} | {_mode(c['cell'])} | "
+            md.append(f"| {d.get('workload', c['workload'])} {d.get('size', '')} | {_mode(c['cell'], c.get('precopy_depth'))} | "
                       f"{_num(c['writes']) or 0:,.0f} | {_num(c['faults']) or 0:,.0f} | {_num(c['precopied']) or 0:,.0f} | "
                       f"{_pct(_num(c['measured_change_pct']))} | {err_text} | {native} | "
                       f"{'—' if pages is None else f'≤ {pages:.0f}'} | {path} | {st} |")
@@ -168,7 +169,7 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
                      (_num(c["model_error_median_hi_pct"]) - _num(c["model_error_median_lo_pct"])) > 20]
             wd = _pairs(wc["cell"])
             line = (f"Model error (against the median): {within} of {len(errors)} cells within ±10 %; largest "
-                    f"|error| {worst:.1f} % ({wd.get('workload', '?')} {wd.get('size', '')}, {_mode(wc['cell'])})")
+                    f"|error| {worst:.1f} % ({wd.get('workload', '?')} {wd.get('size', '')}, {_mode(wc['cell'], wc.get('precopy_depth'))})")
             if single:
                 line += (f"; the {len(single)} single-write cells: |error| ≤ {max(single):.1f} %")
             line += (f". {len(noisy)} of {len(errors)} cells measured their runtime too noisily to read a 10 % "
