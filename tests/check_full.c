@@ -57,6 +57,8 @@ static const struct {
 	{ { "cowbench", "compare", "-q", FX("compare_old.csv"), FX("compare_new.csv"), NULL } },
 	{ { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), NULL } },
 	{ { "cowbench", "stat", "--interval=0.1", "--", "true", NULL } },
+	{ { "cowbench", "project", "--units", FX("results_known.csv"), NULL } },
+	{ { "cowbench", "project", FX("results_known.csv"), NULL } },
 };
 
 START_TEST(full_stdout)
@@ -87,6 +89,7 @@ static const struct {
 	{ { "cowbench", "compare", "-q", FX("compare_old.csv"), FX("compare_new.csv"), "-o", "@/c.txt", NULL }, "c.txt" },
 	{ { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), "-o", "@/m.csv", NULL }, "m.csv" },
 	{ { "cowbench", "stat", "--where=code", "--folded=@/f.txt", "--", "true", NULL }, "f.txt" },
+	{ { "cowbench", "project", "--units", FX("results_known.csv"), "-o", "@/p.csv", NULL }, "p.csv" },
 };
 
 /* The entries of dir other than "fill" (the file that filled it). */
