@@ -90,6 +90,8 @@ static const struct {
 	{ { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), "-o", "@/m.csv", NULL }, "m.csv" },
 	{ { "cowbench", "stat", "--where=code", "--folded=@/f.txt", "--", "true", NULL }, "f.txt" },
 	{ { "cowbench", "project", "--units", FX("results_known.csv"), "-o", "@/p.csv", NULL }, "p.csv" },
+	/* plot's folder of files: the folder it made goes again, with every file in it */
+	{ { "cowbench", "plot", "-q", FX("results_known.csv"), "--out", "@/plots", NULL }, "plots/" },
 };
 
 /* The entries of dir other than "fill" (the file that filled it). */
