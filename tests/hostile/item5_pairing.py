@@ -2,9 +2,10 @@
 """Issue 29 item 5: compare pairs cells only when every identity column agrees.
 Makes result files that differ from each other in one identity setting each, then compares pairs of
 them: a cell may be compared ('both') only with its own configuration. Prints the totals line."""
-import csv, io, itertools, os, subprocess, sys, tempfile
+import atexit, csv, io, itertools, os, shutil, subprocess, sys, tempfile
 CB = os.environ.get('CB') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../build/cli/cowbench')
 W = tempfile.mkdtemp(prefix='h29-5.')
+atexit.register(shutil.rmtree, W, True)
 R = ['-r', '3', '--warmup', '0', '-q']
 runs = {  # name: (command, configuration of its rows other than the cell's own axes)
     'A': (['run', '-w', 'seq', '-s', '256K'], {}), 'B': (['run', '-w', 'seq', '-s', '256K', '--writer=parent'], {'writer': 'parent'}),
