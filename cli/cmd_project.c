@@ -485,7 +485,7 @@ int cmd_project(int argc, char **argv)
 		rc = write_cells(out.fp, &o, rows, n, nat, nnat) ? EXIT_INTERNAL : 0;
 	}
 	if (rc == 0 && cli_output_commit(&out) < 0)
-		rc = EXIT_USAGE;
+		rc = EXIT_RUN_FAILED; /* a full disk is not bad input: 1, as summarize, compare and merge */
 	else if (rc)
 		cli_output_abort(&out);
 done:

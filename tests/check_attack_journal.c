@@ -348,6 +348,35 @@ START_TEST(owner_limit_is_named)
 }
 END_TEST
 
+/*
+ * The journal's own files planted as hard links to a victim (by whoever could write the directory):
+ * writing the journal must never write through one of them.
+ */
+static const char *const planted[] = { "overrides.new", "overrides", "lock" };
+
+START_TEST(planted_link_is_never_written_through)
+{
+	char knob[600], victim[600], link_[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	snprintf(victim, sizeof(victim), "%s/victim.txt", dir);
+	snprintf(link_, sizeof(link_), "%s/%s", dir, planted[_i]);
+	write_file(knob, "0\n");
+	write_file(victim, "precious\n");
+	ck_assert_int_eq(link(victim, link_), 0);
+	cb_sysctl_test_key(knob);
+	ck_assert_int_eq(cb_sysctl_override(knob, 1), 0);
+	assert_file(knob, "1\n");
+	cb_sysctl_restore_all();
+	assert_file(knob, "0\n");
+	assert_file(victim, "precious\n");
+	cb_sysctl_test_key(NULL);
+	rm_tree(dir);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("attack_journal");
@@ -361,6 +390,7 @@ static Suite *journal_suite(void)
 	tcase_add_loop_test(t, many_concurrent_owners, 0, (int)(sizeof(crowds) / sizeof(crowds[0])));
 	tcase_add_test(t, owner_limit_is_named);
 	tcase_add_loop_test(t, hostile_journal_line, 0, (int)(sizeof(hostile_lines) / sizeof(hostile_lines[0])));
+	tcase_add_loop_test(t, planted_link_is_never_written_through, 0, (int)(sizeof(planted) / sizeof(planted[0])));
 	suite_add_tcase(s, t);
 	return s;
 }

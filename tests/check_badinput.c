@@ -20,6 +20,9 @@
 #define CSV_A    FILE_("a.csv", ROWS)
 #define CSV_B    FILE_("b.csv", ROWS_B)
 #define SAME     "same file as"
+/* A whole trace (cowbench record's format): a run of it works, so only the input check keeps it. */
+#define TRACE    FILE_("t.trace", "# cowbench-trace 1\nt_ns,fork,side,pid,map,kind,map_pages,page,class\n" \
+			  "100,1,child,2,0,anon,4,1,copy\n# end records=1 lost=0 complete\n")
 
 struct infile {
 	const char *name, *text;
@@ -197,6 +200,17 @@ static const struct bad_case {
 	{ { "cowbench", "matrix", "@/m.ini", "--resume", "@/m.ini", NULL }, { FILE_("m.ini", "[g]\nsize = 1M\n") },
 	  SAME },
 	{ { "cowbench", "run", "-s", "256K", "-o", "@/a.csv", "--samples=@/a.csv", "--force", NULL }, { CSV_A }, SAME },
+	/* a workload's input file (replay's --trace) is an input too, in run and in every matrix cell */
+	{ { "cowbench", "run", "-w", "replay", "--trace=@/t.trace", "-r", "1", "-o", "@/t.trace", "--force", NULL },
+	  { TRACE }, SAME },
+	{ { "cowbench", "run", "-w", "replay", "-r", "1", "-o", "@/./t.trace", "--force", "--trace=@/t.trace", NULL },
+	  { TRACE }, SAME },
+	{ { "cowbench", "run", "-w", "replay", "--trace=@/t.trace", "-r", "1", "--samples=@/t.trace", NULL }, { TRACE },
+	  SAME },
+	{ { "cowbench", "matrix", "-w", "replay", "--trace=@/t.trace", "-r", "1", "-o", "@//t.trace", "--force", NULL },
+	  { TRACE }, SAME },
+	{ { "cowbench", "matrix", "--trace=@/t.trace", "-w", "replay", "--resume=@/t.trace", NULL },
+	  { TRACE }, SAME },
 	{ { "cowbench", "plot", "@/report.md", "-o", "@", NULL }, { FILE_("report.md", ROWS) }, "write over the input" },
 	{ { "cowbench", "plot", "@/a.csv", "-o", "@", "--samples=@/s.svg", NULL },
 	  { CSV_A, FILE_("s.svg", "rep,index,page,latency_ns\r\n1,0,0,100\r\n") }, "write over the input" },

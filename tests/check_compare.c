@@ -703,6 +703,56 @@ START_TEST(test_cli_cells_match_on_identity)
 }
 END_TEST
 
+/*
+ * Two files of one configuration each: they are partners only when they differ in where they were
+ * measured (kernel, clock, CPU), never in what (size, writer, workload option, how COW breaks).
+ */
+static const struct {
+	const char *old_opt, *new_opt, *workload;
+	bool paired;
+} one_config_files[] = {
+	{ "--writer=child", "--writer=parent", "seq", false },
+	{ "--size=256K", "--size=512K", "seq", false },
+	{ "--stride=2", "--stride=4", "stride", false },
+	{ "--break=fault", "--break=populate", "seq", false },
+	{ "--seed=1", "--seed=2", "random", false },
+	{ "--clock=tsc", "--clock=monotonic", "seq", true },
+	{ "--writer=child", "--size=256K", "seq", true },
+};
+
+START_TEST(test_cli_one_config_files_pair_on_what_ran)
+{
+	char old[] = "/tmp/cbtest-cmp1oXXXXXX", new_[] = "/tmp/cbtest-cmp1nXXXXXX", wl[64];
+	const char *cmp[] = { "cowbench", "compare", "--format=csv", "--metric=faults", old, new_, NULL };
+	struct cli_result r;
+
+	snprintf(wl, sizeof(wl), "--workload=%s", one_config_files[_i].workload);
+	close(mkstemp(old));
+	close(mkstemp(new_));
+	for (int side = 0; side < 2; side++) {
+		const char *run[] = { "cowbench", "run", wl, "--reps=3", "--warmup=0", "--probes=none", "--quiet",
+				      "--output", side ? new_ : old, "--force", "--size=256K",
+				      side ? one_config_files[_i].new_opt : one_config_files[_i].old_opt, NULL };
+
+		r = tu_run_cli(run);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_free(&r);
+	}
+	r = tu_run_cli(cmp);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	if (one_config_files[_i].paired)
+		ck_assert_msg(strstr(r.out, ",both,"), "%s vs %s: not compared: %s", one_config_files[_i].old_opt,
+			      one_config_files[_i].new_opt, r.out);
+	else
+		ck_assert_msg(!strstr(r.out, ",both,") && strstr(r.out, "only-old") && strstr(r.out, "only-new"),
+			      "%s vs %s compared as one configuration: %s", one_config_files[_i].old_opt,
+			      one_config_files[_i].new_opt, r.out);
+	tu_free(&r);
+	unlink(old);
+	unlink(new_);
+}
+END_TEST
+
 /* ---- one writer: compare and summarize write CSV and JSON alike (cowbench/report.h) ---- */
 
 START_TEST(test_writer_numbers)
@@ -816,6 +866,8 @@ static Suite *compare_suite(void)
 	tcase_add_test(tc, test_cli_by_kernel_collapsed_axis);
 	tcase_add_test(tc, test_cli_output_file);
 	tcase_add_test(tc, test_cli_cells_match_on_identity);
+	tcase_add_loop_test(tc, test_cli_one_config_files_pair_on_what_ran, 0,
+			    (int)(sizeof(one_config_files) / sizeof(one_config_files[0])));
 	tcase_add_test(tc, test_writer_numbers);
 	tcase_add_test(tc, test_cli_compare_and_summarize_write_alike);
 	tcase_add_loop_test(tc, test_cli_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));

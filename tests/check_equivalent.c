@@ -15,6 +15,11 @@ static const struct {
 	{ { "--workloads=seq", "--sizes=64K,65536,0064K", NULL }, "workload=seq size=64K" },
 	{ { "--workloads=burst", "--sizes=64K", "--burst=8,0008,08", NULL }, "workload=burst size=64K burst=8" },
 	{ { "--workloads=seq", "--sizes=64K", "--fork=1,on,yes", NULL }, "workload=seq size=64K fork=1" },
+	/* Numbers whose option's metavar is not N: seed (S), touch (PCT), pin (auto|none|N), nodes (NODES). */
+	{ { "--workloads=random", "--sizes=64K", "--seed=1,01,001", NULL }, "workload=random size=64K seed=1" },
+	{ { "--workloads=hotset", "--sizes=64K", "--touch=10,010", NULL }, "workload=hotset size=64K touch=10" },
+	{ { "--workloads=seq", "--sizes=64K", "--pin=0,00", NULL }, "workload=seq size=64K pin=0" },
+	{ { "--workloads=seq", "--sizes=64K", "--membind=0,00", NULL }, "workload=seq size=64K membind=0" },
 };
 
 START_TEST(equal_values_make_one_cell)
@@ -47,15 +52,19 @@ static size_t rows_in(const char *path)
 	return n;
 }
 
-/* A file that -s 4096K began is resumed by -s 4M (and the other way round): nothing runs twice. */
+/* A file that -s 4096K (--seed=1, --touch=10) began is resumed by -s 4M (--seed=01, --touch=010): nothing runs twice. */
 START_TEST(resume_finds_rows_of_another_spelling)
 {
 	char path[] = "/tmp/cbtest-equivXXXXXX";
-	const char *sizes[][2] = { { "--sizes=4096K", "--sizes=4M" }, { "--sizes=4M", "--sizes=4194304" } };
-	const char *first[] = { "cowbench", "matrix", "--workloads=seq", sizes[_i][0], "--reps=2", "--warmup=0",
-				"--probes=none", "--output", path, "--force", NULL };
-	const char *again[] = { "cowbench", "matrix", "--workloads=seq", sizes[_i][1], "--reps=2", "--warmup=0",
-				"--probes=none", "--resume", path, NULL };
+	/* the first run's spelling, the resumed run's, the workload, and its size where the spelling is not one */
+	const char *sizes[][4] = { { "--sizes=4096K", "--sizes=4M", "--workloads=seq", NULL },
+				   { "--sizes=4M", "--sizes=4194304", "--workloads=seq", NULL },
+				   { "--seed=1", "--seed=01", "--workloads=random", "--sizes=64K" },
+				   { "--touch=10", "--touch=010", "--workloads=hotset", "--sizes=64K" } };
+	const char *first[] = { "cowbench", "matrix", sizes[_i][2], sizes[_i][0], "--reps=2", "--warmup=0",
+				"--probes=none", "--output", path, "--force", sizes[_i][3], NULL };
+	const char *again[] = { "cowbench", "matrix", sizes[_i][2], sizes[_i][1], "--reps=2", "--warmup=0",
+				"--probes=none", "--resume", path, sizes[_i][3], NULL };
 	struct cli_result r;
 	size_t before;
 
@@ -82,7 +91,7 @@ static Suite *equivalent_suite(void)
 
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, equal_values_make_one_cell, 0, (int)(sizeof(spellings) / sizeof(spellings[0])));
-	tcase_add_loop_test(t, resume_finds_rows_of_another_spelling, 0, 2);
+	tcase_add_loop_test(t, resume_finds_rows_of_another_spelling, 0, 4);
 	suite_add_tcase(s, t);
 	return s;
 }

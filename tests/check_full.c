@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <sys/mount.h>
 
+#include "cli.h"
 #include "testutil.h"
 
 #define FX(name) CB_FIXTURE_DIR "/" name
@@ -57,6 +58,8 @@ static const struct {
 	{ { "cowbench", "compare", "-q", FX("compare_old.csv"), FX("compare_new.csv"), NULL } },
 	{ { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), NULL } },
 	{ { "cowbench", "stat", "--interval=0.1", "--", "true", NULL } },
+	{ { "cowbench", "project", "--units", FX("results_known.csv"), NULL } },
+	{ { "cowbench", "project", FX("results_known.csv"), NULL } },
 };
 
 START_TEST(full_stdout)
@@ -87,6 +90,9 @@ static const struct {
 	{ { "cowbench", "compare", "-q", FX("compare_old.csv"), FX("compare_new.csv"), "-o", "@/c.txt", NULL }, "c.txt" },
 	{ { "cowbench", "merge", FX("results_shard1.csv"), FX("results_shard2.csv"), "-o", "@/m.csv", NULL }, "m.csv" },
 	{ { "cowbench", "stat", "--where=code", "--folded=@/f.txt", "--", "true", NULL }, "f.txt" },
+	{ { "cowbench", "project", "--units", FX("results_known.csv"), "-o", "@/p.csv", NULL }, "p.csv" },
+	/* plot's folder of files: the folder it made goes again, with every file in it */
+	{ { "cowbench", "plot", "-q", FX("results_known.csv"), "--out", "@/plots", NULL }, "plots/" },
 };
 
 /* The entries of dir other than "fill" (the file that filled it). */
@@ -157,6 +163,54 @@ START_TEST(full_disk)
 }
 END_TEST
 
+/*
+ * The writer every file output goes through (temporary file, renamed when whole), given records longer
+ * than stdio's buffer: each one goes to write() directly, and when that fails on a full disk the buffer
+ * is empty, so only the stream's error flag says the file is short. The commit must fail, name ENOSPC
+ * and leave nothing.
+ */
+static const size_t long_records[] = { 3000, 5000, 70000, 200000 };
+
+START_TEST(commit_sees_a_failed_long_record)
+{
+	char dir[] = "/tmp/cbtest-fullcXXXXXX", path[600], stray[256] = "";
+	struct cli_output out;
+	char *rec = malloc(long_records[_i] + 1);
+	int rc, err_fd, saved;
+	size_t len;
+	char *msg, errp[] = "/tmp/cbtest-fullcerrXXXXXX";
+
+	ck_assert_ptr_nonnull(rec);
+	if (tu_skip_unless_root("mounting a small tmpfs") || !mount_full(dir)) {
+		free(rec);
+		return;
+	}
+	memset(rec, 'f', long_records[_i]);
+	rec[long_records[_i]] = '\0';
+	snprintf(path, sizeof(path), "%s/folded.txt", dir);
+	err_fd = mkstemp(errp);
+	saved = dup(2);
+	dup2(err_fd, 2);
+	ck_assert_int_eq(cli_output_begin(&out, path, true), 0);
+	fprintf(out.fp, "%s 1\n", rec);
+	rc = cli_output_commit(&out);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(err_fd);
+	msg = tu_slurp(errp, &len);
+	unlink(errp);
+	len = (size_t)stray_entries(dir, stray, sizeof(stray));
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	ck_assert_msg(rc < 0, "a %zu-byte record on a full disk: the commit succeeded", long_records[_i]);
+	ck_assert_msg(len == 0, "left %s behind", stray);
+	ck_assert_msg(msg && strstr(msg, ENOSPC_TEXT), "no '%s' in: %s", ENOSPC_TEXT, msg ? msg : "");
+	free(msg);
+	free(rec);
+}
+END_TEST
+
 static Suite *full_suite(void)
 {
 	Suite *s = suite_create("full");
@@ -165,6 +219,8 @@ static Suite *full_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, full_stdout, 0, (int)(sizeof(to_full_stdout) / sizeof(to_full_stdout[0])));
 	tcase_add_loop_test(tc, full_disk, 0, (int)(sizeof(to_full_dir) / sizeof(to_full_dir[0])));
+	tcase_add_loop_test(tc, commit_sees_a_failed_long_record, 0,
+			    (int)(sizeof(long_records) / sizeof(long_records[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -348,10 +348,15 @@ START_TEST(resume_reruns_reps_a_guest_never_ran)
 	r = tu_run_cli((const char *[]){ "cowbench", "summarize", "--quiet", out, NULL });
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	tu_free(&r);
-	/* A second resume finds every rep done: nothing boots, nothing is added. */
+	/*
+	 * A second resume finds every rep done: nothing boots, nothing is added, and the notes say so (they
+	 * counted evidence reps a guest never runs as still to run, and the failed rows as reps to run again).
+	 */
 	r = tu_run_cli(again);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_ptr_null(strstr(r.err, "fake vm-run"));
+	ck_assert_msg(strstr(r.err, "4 of 4 reps already there, skipped; 0 to run"), "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "run again"), "%s", r.err);
 	read_rows(out, &res);
 	ck_assert_uint_eq(res.n, failed + ok);
 	cb_results_free(&res);

@@ -214,6 +214,7 @@ int cli_output_begin(struct cli_output *out, const char *path, bool force)
 		return -1;
 	}
 	fchmod(fd, 0644);
+	setvbuf(out->fp, NULL, _IOFBF, 1 << 16); /* a record up to 64 KiB stays buffered: a failed write keeps its errno */
 	return 0;
 }
 
@@ -231,13 +232,20 @@ void cli_output_abort(struct cli_output *out)
 
 int cli_output_commit(struct cli_output *out)
 {
-	int err = 0;
+	int err = 0, earlier = errno; /* a write that failed before (its stream error is set) left its cause here */
 
 	if (!out->path) {
 		if (fflush(stdout) != 0)
 			err = errno;
 	} else {
-		if (fflush(out->fp) != 0 || fsync(fileno(out->fp)) != 0)
+		/*
+		 * A record longer than the stream's buffer goes to write() directly: when that fails the
+		 * buffer is empty, so fflush and fclose succeed and only the stream's error says the file
+		 * is short (stat --folded's deep stacks on a full disk: a 0-byte file, exit 0).
+		 */
+		if (ferror(out->fp))
+			err = earlier ? earlier : EIO;
+		else if (fflush(out->fp) != 0 || fsync(fileno(out->fp)) != 0)
 			err = errno;
 		if (fclose(out->fp) != 0 && !err)
 			err = errno;

@@ -39,6 +39,30 @@ bool *cm_constant_columns(const struct cb_row_group *g, size_t ng)
 	return constant;
 }
 
+/*
+ * Columns that say where a file was measured rather than what: the kernel
+ * release, the pre-copy settings it ran with, the clock and CPU it chose
+ * (--clock=auto, --pin=auto) and whether THP was allowed there. Two files
+ * may differ in these at one value each (that is what they compare); a
+ * workload, size, writer, fork, seed or workload option that differs is
+ * another configuration, never a partner.
+ */
+static bool environment_column(const char *name)
+{
+	static const char *const env[] = { "kernel", "precopy", "precopy_depth", "clock", "cpu", "thp" };
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		if (strcmp(name, env[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Columns whose empty value is a setting, not "not applicable": break by fault, no NUMA placement. */
+static bool empty_is_a_value(const char *name)
+{
+	return strcmp(name, "break_mode") == 0 || strcmp(name, "numa_policy") == 0;
+}
+
 bool cm_groups_agree(const struct cb_row_group *a, const struct cb_row_group *b, const bool *old_constant,
 		     const bool *new_constant, const char *by)
 {
@@ -54,9 +78,9 @@ bool cm_groups_agree(const struct cb_row_group *a, const struct cb_row_group *b,
 			continue;
 		cb_row_format(a->rows[0], &cols[c], va, sizeof(va));
 		cb_row_format(b->rows[0], &cols[c], vb, sizeof(vb));
-		if (!va[0] || !vb[0] || strcmp(va, vb) == 0)
+		if (strcmp(va, vb) == 0 || ((!va[0] || !vb[0]) && !empty_is_a_value(cols[c].name)))
 			continue;
-		if (old_constant && new_constant && old_constant[c] && new_constant[c])
+		if (old_constant && new_constant && old_constant[c] && new_constant[c] && environment_column(cols[c].name))
 			continue;
 		return false;
 	}

@@ -2,9 +2,12 @@
  * Which cells of two sides of a comparison are one configuration: their
  * rows agree on every identity column (fork, precopy, kernel, options, ...),
  * except a column one of them leaves empty (not applicable there: a stock
- * kernel has no precopy), the --by axis, and a column each side holds at
- * one value of its own (the kernel release of a one-kernel file: what the
- * two files are compared across).
+ * kernel has no precopy; but an empty break_mode is "fault" and an empty
+ * numa_policy is "none", values like any other), the --by axis, and a column of where the rows
+ * were measured (kernel, precopy, precopy_depth, clock, cpu, thp) that each
+ * side holds at one value of its own (the kernel release of a one-kernel
+ * file: what the two files are compared across). A workload, size, writer,
+ * fork, seed or workload option that differs is never a partner.
  */
 #ifndef COWBENCH_CLI_COMPARE_MATCH_H
 #define COWBENCH_CLI_COMPARE_MATCH_H

@@ -501,6 +501,17 @@ int matrix_check_combination(struct matrix_opts *o)
 	if (cli_output_not_input(o->resume ? "--resume" : "--output", o->resume ? o->resume : o->output,
 				 (char *[]){ (char *)o->file, (char *)o->plan }, 2) < 0)
 		return -1;
+	/* The files the cells read (replay's --trace=FILE in any group) are inputs too. */
+	for (size_t g = 0; g < o->m.ngroups; g++)
+		for (size_t a = 0; a < o->m.groups[g].naxes; a++) {
+			const struct cb_axis *ax = &o->m.groups[g].axes[a];
+
+			if (!cli_run_option_is_input(ax->name))
+				continue;
+			if (cli_output_not_input(o->resume ? "--resume" : "--output", o->resume ? o->resume : o->output,
+						 ax->values, (int)ax->nvalues) < 0)
+				return -1;
+		}
 	if (o->resume && o->format != CB_FORMAT_CSV) {
 		cli_error("--resume needs CSV (--format=csv): only CSV files are read back");
 		return -1;

@@ -206,7 +206,7 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 			continue;
 		}
 		if (cb_row_guest_failed(&res.rows[r])) {
-			rerun++; /* the guest never ran it: its row stays as the record, the rep runs again */
+			res.rows[r].rep = -res.rows[r].rep; /* counted below, unless a later row measured it */
 			continue;
 		}
 		if (ev) {
@@ -221,6 +221,14 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 		}
 		seen++;
 	}
+	/* The guest never ran these: each row stays as the record; the rep runs again unless a resume since has. */
+	for (size_t r = 0; r < res.n; r++) {
+		long c = res.rows[r].rep < 0 && !cb_row_is_evidence(&res.rows[r]) ?
+				 cb_cells_find(&p->cells, res.rows[r].cell) : -1;
+
+		if (c >= 0 && !p->done[(size_t)c * (size_t)o->cap + (size_t)(-res.rows[r].rep - 1)])
+			rerun++;
+	}
 	if (foreign)
 		cli_note("%s: %zu rows belong to no cell of this matrix (or shard); kept as they are", o->resume, foreign);
 	if (rerun)
@@ -229,7 +237,7 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 	p->resumed = seen;
 	resume_stops(o, p);
 	for (size_t c = 0; c < p->cells.n; c++) {
-		total += cb_run_wants_evidence(&p->spec[c]) ? CLI_EVIDENCE_REPS : 0;
+		total += cb_run_wants_evidence(&p->spec[c]) && !mk_cell_in_guest(&p->cells.cell[c]) ? CLI_EVIDENCE_REPS : 0;
 		todo += matrix_cell_todo(p, c, o->cap) + matrix_cell_evidence_todo(p, c);
 	}
 	cli_note("--resume %s: %zu of %zu reps already there, skipped; %s%zu to run", o->resume, seen, total,
@@ -250,13 +258,13 @@ size_t matrix_cell_todo(const struct matrix_plan *p, size_t c, long reps)
 	return n;
 }
 
-/* Evidence reps the cell still needs (none when its probes can add nothing inside the fault path). */
+/* Evidence reps the cell still needs (none when its probes can add nothing inside the fault path, nor in a guest). */
 size_t matrix_cell_evidence_todo(const struct matrix_plan *p, size_t c)
 {
 	size_t n = 0;
 
-	if (!cb_run_wants_evidence(&p->spec[c]))
-		return 0;
+	if (!cb_run_wants_evidence(&p->spec[c]) || mk_cell_in_guest(&p->cells.cell[c]))
+		return 0; /* a guest runs its plan's timed reps only: its cells have no evidence reps */
 	for (size_t r = 0; r < CLI_EVIDENCE_REPS; r++)
 		n += !p->ev_done[c * CLI_EVIDENCE_REPS + r];
 	return n;

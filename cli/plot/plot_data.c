@@ -15,27 +15,41 @@
 
 int plot_dataset_open(struct dataset *d, const char *dir, const char *name)
 {
+	int err;
+
 	snprintf(d->dat_path, sizeof(d->dat_path), "%s/data/%s.dat", dir, name);
 	snprintf(d->meta_path, sizeof(d->meta_path), "%s/data/%s.gp", dir, name);
 	d->dat = fopen(d->dat_path, "we");
 	d->meta = d->dat ? fopen(d->meta_path, "we") : NULL;
 	if (d->meta)
 		return 0;
-	cli_error("cannot write %s: %s", d->dat ? d->meta_path : d->dat_path, strerror(errno));
-	if (d->dat)
+	err = errno;
+	cli_error("cannot write %s: %s", d->dat ? d->meta_path : d->dat_path, strerror(err));
+	if (d->dat) {
 		fclose(d->dat);
+		unlink(d->dat_path); /* no empty data file left behind */
+	}
 	return -1;
 }
 
+/* Both files whole, or neither left (a full disk): -1 after saying why. */
 int plot_dataset_close(struct dataset *d)
 {
-	int bad = ferror(d->dat) || ferror(d->meta);
+	int bad = ferror(d->dat) || ferror(d->meta), err = 0;
 
-	bad |= fclose(d->dat) != 0;
-	bad |= fclose(d->meta) != 0;
-	if (bad)
-		cli_error("cannot write %s", d->dat_path);
-	return bad ? -1 : 0;
+	errno = 0;
+	if (fflush(d->dat) != 0 || fflush(d->meta) != 0)
+		err = errno;
+	if (fclose(d->dat) != 0 && !err)
+		err = errno;
+	if (fclose(d->meta) != 0 && !err)
+		err = errno;
+	if (!bad && !err)
+		return 0;
+	cli_error("cannot write %s: %s", d->dat_path, strerror(err ? err : EIO));
+	unlink(d->dat_path);
+	unlink(d->meta_path);
+	return -1;
 }
 
 void plot_dataset_discard(struct dataset *d)

@@ -292,6 +292,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("--samples %s is the same file as --output: give two files", o.samples);
 		return EXIT_USAGE;
 	}
+	if (cli_run_outputs_not_inputs(&o) < 0) /* replay's --trace: never written over */
+		return EXIT_USAGE;
 	o.format = cli_format_resolve(o.format, o.output);
 	if (cli_run_make_spec(&ctx, &o, &spec) < 0 || cli_run_apply_sysctls(&o) < 0)
 		return EXIT_USAGE;

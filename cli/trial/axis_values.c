@@ -42,6 +42,17 @@ static void canonical_flag(const char *v, char *out, size_t len)
 	}
 }
 
+/* Options whose all-digit values are decimal numbers (seed=01 is seed=1, touch=010 is touch=10, pin=00 is pin=0). */
+static bool numeric_metavar(const char *metavar)
+{
+	static const char *const numeric[] = { "N", "S", "PCT", "0|1|2", "auto|none|N", "NODES" };
+
+	for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++)
+		if (strcmp(metavar, numeric[i]) == 0)
+			return true;
+	return false;
+}
+
 void cli_canonical_value(const char *axis, const char *value, char *out, size_t len)
 {
 	const struct cli_option *o = strcmp(axis, "fork") == 0 ? NULL : cli_run_option_find(axis);
@@ -53,7 +64,7 @@ void cli_canonical_value(const char *axis, const char *value, char *out, size_t 
 	} else if (o && strcmp(o->metavar, "SIZE") == 0) {
 		if (cb_size_parse(value, &v) == 0)
 			cb_size_format(v, out, len);
-	} else if (o && strcmp(o->metavar, "N") == 0 && all_digits(value)) {
+	} else if (o && numeric_metavar(o->metavar) && all_digits(value)) {
 		errno = 0;
 		v = strtoull(value, NULL, 10);
 		if (errno == 0)

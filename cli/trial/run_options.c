@@ -600,6 +600,32 @@ const struct cli_option *cli_run_option_find(const char *name)
 	return NULL;
 }
 
+bool cli_run_option_is_input(const char *name)
+{
+	for (size_t i = 0; i < cb_workload_count(); i++) {
+		const struct cb_option *opt = cb_workload_at(i)->options;
+
+		for (; opt && opt->name; opt++)
+			if (opt->type == CB_OPT_PATH && strcmp(opt->name, name) == 0)
+				return true;
+	}
+	return false;
+}
+
+int cli_run_outputs_not_inputs(const struct run_opts *o)
+{
+	for (int i = 0; i < o->nwl; i++) {
+		char *in[] = { (char *)o->wl[i].value };
+
+		if (!cli_run_option_is_input(o->wl[i].name))
+			continue;
+		if (cli_output_not_input("--output", o->output, in, 1) < 0 ||
+		    cli_output_not_input("--samples", o->samples, in, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 struct run_opts *cli_run_opts_new(void)
 {
 	struct run_opts *o = malloc(sizeof(*o));

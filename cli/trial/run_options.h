@@ -70,6 +70,10 @@ void cli_run_spec_init(struct run_spec_ctx *ctx);
 const struct cli_option *cli_run_options(int *n);
 /* cowbench run's option NAME (cli_run_options), or NULL. */
 const struct cli_option *cli_run_option_find(const char *name);
+/* Whether option NAME names a file the run reads (a workload's path option: replay's --trace). */
+bool cli_run_option_is_input(const char *name);
+/* -1 after saying why when --output or --samples is one of the files o reads (cli_output_not_input). */
+int cli_run_outputs_not_inputs(const struct run_opts *o);
 /* --help's lines for run's options (a workload's own alone when o named one). */
 void cli_run_print_options(const struct run_opts *o);
 

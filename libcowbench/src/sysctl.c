@@ -349,7 +349,12 @@ static int store_journal(int lockfd)
 	*o = '\0';
 	len = (size_t)(o - jbuf);
 	(void)lockfd;
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/*
+	 * A new file, never one that is there: a hard link planted as overrides.new would otherwise
+	 * have its target truncated and filled by root (O_NOFOLLOW stops symlinks only). Under the lock.
+	 */
+	unlink(tmp_path);
+	fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, jbuf, len) != (ssize_t)len) {
