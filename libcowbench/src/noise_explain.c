@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <cowbench/compare.h>
+#include <cowbench/stats.h>
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
 #include <cowbench/results.h>

@@ -54,6 +54,16 @@ double cb_percentile_sorted(const double *sorted, size_t n, double p)
 	return sorted[idx];
 }
 
+double cb_quantile_sorted(const double *s, size_t n, double p)
+{
+	double h = p * (double)(n - 1);
+	size_t lo = (size_t)floor(h);
+
+	if (lo + 1 >= n)
+		return s[n - 1];
+	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
 int cb_lat_stats_compute(double *values, size_t n, struct cb_lat_stats *out)
 {
 	double sum = 0;

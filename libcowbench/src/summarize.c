@@ -78,49 +78,53 @@ static const struct cb_row_group *collapsed_baseline(const struct cb_summarize_o
 }
 
 /*
- * The ratio of this cell to its baseline cell (same key, NAME=VALUE) measured in the same boot:
- * over the reps of the same rounds where NAME is an axis matrix --order interleaves, else unpaired.
+ * This cell against its baseline cell (same key, NAME=VALUE) measured in
+ * the same boot, with the engine's one method: old = the baseline.
  */
-static void baseline_ratio(const struct cb_summarize_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
-			   const char *metric, struct cb_summary_line *l)
+static int baseline_ratio(const struct cb_summarize_opts *o, const struct cb_row_group *g, size_t ng, size_t gi,
+			  const char *metric, struct cb_summary_line *l)
 {
+	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
 	char bkey[CB_ROW_KEY_LEN];
 	const struct cb_row_group *b;
 	const char *boot;
 	double *av, *bv;
 	size_t na, nb;
+	int err = 0;
 
 	if (!o->base_name || !cb_key_replace(g[gi].key, o->base_name, o->base_value, bkey, sizeof(bkey)) ||
 	    strcmp(bkey, g[gi].key) == 0)
-		return; /* no such axis here, or this is the baseline itself */
+		return 0; /* no such axis here, or this is the baseline itself */
 	b = find_group(g, ng, bkey);
 	if (!b)
 		b = collapsed_baseline(o, g, ng, g[gi].key);
 	if (!b || b->n == 0 || !(boot = cb_shared_boot(&g[gi], b)))
-		return;
+		return 0;
 	av = malloc(g[gi].n * sizeof(*av));
 	bv = malloc(b->n * sizeof(*bv));
-	if (av && bv && cb_order_compared_axis(o->base_name)) {
-		double *pb = malloc(g[gi].n * sizeof(*pb));
-		size_t np = pb ? cb_round_pairs(&g[gi], metric, b, metric, boot, av, pb) : 0;
-
-		if (np >= 2 && cb_boot_ratio_ci_paired(av, pb, np, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, o->seed,
-						       &l->ratio, &l->rlo, &l->rhi) == 0) {
+	if (!av || !bv) {
+		err = -ENOMEM;
+		goto out;
+	}
+	na = cb_values_in_boot(&g[gi], metric, boot, av);
+	nb = cb_values_in_boot(b, metric, boot, bv);
+	if (o->alpha > 0)
+		co.alpha = o->alpha;
+	if (o->threshold > 0)
+		co.threshold = o->threshold;
+	if (na > 0 && nb > 0) {
+		err = cb_compare_samples(bv, nb, av, na, cb_metric_is_count(metric), &co, &l->c);
+		if (!err) {
 			l->has_ratio = true;
-			l->pairs = np;
+			l->ratio = l->c.change.est;
+			l->rlo = l->c.change.lo;
+			l->rhi = l->c.change.hi;
 		}
-		free(pb);
 	}
-	if (av && bv && !l->has_ratio) {
-		na = cb_values_in_boot(&g[gi], metric, boot, av);
-		nb = cb_values_in_boot(b, metric, boot, bv);
-		if (na > 0 && nb > 0 &&
-		    cb_boot_ratio_ci(av, na, bv, nb, o->ratio_center, 0.95, CB_BOOTSTRAP_RESAMPLES, o->seed, &l->ratio,
-				     &l->rlo, &l->rhi) == 0)
-			l->has_ratio = true;
-	}
+out:
 	free(av);
 	free(bv);
+	return err;
 }
 
 bool cb_summary_line_noisy(const struct cb_summary_line *l)
@@ -128,41 +132,99 @@ bool cb_summary_line_noisy(const struct cb_summary_line *l)
 	return l->s.cv > CB_NOISY_CV;
 }
 
+struct line_set {
+	struct cb_summary_line *l;
+	size_t n, cap;
+};
+
+static struct cb_summary_line *next_line(struct line_set *ls)
+{
+	if (ls->n == ls->cap) {
+		size_t cap = ls->cap ? 2 * ls->cap : 64;
+		struct cb_summary_line *nl = realloc(ls->l, cap * sizeof(*nl));
+
+		if (!nl)
+			return NULL;
+		ls->l = nl;
+		ls->cap = cap;
+	}
+	return &ls->l[ls->n++];
+}
+
+/* One cell's line of metric m into l; 1 when measured, 0 when not, or an error. */
+static int cell_line(const struct cb_row_group *g, size_t ng, size_t i, const struct cb_summarize_opts *o,
+		     const char *m, struct cb_summary_line *l)
+{
+	double *v = malloc((g[i].n ? g[i].n : 1) * sizeof(*v));
+	size_t nv;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	*l = (struct cb_summary_line){ .key = g[i].key, .metric = m, .failed = g[i].failed, .group = &g[i], .verdict = "" };
+	nv = cb_group_values(&g[i], m, v);
+	err = nv ? cb_summarize(v, nv, &l->s) : 0;
+	free(v);
+	if (nv == 0 || err)
+		return err; /* this metric is not measured in this cell */
+	err = baseline_ratio(o, g, ng, i, m, l);
+	if (!err && cb_summary_line_noisy(l)) {
+		l->explained = cb_noise_explain(&g[i], g, ng, m, l->cause, sizeof(l->cause));
+		err = l->explained < 0 ? l->explained : 0;
+	}
+	return err ? err : 1;
+}
+
+/* Every ratio of the output is one comparison of one set: p adjusted over all, then each verdict. */
+static int judge_ratios(const struct cb_summarize_opts *o, struct line_set *ls)
+{
+	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
+	struct cb_compare **set = malloc((ls->n + 1) * sizeof(*set));
+	size_t k = 0;
+	int err;
+
+	if (!set)
+		return -ENOMEM;
+	if (o->alpha > 0)
+		co.alpha = o->alpha;
+	if (o->threshold > 0)
+		co.threshold = o->threshold;
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->l[i].has_ratio)
+			set[k++] = &ls->l[i].c;
+	err = cb_compare_decide(set, k, CB_ADJUST_BH, &co);
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct cb_compare *c = &ls->l[i].c;
+
+		if (ls->l[i].has_ratio)
+			ls->l[i].verdict = !c->significant ? "~" :
+					   (c->change.ratio ? c->change.est > 1 : c->change.est > 0) ? "higher" : "lower";
+	}
+	free(set);
+	return err;
+}
+
 int cb_summarize_cells(const struct cb_row_group *g, size_t ng, const struct cb_summarize_opts *o,
 		       int (*fn)(void *arg, const struct cb_summary_line *l), void *arg)
 {
 	char *metrics = strdup(o->metrics), *save = NULL;
-	struct cb_summary_line *l = malloc(sizeof(*l));
-	int err = metrics && l ? 0 : -ENOMEM;
+	struct line_set ls = { 0 };
+	int err = metrics ? 0 : -ENOMEM;
 
-	for (char *m = err ? NULL : strtok_r(metrics, ",", &save); m && !err; m = strtok_r(NULL, ",", &save)) {
+	for (char *m = err ? NULL : strtok_r(metrics, ",", &save); m && !err; m = strtok_r(NULL, ",", &save))
 		for (size_t i = 0; i < ng && !err; i++) {
-			double *v = malloc((g[i].n ? g[i].n : 1) * sizeof(*v));
-			size_t nv;
+			struct cb_summary_line *l = next_line(&ls);
+			int rc = l ? cell_line(g, ng, i, o, m, l) : -ENOMEM;
 
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			*l = (struct cb_summary_line){ .key = g[i].key, .metric = m, .failed = g[i].failed, .group = &g[i] };
-			nv = cb_group_values(&g[i], m, v);
-			if (nv == 0 || cb_summarize(v, nv, o->seed, &l->s) < 0) {
-				free(v);
-				continue; /* this metric is not measured in this cell */
-			}
-			baseline_ratio(o, g, ng, i, m, l);
-			free(v);
-			if (cb_summary_line_noisy(l)) {
-				l->explained = cb_noise_explain(&g[i], g, ng, m, l->cause, sizeof(l->cause));
-				if (l->explained < 0) {
-					err = l->explained;
-					break;
-				}
-			}
-			err = fn(arg, l);
+			if (rc <= 0 && l)
+				ls.n--;
+			err = rc < 0 ? rc : 0;
 		}
-	}
-	free(l);
+	if (!err)
+		err = judge_ratios(o, &ls);
+	for (size_t i = 0; i < ls.n && !err; i++)
+		err = fn(arg, &ls.l[i]);
+	free(ls.l);
 	free(metrics);
 	return err;
 }

@@ -3,18 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cowbench/compare.h>
+#include <cowbench/estimate.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
 #include <cowbench/summary.h>
 
-int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *out)
+int cb_summarize(const double *v, size_t n, struct cb_summary *out)
 {
-	double *s, ss = 0, q1, q3, iqr;
-	int err = 0;
+	double *s, ss = 0, sum = 0, q1, q3, iqr;
+	struct cb_estimate e;
+	int err;
 
 	if (n == 0)
 		return -EINVAL;
+	err = cb_estimate(v, n, 0.95, &e);
+	if (err)
+		return err;
 	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -23,16 +27,20 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	out->mean = cb_center_of(s, n, CB_CENTER_MEAN);
-	out->stddev = out->ci_lo = out->ci_hi = out->cv = NAN;
+	for (size_t i = 0; i < n; i++)
+		sum += s[i];
+	out->mean = sum / (double)n;
+	out->centre = e.centre;
+	out->ci_lo = e.lo;
+	out->ci_hi = e.hi;
+	out->ci_level = e.level;
+	out->stddev = out->cv = NAN;
 	if (n >= 2) {
 		for (size_t i = 0; i < n; i++)
 			ss += (s[i] - out->mean) * (s[i] - out->mean);
 		out->stddev = sqrt(ss / (double)(n - 1));
 		if (out->mean != 0)
 			out->cv = out->stddev / fabs(out->mean);
-		err = cb_boot_center_ci(v, n, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, &out->ci_lo,
-					&out->ci_hi);
 	}
 	q1 = cb_quantile_sorted(s, n, 0.25);
 	q3 = cb_quantile_sorted(s, n, 0.75);
@@ -40,13 +48,7 @@ int cb_summarize(const double *v, size_t n, uint64_t seed, struct cb_summary *ou
 	for (size_t i = 0; i < n; i++)
 		out->outliers += s[i] < q1 - 1.5 * iqr || s[i] > q3 + 1.5 * iqr;
 	free(s);
-	return err;
-}
-
-int cb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
-		double *ratio, double *lo, double *hi)
-{
-	return cb_boot_ratio_ci(a, na, b, nb, CB_CENTER_MEAN, 0.95, CB_BOOTSTRAP_RESAMPLES, seed, ratio, lo, hi);
+	return 0;
 }
 
 /* ---- grouping ---- */

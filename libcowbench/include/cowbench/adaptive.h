@@ -8,8 +8,8 @@
 #include <cowbench/compare.h>
 
 /*
- * Adaptive repetitions: a cell keeps running reps until the 95 % interval
- * of the mean of its headline metric (the workload's `headline` column)
+ * Adaptive repetitions: a cell keeps running reps until the engine's 95 %
+ * interval (cb_estimate) of its headline metric (the workload's `headline` column)
  * is as tight as asked, or a bound is hit. The rule only looks at the
  * values it is given, so resumed rows count like fresh ones.
  */
@@ -24,11 +24,11 @@ enum cb_stop {
 	CB_STOP_MAX_TIME, /* the time bound was hit first */
 };
 
-/* Fewer values than this are never judged: a t interval of 2 values that happen to agree is luck. */
+/* Fewer values than this are never judged: an interval of 2 values that happen to agree is luck. */
 #define CB_ADAPTIVE_MIN_REPS 5
 
 struct cb_adaptive {
-	double target;     /* relative half-width of the interval of the mean (0.02 = +-2 %) */
+	double target;     /* relative half-width of the centre's interval (0.02 = +-2 %) */
 	double conf;       /* level of that interval (0.95) */
 	size_t min_reps;   /* judge from this many values on (at least 3; CB_ADAPTIVE_MIN_REPS by default) */
 	size_t max_reps;   /* stop at this many reps (0: no bound) */
@@ -52,15 +52,14 @@ struct cb_round_values {
 };
 
 /**
- * Whether centre(num) / centre(den) (c: mean or trimmed mean) over the rounds both ran has a 95 %
- * paired-bootstrap interval (cb_boot_ratio_ci_paired with `seed`, as
- * summarize --baseline prints it) within +-target, and the delta method's
- * t interval too. *pairs gets the number
- * of rounds that paired: 0 when a round id repeats on one side (rows of two
- * runs), since nothing pairs then. False with fewer than min_pairs pairs.
+ * Whether the ratio num / den over the values of the rounds both ran has
+ * an interval (cb_estimate_change, as summarize --baseline prints it) whose
+ * both sides lie within +-target of the ratio. *pairs gets the number of
+ * rounds both ran: 0 when a round id repeats on one side (rows of two
+ * runs). False with fewer than min_pairs of them.
  */
-bool cb_adaptive_ratio_met(const struct cb_round_values *num, const struct cb_round_values *den, enum cb_center c,
-			   double target, size_t min_pairs, uint64_t seed, size_t *pairs);
+bool cb_adaptive_ratio_met(const struct cb_round_values *num, const struct cb_round_values *den, double target,
+			   size_t min_pairs, size_t *pairs);
 
 /** "", "target", "max-reps", "max-time" (the `stop` column). */
 const char *cb_stop_name(enum cb_stop s);

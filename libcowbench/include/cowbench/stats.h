@@ -32,5 +32,7 @@ uint64_t cb_rand_below(uint64_t *state, uint64_t bound);
 void cb_shuffle_prefix(size_t *a, size_t n, size_t k, uint64_t *state);
 
 double cb_percentile_sorted(const double *sorted, size_t n, double p);
+/** Quantile p (0..1) of a sorted sample, interpolated between closest ranks (R type 7): a description, no interval. */
+double cb_quantile_sorted(const double *s, size_t n, double p);
 
 #endif

@@ -1,0 +1,535 @@
+/*
+ * The statistics engine (cowbench/estimate.h): Hodges-Lehmann estimates
+ * with exact rank-distribution intervals, the Mann-Whitney U test, the
+ * p-value adjustment over a set, and the plan of how many reps would
+ * decide. Every interval cowbench prints comes from here.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/estimate.h>
+#include <cowbench/report.h>
+#include <cowbench/stats.h>
+
+/*
+ * Walsh averages grow as n^2 / 2 and pairwise differences as n_old * n_new:
+ * beyond these, a side is thinned to evenly spaced order statistics of
+ * itself first (an interval of fewer values is wider, never narrower).
+ */
+#define WALSH_MAX_N 2000
+#define PAIRS_MAX_SIDE 1500
+#define WSR_EXACT_MAX 60 /* values up to which the signed-rank distribution is exact (2^n in a double) */
+
+/* ---- the rank distributions ---- */
+
+/* Standard normal cdf and quantile (bisection on erfc: ample precision). */
+static double phi(double z)
+{
+	return 0.5 * erfc(-z / M_SQRT2);
+}
+
+static double z_quantile(double p)
+{
+	double lo = -40, hi = 40;
+
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (phi(mid) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/*
+ * cdf[j] = P(W+ <= j) for j in 0..max of the signed-rank statistic of n
+ * values (max = n(n+1)/2): exact counts of the rank subsets up to
+ * WSR_EXACT_MAX, the normal approximation with continuity correction beyond.
+ */
+static double *wsr_cdf(size_t n, size_t *max)
+{
+	size_t len = n * (n + 1) / 2 + 1;
+	double *f = calloc(len, sizeof(*f)), run = 0, total = ldexp(1, (int)(n < 1000 ? n : 1000));
+
+	*max = len - 1;
+	if (!f)
+		return NULL;
+	if (n <= WSR_EXACT_MAX) {
+		f[0] = 1;
+		for (size_t r = 1; r <= n; r++)
+			for (size_t k = len; k-- > r;)
+				f[k] += f[k - r];
+		for (size_t k = 0; k < len; k++) {
+			run += f[k];
+			f[k] = run / total;
+		}
+		return f;
+	}
+	for (size_t k = 0; k < len; k++) {
+		double mean = (double)n * ((double)n + 1) / 4, sd = sqrt(mean * (2 * (double)n + 1) / 6);
+
+		f[k] = phi(((double)k + 0.5 - mean) / sd);
+	}
+	return f;
+}
+
+/* pmf counts of U for sizes m <= n without ties (f(m', n', k) = f(m'-1, n', k-n') + f(m', n'-1, k)), unnormalised. */
+static double *mwu_counts(size_t m, size_t n)
+{
+	size_t len = m * n + 1;
+	double *f = calloc((m + 1) * len, sizeof(*f)), *out;
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i <= m; i++)
+		f[i * len] = 1; /* n' = 0: U is 0 */
+	for (size_t nn = 1; nn <= n; nn++)
+		for (size_t i = 1; i <= m; i++) {
+			double *cur = f + i * len, *prev = f + (i - 1) * len;
+
+			for (size_t k = i * nn + 1; k-- > nn;)
+				cur[k] += prev[k - nn];
+		}
+	out = malloc(len * sizeof(*out));
+	if (out)
+		memcpy(out, f + m * len, len * sizeof(*out));
+	free(f);
+	return out;
+}
+
+/* cdf[j] = P(U <= j), j in 0..m*n: exact up to CB_MWU_EXACT_MAX, else normal with continuity correction. */
+static double *mwu_cdf(size_t m, size_t n, size_t *max)
+{
+	size_t len = m * n + 1;
+	double *f, total = 0, run = 0;
+
+	*max = len - 1;
+	if (m * n <= CB_MWU_EXACT_MAX) {
+		f = mwu_counts(m < n ? m : n, m < n ? n : m);
+		if (!f)
+			return NULL;
+		for (size_t k = 0; k < len; k++)
+			total += f[k];
+		for (size_t k = 0; k < len; k++) {
+			run += f[k];
+			f[k] = run / total;
+		}
+		return f;
+	}
+	f = malloc(len * sizeof(*f));
+	if (!f)
+		return NULL;
+	for (size_t k = 0; k < len; k++) {
+		double mean = (double)m * (double)n / 2, sd = sqrt(mean * ((double)(m + n) + 1) / 6);
+
+		f[k] = phi(((double)k + 0.5 - mean) / sd);
+	}
+	return f;
+}
+
+/*
+ * The 1-based order statistic k of the interval [X_(k), X_(N+1-k)] whose
+ * coverage is 1 - 2 P(stat <= k-1): the largest k (the narrowest interval)
+ * still at level >= conf, or k = 1 (the widest) when even that is below.
+ */
+static size_t choose_k(const double *cdf, size_t max, double conf, double *level)
+{
+	size_t k = 1;
+
+	while (k + 1 <= (max + 1) / 2 && 1 - 2 * cdf[k] >= conf - 1e-12)
+		k++;
+	*level = 1 - 2 * cdf[k - 1];
+	return k;
+}
+
+/* ---- helpers ---- */
+
+static bool all_positive(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] > 0))
+			return false;
+	return true;
+}
+
+static double median_sorted(const double *s, size_t n)
+{
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* v (logs when log_scale), sorted, thinned to at most cap evenly spaced order statistics; *m gets the count. */
+static double *prepared(const double *v, size_t n, bool log_scale, size_t cap, size_t *m)
+{
+	double *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s[i] = log_scale ? log(v[i]) : v[i];
+	qsort(s, n, sizeof(*s), cb_cmp_double);
+	*m = n;
+	if (n > cap) {
+		for (size_t i = 0; i < cap; i++)
+			s[i] = s[(size_t)((double)i * (double)(n - 1) / (double)(cap - 1) + 0.5)];
+		*m = cap;
+	}
+	return s;
+}
+
+/* Sample variance times (n - 1) of s[0..n). */
+static double sum_squares(const double *s, size_t n)
+{
+	double mean = 0, ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		mean += s[i] / (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (s[i] - mean) * (s[i] - mean);
+	return ss;
+}
+
+/* ---- one sample ---- */
+
+int cb_estimate(const double *v, size_t n, double conf, struct cb_estimate *out)
+{
+	size_t m, nw, max = 0, k;
+	double *s, *w, *cdf;
+
+	if (n == 0 || !(conf > 0 && conf < 1))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	out->log_scale = all_positive(v, n);
+	out->lo = out->hi = out->level = NAN;
+	s = prepared(v, n, out->log_scale, WALSH_MAX_N, &m);
+	if (!s)
+		return -ENOMEM;
+	nw = m * (m + 1) / 2;
+	w = malloc(nw * sizeof(*w));
+	cdf = m >= 2 ? wsr_cdf(m, &max) : NULL;
+	if (!w || (m >= 2 && !cdf)) {
+		free(s);
+		free(w);
+		free(cdf);
+		return -ENOMEM;
+	}
+	nw = 0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = i; j < m; j++)
+			w[nw++] = (s[i] + s[j]) / 2;
+	qsort(w, nw, sizeof(*w), cb_cmp_double);
+	out->centre = median_sorted(w, nw);
+	if (m >= 2) {
+		k = choose_k(cdf, max, conf, &out->level);
+		out->lo = w[k - 1];
+		out->hi = w[nw - k];
+	}
+	if (out->log_scale) {
+		out->centre = exp(out->centre);
+		out->lo = exp(out->lo);
+		out->hi = exp(out->hi);
+	}
+	free(s);
+	free(w);
+	free(cdf);
+	return 0;
+}
+
+/* ---- Mann-Whitney U ---- */
+
+struct ranked {
+	double v;
+	int from_a;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	return cb_cmp_double(&((const struct ranked *)a)->v, &((const struct ranked *)b)->v);
+}
+
+/* Rank sum of a (mid-ranks for ties) and the tie term sum(t^3 - t) over tied groups. */
+static int rank_sum(const double *a, size_t na, const double *b, size_t nb, double *ra, double *ties)
+{
+	size_t n = na + nb;
+	struct ranked *r = malloc(n * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < na; i++)
+		r[i] = (struct ranked){ a[i], 1 };
+	for (size_t i = 0; i < nb; i++)
+		r[na + i] = (struct ranked){ b[i], 0 };
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	*ra = 0;
+	*ties = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		double mid, t;
+
+		while (j < n && r[j].v == r[i].v)
+			j++;
+		mid = ((double)i + 1 + (double)j) / 2; /* mean of ranks i+1 .. j */
+		t = (double)(j - i);
+		*ties += t * t * t - t;
+		for (size_t k = i; k < j; k++)
+			*ra += r[k].from_a ? mid : 0;
+		i = j;
+	}
+	free(r);
+	return 0;
+}
+
+double cb_mwu_min_p(size_t na, size_t nb)
+{
+	double lchoose = lgamma((double)(na + nb) + 1) - lgamma((double)na + 1) - lgamma((double)nb + 1);
+
+	return fmin(1.0, 2 * exp(-lchoose));
+}
+
+size_t cb_test_min_n(double alpha)
+{
+	for (size_t n = 1; n < 64; n++)
+		if (cb_mwu_min_p(n, n) < alpha)
+			return n;
+	return 0;
+}
+
+int cb_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct cb_mwu *out)
+{
+	double ra, ties, mn = (double)na * (double)nb, n = (double)(na + nb), var, z;
+	int err;
+
+	if (na == 0 || nb == 0)
+		return -EINVAL;
+	err = rank_sum(a, na, b, nb, &ra, &ties);
+	if (err)
+		return err;
+	out->u = ra - (double)na * ((double)na + 1) / 2;
+	out->exact = ties == 0 && mn <= CB_MWU_EXACT_MAX;
+	if (out->exact) {
+		size_t max;
+		double *cdf = mwu_cdf(na, nb, &max), lo, hi;
+
+		if (!cdf)
+			return -ENOMEM;
+		/* The distribution is symmetric: P(U >= u) = P(U <= max - u). */
+		lo = cdf[(size_t)(out->u + 0.5)];
+		hi = cdf[(size_t)((double)max - out->u + 0.5)];
+		out->p = fmin(1.0, 2 * fmin(lo, hi));
+		free(cdf);
+		return 0;
+	}
+	var = mn / 12 * ((n + 1) - ties / (n * (n - 1)));
+	if (var <= 0) {
+		out->p = 1; /* every value equal: no evidence of a difference */
+		return 0;
+	}
+	z = fmax(0, fabs(out->u - mn / 2) - 0.5) / sqrt(var);
+	out->p = fmin(1.0, erfc(z / M_SQRT2));
+	return 0;
+}
+
+/* ---- two samples ---- */
+
+int cb_estimate_change(const double *old, size_t n_old, const double *new_, size_t n_new, double conf,
+		       struct cb_change *out)
+{
+	double *a, *b, *d, *cdf = NULL;
+	size_t ma, mb, nd = 0, max = 0;
+	struct cb_mwu t;
+	int err;
+
+	if (n_old == 0 || n_new == 0 || !(conf > 0 && conf < 1))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->n_old = n_old;
+	out->n_new = n_new;
+	out->ratio = all_positive(old, n_old) && all_positive(new_, n_new);
+	out->lo = out->hi = out->level = out->spread = NAN;
+	err = cb_mann_whitney(old, n_old, new_, n_new, &t);
+	if (err)
+		return err;
+	out->p = t.p;
+	out->exact = t.exact;
+	a = prepared(old, n_old, out->ratio, PAIRS_MAX_SIDE, &ma);
+	b = prepared(new_, n_new, out->ratio, PAIRS_MAX_SIDE, &mb);
+	d = a && b ? malloc(ma * mb * sizeof(*d)) : NULL;
+	if (d && ma + mb > 2)
+		cdf = mwu_cdf(ma, mb, &max);
+	if (!d || (ma + mb > 2 && !cdf)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ma; i++)
+		for (size_t j = 0; j < mb; j++)
+			d[nd++] = b[j] - a[i];
+	qsort(d, nd, sizeof(*d), cb_cmp_double);
+	out->est = median_sorted(d, nd);
+	if (cdf) {
+		size_t k = choose_k(cdf, max, conf, &out->level);
+
+		out->lo = d[k - 1];
+		out->hi = d[nd - k];
+	}
+	if (ma + mb > 2)
+		out->spread = sqrt((sum_squares(a, ma) + sum_squares(b, mb)) / (double)(ma + mb - 2));
+	if (out->ratio) {
+		out->est = exp(out->est);
+		out->lo = exp(out->lo);
+		out->hi = exp(out->hi);
+	}
+out:
+	free(a);
+	free(b);
+	free(d);
+	free(cdf);
+	return err;
+}
+
+size_t cb_n_to_decide(const struct cb_change *c, double threshold, double floor, double conf)
+{
+	double room, z = z_quantile(1 - (1 - conf) / 2), n;
+
+	if (c->ratio)
+		room = c->est > 1 ? log(c->est) - log1p(threshold) :
+				    (threshold < 1 ? log1p(-threshold) : -INFINITY) - log(c->est);
+	else
+		room = fabs(c->est) - floor;
+	if (!(room > 0) || !(c->spread > 0) || !isfinite(c->spread))
+		return 0;
+	/* Half-width of a shift estimate with n a side: z s sqrt(2/n), over the efficiency 3/pi. */
+	n = ceil(2 * (M_PI / 3) * z * z * c->spread * c->spread / (room * room));
+	if (n > 1e9)
+		return 0;
+	return n < 2 ? 2 : (size_t)n;
+}
+
+size_t cb_reps_needed(double cv, double half_width, double conf)
+{
+	double z, n;
+
+	if (!isfinite(cv) || !isfinite(half_width) || cv < 0 || half_width <= 0 || !(conf > 0 && conf < 1))
+		return 0;
+	z = z_quantile(1 - (1 - conf) / 2);
+	n = ceil(z * z * cv * cv / (half_width * half_width) - 1e-9);
+	if (n > 1e9)
+		return 0;
+	return n < 2 ? 2 : (size_t)n;
+}
+
+/* ---- p-value adjustment ---- */
+
+const char *cb_p_adjust_name(enum cb_p_adjust m)
+{
+	return m == CB_ADJUST_HOLM ? "holm" : m == CB_ADJUST_NONE ? "none" : "bh";
+}
+
+int cb_p_adjust_parse(const char *text, enum cb_p_adjust *out)
+{
+	static const enum cb_p_adjust all[] = { CB_ADJUST_BH, CB_ADJUST_HOLM, CB_ADJUST_NONE };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(text, cb_p_adjust_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+struct ranked_p {
+	double p;
+	size_t at;
+};
+
+static int cmp_p(const void *a, const void *b)
+{
+	double x = ((const struct ranked_p *)a)->p, y = ((const struct ranked_p *)b)->p;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Over the m p-values sorted ascending: BH's adjusted p of rank i is
+ * min over j >= i of p_(j) m / j (a step-up: cumulative minimum from the
+ * top); Holm's is max over j <= i of p_(j) (m - j + 1) (a step-down).
+ */
+static void adjust_sorted(struct ranked_p *r, size_t m, enum cb_p_adjust method)
+{
+	if (method == CB_ADJUST_BH) {
+		double run = 1;
+
+		for (size_t i = m; i-- > 0;) {
+			double v = r[i].p * (double)m / (double)(i + 1);
+
+			run = v < run ? v : run;
+			r[i].p = run;
+		}
+	} else if (method == CB_ADJUST_HOLM) {
+		double run = 0;
+
+		for (size_t i = 0; i < m; i++) {
+			double v = fmin(1, r[i].p * (double)(m - i));
+
+			run = v > run ? v : run;
+			r[i].p = run;
+		}
+	}
+}
+
+int cb_p_adjust(const double *p, size_t n, enum cb_p_adjust method, double *adj)
+{
+	struct ranked_p *r;
+	size_t m = 0;
+
+	if (method != CB_ADJUST_BH && method != CB_ADJUST_HOLM && method != CB_ADJUST_NONE)
+		return -EINVAL;
+	r = malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(p[i]))
+			r[m++] = (struct ranked_p){ p[i], i };
+	qsort(r, m, sizeof(*r), cmp_p);
+	adjust_sorted(r, m, method);
+	for (size_t i = 0; i < n; i++)
+		if (isnan(p[i]))
+			adj[i] = NAN;
+	for (size_t i = 0; i < m; i++)
+		adj[r[i].at] = r[i].p;
+	free(r);
+	return 0;
+}
+
+/* ---- what the numbers are ---- */
+
+bool cb_metric_is_count(const char *column)
+{
+	const struct cb_column *c = cb_column_find(column);
+
+	return c && c->type == CB_COL_INT && !(c->flags & (CB_COL_TIMED | CB_COL_IDENTITY | CB_COL_IDENTITY_LEGACY));
+}
+
+/* "141x", "2.43x", "0.344x": three digits, no exponent below a million. */
+static void factor_text(char *buf, size_t len, double f)
+{
+	snprintf(buf, len, f >= 100 && f < 1e6 ? "%.0fx" : "%.3gx", f);
+}
+
+void cb_ratio_text(char *buf, size_t len, double r, double lo, double hi)
+{
+	char a[24], b[24], c[24];
+
+	factor_text(a, sizeof(a), r);
+	if (isnan(lo) || isnan(hi)) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	factor_text(b, sizeof(b), lo);
+	factor_text(c, sizeof(c), hi);
+	snprintf(buf, len, "%s [%s, %s]", a, b, c);
+}
