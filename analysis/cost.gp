@@ -1,5 +1,5 @@
 # What a write costs after fork: one row per cell. Left: time per write without fork and after fork
-# (median over reps, whiskers: 95 % CI of the median), log scale. Right: their ratio with its 95 % CI,
+# (Hodges-Lehmann centre over reps, whiskers: its exact CI), log scale. Right: their ratio with its CI,
 # written beside each point. Every label has its own row, so none can overlap.
 h = 190 + 34 * N
 if (h < 360) h = 360
@@ -9,8 +9,7 @@ if (term eq 'svg') {
 	set terminal pngcairo size 1100,h noenhanced font 'Sans,11'
 }
 set output outfile
-set multiplot title sprintf("What a write costs after fork (%d cells; medians over reps, whiskers: 95 %% CI of the median%s)", \
-	N, paired > 0 ? "; ratios paired by round" : "")
+set multiplot title sprintf("What a write costs after fork (%d cells; Hodges-Lehmann centres, whiskers: exact CI)", N)
 set yrange [N + 0.5 : 0.5]
 set ytics 1 nomirror font ',10'
 set grid ytics xtics lc rgb '#e5e5e5'

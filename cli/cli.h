@@ -9,7 +9,7 @@
 
 #include <cowbench/units.h>
 
-#include <cowbench/compare.h> /* enum cb_center */
+#include <cowbench/compare.h>
 #include <cowbench/report.h> /* enum cb_format */
 #include <cowbench/results.h> /* enum cb_dup_rule */
 
@@ -63,7 +63,6 @@ bool cli_parse_output(const char *text, const char **out);
 bool cli_parse_target_ci(const char *text, double *out);
 bool cli_parse_max_time(const char *text, uint64_t *ns);
 /* --ratio-center: mean or trimmed (a median ratio is not offered). */
-bool cli_parse_ratio_center(const char *text, enum cb_center *out);
 /*
  * Rows without --format (run, matrix): a table for a person at a terminal,
  * CSV when stdout is a pipe or a file or --output is given, which is what
@@ -292,7 +291,6 @@ int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 #include <cowbench/adaptive.h>
 
 #define CLI_DEFAULT_MAX_REPS 50 /* --target-ci without --max-reps */
-#define CLI_BOOT_SEED 20261122u /* summarize's and matrix --baseline's bootstrap: the same input, the same interval */
 
 struct cli_reps_opts {
 	double target;   /* --target-ci as a fraction; 0: fixed --reps */
@@ -336,7 +334,7 @@ enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
  * within +-target; *pairs gets how many rounds paired. False while fewer
  * than the rule's least reps paired up.
  */
-bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, enum cb_center c, double target,
+bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target,
 			size_t *pairs);
 
 #endif

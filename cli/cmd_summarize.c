@@ -17,15 +17,14 @@
 
 /*
  * cowbench summarize FILE...: per cell and metric the median, mean,
- * standard deviation, 95 % bootstrap interval of the mean, coefficient of
- * variation and outliers; noisy cells named below the table (on stderr
- * for CSV and JSON, whose stdout is data); with
+ * standard deviation, the engine's centre and interval (cowbench/estimate.h),
+ * coefficient of variation and outliers; noisy cells named below the table
+ * (on stderr for CSV and JSON, whose stdout is data); with
  * --baseline NAME=VALUE, each cell's ratio to the cell that differs only
- * in NAME having VALUE.
+ * in NAME having VALUE, with compare's interval, test and verdict.
  */
 
 #define DEFAULT_METRICS "elapsed_ns,faults,fork_ns,slowdown"
-#define BOOT_SEED CLI_BOOT_SEED /* fixed: the same input gives the same intervals */
 
 struct sum_opts {
 	const char *metrics;
@@ -36,7 +35,6 @@ struct sum_opts {
 	bool force;
 	bool quiet;
 	int keyw; /* width of the cell column in the table */
-	enum cb_center ratio_center; /* --ratio-center: mean or trimmed */
 };
 
 #define SOPTS(p) ((struct sum_opts *)(p))
@@ -73,16 +71,10 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
-static bool opt_ratio_center(void *o, const char *v)
-{
-	return cli_parse_ratio_center(v, &SOPTS(o)->ratio_center);
-}
-
 static const struct cli_option sum_options[] = {
 	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, .parse = opt_metric },
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
 	  .parse = opt_baseline },
-	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", .parse = opt_ratio_center },
 	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
 	  CLI_SET(CLI_STORE_FORMAT, struct sum_opts, format) },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
@@ -97,8 +89,12 @@ static void sum_usage(void)
 {
 	printf("usage: cowbench summarize [OPTIONS] RESULTS.csv...\n\n"
 	       "Per cell (the CSV's cell column; for rows of cowbench run, their configuration)\n"
-	       "and metric: n, median, mean, standard deviation, 95 %% bootstrap confidence\n"
-	       "interval of the mean, coefficient of variation and Tukey outliers. Rows whose\n"
+	       "and metric: n, median, mean, standard deviation, the Hodges-Lehmann centre\n"
+	       "with its exact interval (95 %%, or the most n allows: 93.75 %% at 5 reps),\n"
+	       "coefficient of variation and Tukey outliers. With --baseline, each cell's\n"
+	       "ratio to its baseline cell as compare computes it: Hodges-Lehmann ratio, its\n"
+	       "exact interval, Mann-Whitney p adjusted over every ratio printed\n"
+	       "(Benjamini-Hochberg), higher/lower or ~ (docs/reference.md, Statistics). Rows whose\n"
 	       "status is not ok are counted as failed and left out, and so are the times of\n"
 	       "evidence reps (rep_kind=evidence: an instrumented machine's; their evidence\n"
 	       "columns count). A cell whose CV exceeds 10 %% is reported as noisy on stderr.\n\n");
@@ -113,8 +109,8 @@ static void num(FILE *fp, double v, bool fixed)
 
 static void csv_header(FILE *fp)
 {
-	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio_pairs,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi,noise_cause",
+	fputs("cell,metric,n,failed,median,mean,stddev,centre,ci_lo,ci_hi,ci_level,cv,outliers,noisy,baseline,ratio,ratio_ci_lo,"
+	      "ratio_ci_hi,difference,difference_ci_lo,difference_ci_hi,change_ci_level,p,p_adj,verdict,reps_needed,noise_cause",
 	      fp);
 	cb_record_end(fp);
 }
@@ -129,24 +125,35 @@ static void csv_line(FILE *fp, const struct cb_summary_line *l, const char *base
 	fputc(',', fp);
 	num(fp, l->s.stddev, false);
 	fputc(',', fp);
+	num(fp, l->s.centre, false);
+	fputc(',', fp);
 	num(fp, l->s.ci_lo, false);
 	fputc(',', fp);
 	num(fp, l->s.ci_hi, false);
 	fputc(',', fp);
-	num(fp, l->s.cv, true);
-	fprintf(fp, ",%zu,%d,%s,", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
-	if (l->pairs)
-		fprintf(fp, "%zu", l->pairs);
+	num(fp, l->s.ci_level, true);
 	fputc(',', fp);
-	if (l->has_ratio) {
-		num(fp, l->ratio, true);
+	num(fp, l->s.cv, true);
+	fprintf(fp, ",%zu,%d,%s", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
+	for (int diff = 0; diff <= 1; diff++) {
+		bool here = l->has_ratio && l->c.change.ratio == !diff;
+
 		fputc(',', fp);
-		num(fp, l->rlo, true);
+		num(fp, here ? l->ratio : NAN, !diff);
 		fputc(',', fp);
-		num(fp, l->rhi, true);
-	} else {
-		fputs(",,", fp);
+		num(fp, here ? l->rlo : NAN, !diff);
+		fputc(',', fp);
+		num(fp, here ? l->rhi : NAN, !diff);
 	}
+	fputc(',', fp);
+	num(fp, l->has_ratio ? l->c.change.level : NAN, true);
+	fputc(',', fp);
+	num(fp, l->has_ratio ? l->c.p : NAN, false);
+	fputc(',', fp);
+	num(fp, l->has_ratio ? l->c.p_adj : NAN, false);
+	fprintf(fp, ",%s,", l->verdict);
+	if (l->has_ratio && l->c.reps_needed)
+		fprintf(fp, "%zu", l->c.reps_needed);
 	fputc(',', fp);
 	cb_csv_write_field(fp, cb_summary_line_noisy(l) ? l->cause : "");
 	cb_record_end(fp);
@@ -162,17 +169,34 @@ static void json_line(FILE *fp, const struct cb_summary_line *l, const char *bas
 	cb_json_number(fp, "median", l->s.median);
 	cb_json_number(fp, "mean", l->s.mean);
 	cb_json_number(fp, "stddev", l->s.stddev);
-	cb_json_number(fp, "ci95_lo", l->s.ci_lo);
-	cb_json_number(fp, "ci95_hi", l->s.ci_hi);
+	cb_json_number(fp, "centre", l->s.centre);
+	cb_json_number(fp, "ci_lo", l->s.ci_lo);
+	cb_json_number(fp, "ci_hi", l->s.ci_hi);
+	cb_json_number(fp, "ci_level", l->s.ci_level);
 	cb_json_number(fp, "cv", l->s.cv);
 	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
 	if (l->has_ratio) {
+		const char *k = l->c.change.ratio ? "ratio" : "difference";
+		char name[32], text[96];
+
 		fputs(",\"baseline\":", fp);
 		cb_json_string(fp, baseline);
-		cb_json_number(fp, "ratio", l->ratio);
-		cb_json_number(fp, "ratio_ci95_lo", l->rlo);
-		cb_json_number(fp, "ratio_ci95_hi", l->rhi);
-		fprintf(fp, ",\"ratio_pairs\":%zu", l->pairs);
+		cb_json_number(fp, k, l->ratio);
+		snprintf(name, sizeof(name), "%s_ci_lo", k);
+		cb_json_number(fp, name, l->rlo);
+		snprintf(name, sizeof(name), "%s_ci_hi", k);
+		cb_json_number(fp, name, l->rhi);
+		cb_json_number(fp, "change_ci_level", l->c.change.level);
+		cb_json_number(fp, "p", l->c.p);
+		cb_json_number(fp, "p_adj", l->c.p_adj);
+		fprintf(fp, ",\"verdict\":\"%s\"", l->verdict);
+		if (l->c.change.ratio) {
+			cb_ratio_text(text, sizeof(text), l->ratio, l->rlo, l->rhi);
+			fputs(",\"ratio_text\":", fp);
+			cb_json_string(fp, text);
+		}
+		if (l->c.reps_needed)
+			fprintf(fp, ",\"reps_needed\":%zu", l->c.reps_needed);
 	}
 	if (cb_summary_line_noisy(l)) {
 		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
@@ -182,24 +206,24 @@ static void json_line(FILE *fp, const struct cb_summary_line *l, const char *bas
 	cb_record_end(fp);
 }
 
-static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
+static void table_header(FILE *fp, bool ratios, int keyw)
 {
-	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
-		"95% CI of mean", "CV%", "out");
+	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %9s %21s %5s %6s %4s", keyw, "cell", "metric", "n", "median", "mean",
+		"stddev", "centre", "CI of centre", "CI%", "CV%", "out");
 	if (ratios)
-		fprintf(fp, "  %-26s", c == CB_CENTER_TRIMMED ? "ratio of trimmed means [95% CI]" :
-						       "ratio to baseline [95% CI]");
+		fprintf(fp, "  %-26s %-5s %-9s %s", "ratio to baseline [CI]", "CI%", "p (adj)", "verdict");
 	fputc('\n', fp);
 }
 
 static void table_line(FILE *fp, const struct cb_summary_line *l, bool ratios, int keyw)
 {
-	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
+	char med[24], mean[24], sd[24], ctr[24], lo[24], hi[24], ci[56], cv[16], lvl[16], key[4 * CB_ROW_KEY_LEN];
 	enum cb_units_style st = cb_units_style_for(fp);
 
 	cb_fmt_metric(med, sizeof(med), l->s.median, l->metric, st);
 	cb_fmt_metric(mean, sizeof(mean), l->s.mean, l->metric, st);
 	cb_fmt_metric(sd, sizeof(sd), l->s.stddev, l->metric, st);
+	cb_fmt_metric(ctr, sizeof(ctr), l->s.centre, l->metric, st);
 	cb_fmt_metric(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
 	cb_fmt_metric(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
 
@@ -208,11 +232,29 @@ static void table_line(FILE *fp, const struct cb_summary_line *l, bool ratios, i
 		snprintf(cv, sizeof(cv), "-");
 	else
 		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)), l->metric,
-		l->s.n, cb_pad_width(med, 9),
-		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
-	if (ratios && l->has_ratio)
-		fprintf(fp, "  %.3f [%.3f, %.3f]%s", l->ratio, l->rlo, l->rhi, l->pairs ? " paired" : "");
+	snprintf(lvl, sizeof(lvl), isnan(l->s.ci_level) ? "-" : "%.1f", l->s.ci_level * 100);
+	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %*s %5s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)),
+		l->metric, l->s.n, cb_pad_width(med, 9), med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd,
+		cb_pad_width(ctr, 9), ctr, cb_pad_width(ci, 21), ci, lvl, cv, l->s.outliers);
+	if (ratios && l->has_ratio) {
+		char change[96], p[40];
+
+		if (l->c.change.ratio) {
+			cb_ratio_text(change, sizeof(change), l->ratio, l->rlo, l->rhi);
+		} else {
+			cb_fmt_metric(ctr, sizeof(ctr), l->ratio, l->metric, st);
+			cb_fmt_metric(lo, sizeof(lo), l->rlo, l->metric, st);
+			cb_fmt_metric(hi, sizeof(hi), l->rhi, l->metric, st);
+			snprintf(change, sizeof(change), isnan(l->rlo) ? "%s%s" : "%s%s [%s, %s]", l->ratio >= 0 ? "+" : "",
+				 ctr, lo, hi);
+		}
+		snprintf(lvl, sizeof(lvl), isnan(l->c.change.level) ? "-" : "%.1f", l->c.change.level * 100);
+		snprintf(p, sizeof(p), l->c.p < 0.001 ? "<0.001" : "%.3f", l->c.p);
+		snprintf(p + strlen(p), sizeof(p) - strlen(p), l->c.p_adj < 0.001 ? " (<0.001)" : " (%.3f)", l->c.p_adj);
+		fprintf(fp, "  %-26s %-5s %-9s %s", change, lvl, p, l->verdict);
+		if (l->c.reps_needed)
+			fprintf(fp, " needs >= %zu reps", l->c.reps_needed);
+	}
 	if (l->failed)
 		fprintf(fp, "  (%zu failed)", l->failed);
 	fputc('\n', fp);
@@ -278,10 +320,9 @@ static int print_line(void *arg, const struct cb_summary_line *l)
 }
 
 static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-			  const char *baseline, enum cb_center ratio_center, bool quiet)
+			  const char *baseline, bool quiet)
 {
-	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
-			      .ratio_center = ratio_center };
+	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet };
 	struct cb_row_group *g;
 	size_t ng;
 	struct printer pr = { .fp = fp, .o = &o };
@@ -299,11 +340,10 @@ static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const c
 	if (format == CB_FORMAT_CSV)
 		csv_header(fp);
 	else if (format == CB_FORMAT_TABLE)
-		table_header(fp, baseline != NULL, o.ratio_center, o.keyw);
+		table_header(fp, baseline != NULL, o.keyw);
 	err = cb_summarize_cells(g, ng,
 				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = baseline ? o.base_name : NULL,
-							      .base_value = o.base_value, .ratio_center = o.ratio_center,
-							      .seed = BOOT_SEED },
+							      .base_value = o.base_value },
 				 print_line, &pr);
 	if (!err && format == CB_FORMAT_TABLE) {
 		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n, CB_NOISY_CV * 100);
@@ -311,6 +351,12 @@ static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const c
 			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl->explained,
 				nl->n - nl->explained);
 		fputc('\n', fp);
+		fputs("centre: Hodges-Lehmann (on logs); CI: its exact distribution-free interval, CI% its level "
+		      "(95 or more where n allows); docs/reference.md, Statistics\n", fp);
+		if (baseline)
+			fputs("ratio: two-sample Hodges-Lehmann (a difference where a value is <= 0); p: Mann-Whitney U, "
+			      "adjusted over every ratio (Benjamini-Hochberg); higher/lower: p (adj) < 0.05 and the CI "
+			      "beyond +-5 % (counts: and more than 8 apart)\n", fp);
 		if (nl->n)
 			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):\n");
 		for (size_t i = 0; i < nl->n; i++)
@@ -333,8 +379,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
-				 o->quiet);
+	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->quiet);
 	if (err) {
 		cli_output_abort(&out);
 		cli_error("summarize: %s", strerror(-err));
@@ -345,7 +390,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 int cmd_summarize(int argc, char **argv)
 {
-	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE, .ratio_center = CB_CENTER_MEAN };
+	struct sum_opts o = { .metrics = DEFAULT_METRICS, .format = CB_FORMAT_TABLE };
 	int argi;
 
 	argi = cli_parse_options(argc, argv, sum_options, N_SUM_OPTIONS, &o, sum_usage);

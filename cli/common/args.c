@@ -619,15 +619,6 @@ double cli_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-bool cli_parse_ratio_center(const char *text, enum cb_center *out)
-{
-	if (cb_center_parse(text, out) < 0 || *out == CB_CENTER_MEDIAN) {
-		cli_error("--ratio-center must be mean or trimmed, not '%s'", text);
-		return false;
-	}
-	return true;
-}
-
 bool cli_parse_target_ci(const char *text, double *out)
 {
 	char *end;

@@ -17,9 +17,10 @@
 
 /*
  * cowbench compare OLD.csv NEW.csv (benchstat for copy-on-write): per cell
- * and metric the old and new medians with 95 % bootstrap intervals, the
- * change with the bootstrap interval of the ratio of medians, and the
- * Mann-Whitney p-value; "~" when the change is not significant. With
+ * and metric each side's centre and interval, the change (Hodges-Lehmann
+ * ratio new/old) with its exact interval and the Mann-Whitney p-value, all
+ * from the engine (cowbench/estimate.h); "~" when the change is not
+ * significant over the whole set (cb_compare_decide). With
  * --by=AXIS, the values of one axis inside the same files are compared
  * against a baseline value instead. Everything is computed before the
  * first byte is printed.
@@ -191,15 +192,16 @@ static void cmp_usage(void)
 {
 	printf("usage: cowbench compare [OPTIONS] OLD.csv NEW.csv\n"
 	       "       cowbench compare [OPTIONS] --by=AXIS[=BASE] RESULTS.csv...\n\n"
-	       "Per cell and metric: old and new medians with 95 %% bootstrap intervals, the\n"
-	       "change in %% with the bootstrap interval of the ratio of medians, and the\n"
-	       "Mann-Whitney U p-value. With --by on an axis matrix --order interleaves, reps\n"
-	       "that ran in the same round of one boot are compared as pairs: a Wilcoxon\n"
-	       "signed-rank test, and the ratio's interval resamples whole pairs (n=N pairs).\n"
-	       "Every change is printed with its interval. It is better or worse when p,\n"
-	       "adjusted over all comparisons (Benjamini-Hochberg), is below alpha and its\n"
-	       "whole interval lies beyond +-threshold; otherwise '~', with the reps that would\n"
-	       "decide it where too few were measured. Cells on one side only are listed.\n"
+	       "Per cell and metric: each side's Hodges-Lehmann centre with its exact interval,\n"
+	       "the change (the two-sample Hodges-Lehmann ratio new/old; a difference where a\n"
+	       "value is <= 0) with its exact interval, and the Mann-Whitney U p-value (5+5\n"
+	       "reps reach p = 0.008). Every change is printed with its interval. It is better\n"
+	       "or worse when p, adjusted over all comparisons (Benjamini-Hochberg), is below\n"
+	       "alpha, its whole interval lies beyond +-threshold and, for a count (faults,\n"
+	       "copies), the centres differ by more than 8; otherwise '~', with the reps that\n"
+	       "would decide it. Where the two sides ran under other conditions (load, steal,\n"
+	       "CPU, kernel), a note says so. Cells on one side only are listed.\n"
+	       "docs/reference.md, section Statistics, says what each number is.\n"
 	       "Exit status: 0, 1 with --fail-above when a metric got worse beyond PCT, 2 bad input.\n\n");
 	cli_print_options(cmp_options, N_CMP_OPTIONS);
 }
@@ -320,7 +322,7 @@ static struct line *add_line(struct lines *ls)
 
 static const char *verdict_of(const struct cb_compare *c, const char *metric)
 {
-	bool up = isnan(c->ratio) ? c->new_center > c->old_center : c->ratio > 1;
+	bool up = c->change.ratio ? c->change.est > 1 : c->change.est > 0;
 
 	if (!c->significant)
 		return "~";
@@ -329,33 +331,13 @@ static const char *verdict_of(const struct cb_compare *c, const char *metric)
 	return up ? "worse" : "better";
 }
 
-/*
- * --by an axis matrix --order interleaves: the two values' reps that ran in
- * the same rounds of one boot, side by side, into pa and pb. 0 (compare
- * them unpaired) unless at least PAIRED_SHARE of the smaller side pairs up.
- */
-#define PAIRED_SHARE 0.9
-
-static size_t paired_values(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
-			    const char *metric, size_t na, size_t nb, double *pa, double *pb)
-{
-	const char *boot;
-	size_t np;
-
-	if (!o->by[0] || !cb_order_compared_axis(o->by) || !(boot = cb_shared_boot(a, b)))
-		return 0;
-	np = cb_round_pairs(a, metric, b, metric, boot, pa, pb);
-	return np >= 2 && (double)np >= PAIRED_SHARE * (double)(na < nb ? na : nb) ? np : 0;
-}
-
 /* One metric of a cell present on both sides; returns 1 when compared, 0 when not measured on both. */
 static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a, const struct cb_row_group *b,
 			  const char *metric, struct line *l)
 {
 	struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
-	size_t most = (a->n > b->n ? a->n : b->n) + 1, na, nb, np;
-	double *va = malloc(4 * most * sizeof(*va)), *vb = va ? va + most : NULL;
-	double *pa = va ? vb + most : NULL, *pb = va ? pa + most : NULL; /* the pairs, when there are */
+	size_t most = (a->n > b->n ? a->n : b->n) + 1, na, nb;
+	double *va = malloc(2 * most * sizeof(*va)), *vb = va ? va + most : NULL;
 	int err = 0;
 
 	if (!va) {
@@ -368,14 +350,21 @@ static int compare_metric(const struct cmp_opts *o, const struct cb_row_group *a
 		goto out;
 	co.alpha = o->alpha;
 	co.threshold = o->threshold;
-	np = paired_values(o, a, b, metric, na, nb, pa, pb);
-	err = np ? cb_compare_paired(pa, pb, np, &co, &l->c) : cb_compare_samples(va, na, vb, nb, &co, &l->c);
+	err = cb_compare_samples(va, na, vb, nb, cb_metric_is_count(metric), &co, &l->c);
 	if (err)
 		goto out;
 	l->metric = metric;
-	l->change = (l->c.ratio - 1) * 100;
-	l->change_lo = (l->c.ratio_lo - 1) * 100;
-	l->change_hi = (l->c.ratio_hi - 1) * 100;
+	if (l->c.change.ratio) {
+		l->change = (l->c.ratio - 1) * 100;
+		l->change_lo = (l->c.ratio_lo - 1) * 100;
+		l->change_hi = (l->c.ratio_hi - 1) * 100;
+	} else { /* a difference: in percent of the old centre, where that is not 0 */
+		double base = l->c.old_center != 0 ? fabs(l->c.old_center) / 100 : NAN;
+
+		l->change = l->c.change.est / base;
+		l->change_lo = l->c.change.lo / base;
+		l->change_hi = l->c.change.hi / base;
+	}
 	err = 1;
 out:
 	free(va);
@@ -413,6 +402,10 @@ static int compare_cell(const struct cmp_opts *o, const struct side *old, const 
 		l->cell = cell;
 		l->failed_old = a->failed;
 		l->failed_new = b->failed;
+		if (ls->n - 1 == before && !o->by[0]) /* two files; --by's sides share one file's conditions by design */
+			cm_conditions(a, b, o->by, l->conditions, sizeof(l->conditions));
+		else
+			memcpy(l->conditions, ls->l[before].conditions, sizeof(l->conditions));
 	}
 	if (ls->n == before) {
 		struct line *l = add_line(ls);
@@ -546,6 +539,46 @@ static int cmp_value(const void *a, const void *b)
 	return c ? c : strcmp(x->value, y->value);
 }
 
+/*
+ * The axes of the rows, for a refused --by: every NAME of a NAME=VALUE
+ * pair of their keys that takes more than one value, comma-separated.
+ */
+static void file_axes(const struct cb_row *rows, size_t n, char *out, size_t len)
+{
+	char names[32][64], first[32][64];
+	bool varies[32] = { false };
+	size_t k = 0, o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char key[CB_ROW_KEY_LEN];
+
+		cell_identity(&rows[i], key, sizeof(key));
+		for (const char *p = key; *p;) {
+			size_t tl = strcspn(p, " "), nl = strcspn(p, "=");
+			size_t j;
+
+			if (nl < tl && nl < sizeof(names[0]) && tl - nl - 1 < sizeof(first[0])) {
+				for (j = 0; j < k && !(strlen(names[j]) == nl && strncmp(names[j], p, nl) == 0); j++)
+					;
+				if (j == k && k < 32) {
+					snprintf(names[k], sizeof(names[k]), "%.*s", (int)nl, p);
+					snprintf(first[k++], sizeof(first[0]), "%.*s", (int)(tl - nl - 1), p + nl + 1);
+				} else if (j < k && (strlen(first[j]) != tl - nl - 1 || strncmp(first[j], p + nl + 1, tl - nl - 1)))
+					varies[j] = true;
+			}
+			p += tl;
+			while (*p == ' ')
+				p++;
+		}
+	}
+	out[0] = '\0';
+	for (size_t j = 0; j < k; j++)
+		if (varies[j] && o + strlen(names[j]) + 3 < len)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? ", " : "", names[j]);
+	if (!o)
+		snprintf(out, len, "none (every row is one configuration)");
+}
+
 /* The distinct values of AXIS among the rows, naturally ordered, the baseline first. */
 static int axis_sides(const struct cmp_opts *o, const struct cb_row *rows, size_t n, struct side **out, size_t *ns)
 {
@@ -578,7 +611,10 @@ static int axis_sides(const struct cmp_opts *o, const struct cb_row *rows, size_
 		k++;
 	}
 	if (!in_key && !cb_column_find(o->by)) {
-		cli_error("--by=%s: no cell has an axis %s and there is no such column", o->by, o->by);
+		char axes[512];
+
+		file_axes(rows, n, axes, sizeof(axes));
+		cli_error("--by=%s: the files have no axis %s; their axes: %s", o->by, o->by, axes);
 		free(s);
 		return -1;
 	}
@@ -599,7 +635,11 @@ static int axis_sides(const struct cmp_opts *o, const struct cb_row *rows, size_
 		s[0] = base;
 	}
 	if (k < 2) {
-		cli_error("--by=%s: every row has %s=%s, nothing to compare", o->by, o->by, k ? s[0].value : "");
+		char axes[512];
+
+		file_axes(rows, n, axes, sizeof(axes));
+		cli_error("--by=%s: every row has %s=%s, nothing to compare; the files' axes: %s", o->by, o->by,
+			  k ? s[0].value : "", axes);
 		free(s);
 		return -1;
 	}

@@ -48,7 +48,8 @@ struct line {
 	size_t failed_old, failed_new;
 	struct cb_compare c;
 	const char *verdict; /* ~ better worse changed only-old only-new no-data */
-	double change, change_lo, change_hi; /* percent; NAN when the old median is 0 */
+	double change, change_lo, change_hi; /* percent; NAN when the old centre is 0 */
+	char conditions[160]; /* how the two sides' recorded conditions differ (load, steal, CPU, kernel); "" when alike */
 };
 
 struct lines {

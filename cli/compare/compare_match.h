@@ -22,5 +22,11 @@ bool *cm_constant_columns(const struct cb_row_group *g, size_t ng);
 /* Whether group a (old side) and b (new side) are one configuration, by the rule above. */
 bool cm_groups_agree(const struct cb_row_group *a, const struct cb_row_group *b, const bool *old_constant,
 		     const bool *new_constant, const char *by);
+/*
+ * How the conditions the two groups ran under differ, as "load (runq 1 -> 3), CPU model" into out
+ * ("" when alike or not recorded): the median runq, steal and run-queue wait as shares of the rep,
+ * the machine-speed probe ref_ns, the CPU model and the kernel (not the --by axis itself).
+ */
+void cm_conditions(const struct cb_row_group *a, const struct cb_row_group *b, const char *by, char *out, size_t len);
 
 #endif

@@ -29,22 +29,26 @@ static void line_texts(const struct cmp_opts *o, const struct line *l, const cha
 
 /* The numbers of a compared line, in CSV column order (NAN: not defined). */
 static const char *const number_names[] = {
-	"old_median", "old_ci95_lo", "old_ci95_hi", "new_median", "new_ci95_lo", "new_ci95_hi",
-	"change_pct", "change_ci95_lo_pct", "change_ci95_hi_pct", "p",
+	"old_centre", "old_ci_lo", "old_ci_hi", "new_centre", "new_ci_lo", "new_ci_hi", "change_pct", "change_ci_lo_pct",
+	"change_ci_hi_pct", "ratio", "ratio_ci_lo", "ratio_ci_hi", "difference", "difference_ci_lo", "difference_ci_hi",
+	"change_ci_level", "p",
 };
 
 #define N_NUMBERS (sizeof(number_names) / sizeof(number_names[0]))
 
 static void line_numbers(const struct line *l, double v[N_NUMBERS])
 {
+	bool r = l->c.change.ratio;
 	const double all[N_NUMBERS] = { l->c.old_center, l->c.old_lo, l->c.old_hi, l->c.new_center, l->c.new_lo,
-					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.p };
+					l->c.new_hi, l->change, l->change_lo, l->change_hi, l->c.ratio, l->c.ratio_lo,
+					l->c.ratio_hi, r ? NAN : l->c.change.est, r ? NAN : l->c.change.lo,
+					r ? NAN : l->c.change.hi, l->c.change.level, l->c.p };
 
 	memcpy(v, all, sizeof(all));
 }
 
 static const char *const basis_names[] = {
-	[CB_REPS_NONE] = "", [CB_REPS_TEST_MIN] = "test-minimum", [CB_REPS_CV] = "cv",
+	[CB_REPS_NONE] = "", [CB_REPS_TEST_MIN] = "test-minimum", [CB_REPS_SPREAD] = "spread",
 };
 
 /* ---- CSV ---- */
@@ -57,10 +61,10 @@ static void csv_num(FILE *fp, double v)
 
 static void csv_header(FILE *fp)
 {
-	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new,old_median,old_ci95_lo,old_ci95_hi,"
-	      "new_median,new_ci95_lo,new_ci95_hi,change_pct,change_ci95_lo_pct,change_ci95_hi_pct,p,exact,significant,"
-	      "verdict,paired,p_adj,beyond_threshold,reps_needed,reps_basis",
-	      fp);
+	fputs("by,old,new,cell,metric,present,n_old,n_new,failed_old,failed_new", fp);
+	for (size_t i = 0; i < N_NUMBERS; i++)
+		fprintf(fp, ",%s", number_names[i]);
+	fputs(",exact,significant,verdict,count,above_floor,p_adj,beyond_threshold,reps_needed,reps_basis,conditions", fp);
 	cb_record_end(fp);
 }
 
@@ -79,7 +83,11 @@ static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	}
 	fprintf(fp, ",%s,%s", l->metric ? l->metric : "", present_names[l->present]);
 	if (!l->metric) {
-		fprintf(fp, ",,,%zu,%zu,,,,,,,,,,,,,%s,,,,,", l->failed_old, l->failed_new, l->verdict);
+		fprintf(fp, ",,,%zu,%zu", l->failed_old, l->failed_new);
+		for (size_t i = 0; i < N_NUMBERS + 2; i++)
+			fputc(',', fp);
+		fprintf(fp, ",%s,,,,,,,", l->verdict);
+		cb_csv_write_field(fp, l->conditions);
 		cb_record_end(fp);
 		return;
 	}
@@ -87,12 +95,13 @@ static void csv_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 	line_numbers(l, v);
 	for (size_t i = 0; i < N_NUMBERS; i++)
 		csv_num(fp, v[i]);
-	fprintf(fp, ",%d,%d,%s,%d", l->c.exact, l->c.significant, l->verdict, l->c.paired);
+	fprintf(fp, ",%d,%d,%s,%d,%d", l->c.exact, l->c.significant, l->verdict, l->c.count, l->c.above_floor);
 	csv_num(fp, l->c.p_adj);
 	fprintf(fp, ",%d,", l->c.beyond_threshold);
 	if (l->c.reps_needed)
 		fprintf(fp, "%zu", l->c.reps_needed);
-	fprintf(fp, ",%s", basis_names[l->c.reps_basis]);
+	fprintf(fp, ",%s,", basis_names[l->c.reps_basis]);
+	cb_csv_write_field(fp, l->conditions);
 	cb_record_end(fp);
 }
 
@@ -115,8 +124,16 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 		line_numbers(l, v);
 		for (size_t i = 0; i < N_NUMBERS; i++)
 			cb_json_number(fp, number_names[i], v[i]);
-		fprintf(fp, ",\"exact\":%s,\"significant\":%s,\"paired\":%s", l->c.exact ? "true" : "false",
-			l->c.significant ? "true" : "false", l->c.paired ? "true" : "false");
+		fprintf(fp, ",\"exact\":%s,\"significant\":%s,\"count\":%s,\"above_floor\":%s", l->c.exact ? "true" : "false",
+			l->c.significant ? "true" : "false", l->c.count ? "true" : "false",
+			l->c.above_floor ? "true" : "false");
+		if (l->c.change.ratio) {
+			char text[96];
+
+			cb_ratio_text(text, sizeof(text), l->c.ratio, l->c.ratio_lo, l->c.ratio_hi);
+			fputs(",\"ratio_text\":", fp);
+			cb_json_string(fp, text);
+		}
 		cb_json_number(fp, "p_adj", l->c.p_adj);
 		fprintf(fp, ",\"beyond_threshold\":%s", l->c.beyond_threshold ? "true" : "false");
 		if (l->c.reps_needed)
@@ -124,6 +141,10 @@ static void json_line(FILE *fp, const struct cmp_opts *o, const struct line *l)
 				basis_names[l->c.reps_basis]);
 		else
 			fputs(",\"reps_needed\":null,\"reps_basis\":null", fp);
+	}
+	if (l->conditions[0]) {
+		fputs(",\"conditions\":", fp);
+		cb_json_string(fp, l->conditions);
 	}
 	fputc('}', fp);
 	cb_record_end(fp);
@@ -142,36 +163,30 @@ static void center_text(char *buf, size_t len, const char *metric, double c, dou
 	snprintf(buf, len, "%s [%s, %s]", a, b, d);
 }
 
-/* "141x", "2.43x", "0.344x": three digits, no exponent below a million. */
-static void factor_text(char *buf, size_t len, double f)
-{
-	snprintf(buf, len, f >= 100 && f < 1e6 ? "%.0fx" : "%.3gx", f);
-}
-
 /*
  * The change with its interval, also when it is noise: in percent while
- * the ratio is below 2 (a drop is at most -100 %), as a factor from 2 on ("141x [120x, 160x]"),
- * where +14000 % would be hard to read. "-" without a ratio (old median 0).
+ * the ratio is below 2 (a drop is at most -100 %), as a factor from 2 on
+ * in the one spelling every command uses ("141x [120x, 160x]",
+ * cb_ratio_text), where +14000 % would be hard to read. A difference
+ * (a value <= 0) in the metric's unit.
  */
 static void change_text(char *buf, size_t len, const struct line *l)
 {
 	const struct cb_compare *c = &l->c;
 
-	if (isnan(c->ratio))
-		snprintf(buf, len, "-");
-	else if (c->ratio < 2)
+	if (!c->change.ratio) {
+		char d[24], lo[24], hi[24];
+
+		cb_fmt_metric(d, sizeof(d), c->change.est, l->metric, CB_UNITS_ASCII);
+		cb_fmt_metric(lo, sizeof(lo), c->change.lo, l->metric, CB_UNITS_ASCII);
+		cb_fmt_metric(hi, sizeof(hi), c->change.hi, l->metric, CB_UNITS_ASCII);
+		snprintf(buf, len, isnan(c->change.lo) ? "%s%s" : "%s%s [%s, %s]", c->change.est >= 0 ? "+" : "", d, lo,
+			 hi);
+	} else if (c->ratio < 2)
 		snprintf(buf, len, isnan(c->ratio_lo) ? "%+.1f%%" : "%+.1f%% [%+.1f%%, %+.1f%%]", l->change, l->change_lo,
 			 l->change_hi);
-	else if (isnan(c->ratio_lo))
-		factor_text(buf, len, c->ratio);
-	else {
-		char r[16], lo[16], hi[16];
-
-		factor_text(r, sizeof(r), c->ratio);
-		factor_text(lo, sizeof(lo), c->ratio_lo);
-		factor_text(hi, sizeof(hi), c->ratio_hi);
-		snprintf(buf, len, "%s [%s, %s]", r, lo, hi);
-	}
+	else
+		cb_ratio_text(buf, len, c->ratio, c->ratio_lo, c->ratio_hi);
 }
 
 /* "p=0.062 (0.31)": the test's p and, in brackets, the p adjusted over the set. */
@@ -191,12 +206,14 @@ static void undecided_note(FILE *fp, const struct cmp_opts *o, const struct line
 	size_t have = c->n_old < c->n_new ? c->n_old : c->n_new;
 
 	if (c->reps_basis == CB_REPS_TEST_MIN)
-		fprintf(fp, " needs >= %zu reps (%zu %s cannot give p < %g: the test's minimum)", c->reps_needed, have,
-			c->paired ? "pairs" : "values a side", o->alpha);
-	else if (c->reps_basis == CB_REPS_CV)
-		fprintf(fp, " needs >= %zu reps (from the spread, CV %.1f %%, and the change beyond +-%g %%)",
-			c->reps_needed, c->ratio_cv * 100, o->threshold * 100);
-	else if (c->p_adj < o->alpha && !isnan(c->ratio) && !c->beyond_threshold)
+		fprintf(fp, " needs >= %zu reps (%zu values a side cannot give p < %g: the test's minimum)", c->reps_needed,
+			have, o->alpha);
+	else if (c->reps_basis == CB_REPS_SPREAD)
+		fprintf(fp, " needs >= %zu reps (from the spread, for the interval to clear +-%g %%)", c->reps_needed,
+			o->threshold * 100);
+	else if (c->count && !c->above_floor)
+		fprintf(fp, " (a count %g apart or less: layout, not a change)", CB_COUNT_FLOOR);
+	else if (c->p_adj < o->alpha && !c->beyond_threshold)
 		fprintf(fp, " (the interval reaches into +-%g %%)", o->threshold * 100);
 }
 
@@ -215,16 +232,15 @@ static void table_line(FILE *fp, const struct cmp_opts *o, const struct line *l,
 	center_text(newc, sizeof(newc), l->metric, l->c.new_center, l->c.new_lo, l->c.new_hi);
 	change_text(change, sizeof(change), l);
 	p_text(p, sizeof(p), &l->c);
-	if (l->c.paired)
-		snprintf(n, sizeof(n), "%zu pairs", l->c.n_old);
-	else
-		snprintf(n, sizeof(n), "%zu+%zu", l->c.n_old, l->c.n_new);
+	snprintf(n, sizeof(n), "%zu+%zu", l->c.n_old, l->c.n_new);
 	fprintf(fp, "%-*s %-14s %26s %26s %-28s %-16s %-9s %s", keyw, cell, l->metric, oldc, newc, change, p, n,
 		l->verdict);
 	if (!strcmp(l->verdict, "~"))
 		undecided_note(fp, o, l);
 	if (l->failed_old || l->failed_new)
 		fprintf(fp, " (%zu+%zu failed)", l->failed_old, l->failed_new);
+	if (l->conditions[0])
+		fprintf(fp, " [conditions differ: %s]", l->conditions);
 	fputc('\n', fp);
 }
 
@@ -238,10 +254,11 @@ static void table_footer(FILE *fp, const struct cmp_opts *o, const struct lines 
 {
 	fprintf(fp, "\n%zu better, %zu worse, %zu changed, %zu ~; cells on one side only: %zu\n", count[0], count[1],
 		count[2], count[3], count[4]);
-	fprintf(fp, "better/worse: p adjusted (%s over %zu comparisons) < %g and the change's 95%% interval beyond "
-		    "+-%g%%; '~' otherwise.\n",
-		correction_text(o->correction), ls->compared, o->alpha, o->threshold * 100);
-	fputs("p: Wilcoxon signed-rank over rounds (n pairs) or Mann-Whitney U; p (adj) in brackets.\n", fp);
+	fprintf(fp, "better/worse: p adjusted (%s over %zu comparisons) < %g, the change's interval beyond "
+		    "+-%g%% and, for counts, more than %g apart; '~' otherwise.\n",
+		correction_text(o->correction), ls->compared, o->alpha, o->threshold * 100, CB_COUNT_FLOOR);
+	fputs("centre, change: Hodges-Lehmann with exact intervals (95 % or more; 93.75 % for a centre of 5 reps); "
+	      "p: Mann-Whitney U, p (adj) in brackets. docs/reference.md, Statistics.\n", fp);
 }
 
 static void table_out(FILE *fp, const struct cmp_opts *o, const struct lines *ls)
@@ -261,7 +278,7 @@ static void table_out(FILE *fp, const struct cmp_opts *o, const struct lines *ls
 			cur = l->new_;
 			fprintf(fp, "%sold: %s\nnew: %s\n", i ? "\n" : "", l->old->label, l->new_->label);
 			fprintf(fp, "%-*s %-14s %26s %26s %-28s %-16s %-9s %s\n", keyw, "cell", "metric",
-				"old median [95% CI]", "new median [95% CI]", "change [95% CI]", "p (adj)", "n",
+				"old centre [CI]", "new centre [CI]", "change [CI]", "p (adj)", "n",
 				"verdict");
 		}
 		table_line(fp, o, l, keyw);

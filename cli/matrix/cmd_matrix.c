@@ -12,8 +12,7 @@
  */
 int cmd_matrix(int argc, char **argv)
 {
-	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CLI_FORMAT_AUTO, .out_fd = -1,
-				.ratio_center = CB_CENTER_MEAN };
+	struct matrix_opts o = { .reps = -1, .warmup = -1, .format = CLI_FORMAT_AUTO, .out_fd = -1 };
 	struct matrix_plan p;
 	int argi, status = EXIT_USAGE;
 

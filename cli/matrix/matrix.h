@@ -45,8 +45,6 @@ struct matrix_opts {
 	const char *baseline;          /* --baseline NAME=VALUE (with --target-ci) */
 	char base_name[64], base_value[64];
 	const char *baseline_metric;   /* --baseline-metric; NULL: each cell's headline */
-	enum cb_center ratio_center;   /* --ratio-center: mean (the default) or trimmed */
-	bool ratio_center_given;
 	int typed_argc;                /* the command line as typed (the parser moves the operands): */
 	char **typed_argv;             /* the interrupt note's "continue with" repeats it */
 };

@@ -87,12 +87,6 @@ static bool opt_baseline_metric(void *o, const char *v)
 	return true;
 }
 
-static bool opt_ratio_center(void *o, const char *v)
-{
-	MOPTS(o)->ratio_center_given = true;
-	return cli_parse_ratio_center(v, &MOPTS(o)->ratio_center);
-}
-
 static bool opt_order(void *o, const char *v)
 {
 	struct matrix_opts *m = o;
@@ -139,14 +133,12 @@ static bool opt_plan(void *o, const char *v)
 static const struct cli_option matrix_options[] = {
 	{ "reps", "N", "measured repetitions per cell; default 5", .parse = opt_reps },
 	{ "target-ci", "PCT", "adaptive reps: each cell runs until the 95 % interval of its headline "
-	  "metric's mean is within +-PCT % (--reps: the least)", .parse = opt_target_ci },
+	  "metric's centre is within +-PCT % (--reps: the least)", .parse = opt_target_ci },
 	{ "baseline", "NAME=VALUE", "with --target-ci: each cell also runs until the 95 % interval of its "
-	  "ratio to the cell of its comparison set with NAME=VALUE (paired by round) is within +-PCT %",
+	  "ratio to the cell of its comparison set with NAME=VALUE (rounds both ran) is within +-PCT %",
 	  .parse = opt_baseline },
 	{ "baseline-metric", "COLUMN", "the column of that ratio; default: the cell's headline",
 	  .parse = opt_baseline_metric },
-	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed "
-	  "means, which a rep the host stalled does not move", .parse = opt_ratio_center },
 	{ "max-reps", "N", "with --target-ci: a cell stops at N reps all the same; default 50", .parse = opt_max_reps },
 	{ "max-time", "DURATION", "with --target-ci: a cell stops once its reps took this long (30s)",
 	  .parse = opt_max_time },
@@ -526,8 +518,8 @@ int matrix_check_combination(struct matrix_opts *o)
 		cli_error("--baseline decides when a cell stops: give --target-ci too");
 		return -1;
 	}
-	if ((o->baseline_metric || o->ratio_center_given) && !o->baseline) {
-		cli_error("--baseline-metric and --ratio-center shape the --baseline ratio: give --baseline too");
+	if (o->baseline_metric && !o->baseline) {
+		cli_error("--baseline-metric shapes the --baseline ratio: give --baseline too");
 		return -1;
 	}
 	if (o->baseline && o->order == CB_ORDER_SEQUENTIAL) {

@@ -359,8 +359,8 @@ void matrix_plan_print(const struct matrix_opts *o, const struct matrix_plan *p)
 		printf("# %zu cells x %ld to %ld reps until +-%g %% (+%ld warm-up each)", p->cells.n, o->reps, o->cap,
 		       o->adaptive.target * 100, o->warmup);
 	if (o->baseline)
-		printf(", with each cell's %s ratio (%s) to its %s cell",
-		       o->baseline_metric ? o->baseline_metric : "headline", cb_center_name(o->ratio_center), o->baseline);
+		printf(", with each cell's %s ratio to its %s cell",
+		       o->baseline_metric ? o->baseline_metric : "headline", o->baseline);
 	else
 		printf("# %zu cells x %ld reps (+%ld warm-up each)", p->cells.n, o->reps, o->warmup);
 	if (o->shard_n)

@@ -228,7 +228,7 @@ static enum cb_stop judge(const struct host_run *h, size_t c)
 	if (s != CB_STOP_TARGET || !h->p->partner)
 		return s;
 	b = h->p->partner[c];
-	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->ratio_center, h->o->adaptive.target, &pairs)) ||
+	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->adaptive.target, &pairs)) ||
 	    pairs_pending(h, c))
 		return cli_reps_judge_bounds(reps);
 	return s;

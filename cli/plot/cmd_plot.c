@@ -30,7 +30,6 @@
 
 extern char **environ;
 
-#define BOOT_SEED 20261122u
 
 #define MAX_SAMPLES 8
 
@@ -80,7 +79,7 @@ static void plot_usage(void)
 {
 	printf("usage: cowbench plot RESULTS.csv... --out DIR\n\n"
 	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first what a write costs\n"
-	       "after fork (each cell against its --no-fork twin, medians and their ratio with 95 %% CIs),\n"
+	       "after fork (each cell against its --no-fork twin, centres and their ratio with intervals),\n"
 	       "then first-write latency distributions per workload, the pre-copy trade-off, latency against\n"
 	       "write index (--samples files), runtime and faults by pre-copy mode, fork latency against size,\n"
 	       "snapshot slowdown by method and the time-per-fault breakdown, as PNG and SVG, plus\n"
@@ -94,7 +93,7 @@ static double median_of(double *v, size_t n)
 {
 	struct cb_summary s;
 
-	return n && cb_summarize(v, n, BOOT_SEED, &s) == 0 ? s.median : NAN;
+	return n && cb_summarize(v, n, &s) == 0 ? s.median : NAN;
 }
 
 /* Median of a column over a group's ok rows (NAN when not measured). */
@@ -109,7 +108,7 @@ static double group_median(const struct cb_row_group *g, const char *col)
 	return m;
 }
 
-/* Mean and 95 % CI of a column, scaled; lo/hi fall back to the mean (no whisker) for one rep. */
+/* The engine's centre and interval of a column, scaled; lo/hi fall back to the centre (no whisker) for one rep. */
 static bool group_mean_ci(const struct cb_row_group *g, const char *col, double scale, double out[3])
 {
 	double *v = malloc((g->n ? g->n : 1) * sizeof(*v));
@@ -119,14 +118,14 @@ static bool group_mean_ci(const struct cb_row_group *g, const char *col, double 
 	if (!v)
 		return false;
 	n = cb_group_values(g, col, v);
-	if (n == 0 || cb_summarize(v, n, BOOT_SEED, &s) < 0) {
+	if (n == 0 || cb_summarize(v, n, &s) < 0) {
 		free(v);
 		return false;
 	}
 	free(v);
-	out[0] = s.mean * scale;
-	out[1] = (isnan(s.ci_lo) ? s.mean : s.ci_lo) * scale;
-	out[2] = (isnan(s.ci_hi) ? s.mean : s.ci_hi) * scale;
+	out[0] = s.centre * scale;
+	out[1] = (isnan(s.ci_lo) ? s.centre : s.ci_lo) * scale;
+	out[2] = (isnan(s.ci_hi) ? s.centre : s.ci_hi) * scale;
 	return true;
 }
 
@@ -493,25 +492,26 @@ static void report_table(FILE *fp, const struct plots *p)
 {
 	const char *metric[] = { "elapsed_ns", "fork_ns", "slowdown" };
 
-	fputs("| cell | metric | n | median | mean | 95 % CI of the mean | CV | outliers |\n"
-	      "|---|---|---:|---:|---:|---|---:|---:|\n",
+	fputs("| cell | metric | n | median | mean | centre | CI of the centre (level) | CV | outliers |\n"
+	      "|---|---|---:|---:|---:|---:|---|---:|---:|\n",
 	      fp);
 	for (size_t i = 0; i < p->ng; i++) {
 		for (size_t m = 0; m < 3; m++) {
 			double *v = malloc((p->g[i].n ? p->g[i].n : 1) * sizeof(*v));
 			struct cb_summary s;
 			size_t nv = v ? cb_group_values(&p->g[i], metric[m], v) : 0;
-			char med[24], mean[24], lo[24], hi[24];
+			char med[24], mean[24], ctr[24], lo[24], hi[24];
 
-			if (nv && cb_summarize(v, nv, BOOT_SEED, &s) == 0) {
+			if (nv && cb_summarize(v, nv, &s) == 0) {
 				report_value(med, sizeof(med), s.median, m < 2);
 				report_value(mean, sizeof(mean), s.mean, m < 2);
-				fprintf(fp, "| `%s` | %s | %zu | %s | %s | ", p->g[i].key, metric[m], s.n, med, mean);
+				report_value(ctr, sizeof(ctr), s.centre, m < 2);
+				fprintf(fp, "| `%s` | %s | %zu | %s | %s | %s | ", p->g[i].key, metric[m], s.n, med, mean, ctr);
 				if (isnan(s.ci_lo))
 					fputs("- | - | ", fp);
 				else
-					fprintf(fp, "%s to %s | %.1f %%%s | ", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
-						report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.cv * 100,
+					fprintf(fp, "%s to %s (%.4g %%) | %.1f %%%s | ", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
+						report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.ci_level * 100, s.cv * 100,
 						s.cv > CB_NOISY_CV ? " (noisy)" : "");
 				fprintf(fp, "%zu |\n", s.outliers);
 			}
@@ -540,8 +540,9 @@ static int write_report(const struct plots *p, const struct cb_row *rows, size_t
 	plot_write_cost_report(fp, p->g, p->ng);
 	fputs("## Provenance\n\n", fp);
 	report_provenance(fp, rows, n);
-	fputs("## Summary\n\nPer cell: repetitions with status ok, median, mean, a 95 % bootstrap confidence\n"
-	      "interval of the mean, coefficient of variation (noisy above 10 %) and Tukey outliers.\n"
+	fputs("## Summary\n\nPer cell: repetitions with status ok, median, mean, the Hodges-Lehmann centre with its\n"
+	      "exact interval and that interval's level (95 % or the most n allows: 93.75 % at 5 reps), coefficient\n"
+	      "of variation (noisy above 10 %) and Tukey outliers (docs/reference.md, Statistics).\n"
 	      "`cowbench summarize` prints the same for any column.\n\n",
 	      fp);
 	report_table(fp, p);

@@ -7,6 +7,7 @@
 #include <cowbench/compare.h>
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
+#include <cowbench/stats.h>
 #include <cowbench/summary.h>
 #include <cowbench/units.h>
 
@@ -15,59 +16,51 @@
 /*
  * The question cowbench answers, as its first plot: what does a write cost
  * after fork? Each page-order cell with fork=1 is set beside its --no-fork
- * twin (the same key with fork=0): the time per write of both (median over
- * reps of ns_per_page, whiskers the 95 % bootstrap interval of that median:
- * the statistic drawn), and their ratio with its 95 % interval. Inside one
- * boot only; paired by round where an interleaved matrix wrote rounds, as
- * summarize --baseline fork=0 pairs them.
+ * twin (the same key with fork=0): the time per write of both (the engine's
+ * centre of ns_per_page over reps, whiskers its interval: the statistic
+ * drawn), and their ratio with its interval, the same numbers summarize
+ * --baseline fork=0 and compare --by=fork print. Inside one boot only.
  */
 
-#define COST_SEED 20261125u
 #define MAX_COST_CELLS 64
 #define COST_METRIC "ns_per_page"
 
 struct cost {
 	const struct cb_row_group *fork, *nofork;
 	double after[3], before[3], ratio[3]; /* centre, lo, hi */
-	size_t pairs;                         /* rounds paired for the ratio; 0: unpaired */
 	char label[CB_ROW_KEY_LEN];
 };
 
-/* The median of g's metric in boot and its 95 % bootstrap interval (lo = hi = median for one rep). */
-static void median_ci(const struct cb_row_group *g, const char *boot, double out[3])
+/* The engine's centre of g's metric in boot and its interval (lo = hi = centre for one rep). */
+static void centre_ci(const struct cb_row_group *g, const char *boot, double out[3])
 {
 	double *v = malloc((g->n + 1) * sizeof(*v));
 	size_t n = v ? cb_values_in_boot(g, COST_METRIC, boot, v) : 0;
+	struct cb_estimate e;
 
 	out[0] = out[1] = out[2] = NAN;
-	if (n > 0) {
-		out[0] = cb_center_of(v, n, CB_CENTER_MEDIAN);
-		if (cb_boot_center_ci(v, n, CB_CENTER_MEDIAN, 0.95, CB_BOOTSTRAP_RESAMPLES, COST_SEED, &out[1],
-				      &out[2]) < 0 || isnan(out[1]))
-			out[1] = out[2] = out[0];
+	if (n > 0 && cb_estimate(v, n, 0.95, &e) == 0) {
+		out[0] = e.centre;
+		out[1] = isnan(e.lo) ? e.centre : e.lo;
+		out[2] = isnan(e.hi) ? e.centre : e.hi;
 	}
 	free(v);
 }
 
-/* Ratio of medians after fork / without, paired by round where both ran in the same rounds. */
+/* After fork / without: the engine's ratio and interval, as summarize --baseline fork=0 and compare --by=fork print it. */
 static void cost_ratio(struct cost *c, const char *boot)
 {
 	size_t na = c->fork->n + 1, nb = c->nofork->n + 1;
-	double *a = malloc((na > nb ? na : nb) * sizeof(*a)), *b = malloc((na > nb ? na : nb) * sizeof(*b));
-	size_t np = a && b ? cb_round_pairs(c->fork, COST_METRIC, c->nofork, COST_METRIC, boot, a, b) : 0;
+	double *a = malloc(na * sizeof(*a)), *b = malloc(nb * sizeof(*b));
+	struct cb_change ch;
 
 	c->ratio[0] = c->ratio[1] = c->ratio[2] = NAN;
-	c->pairs = 0;
-	if (np >= 2 && cb_boot_ratio_ci_paired(a, b, np, CB_CENTER_MEDIAN, 0.95, CB_BOOTSTRAP_RESAMPLES, COST_SEED,
-					       &c->ratio[0], &c->ratio[1], &c->ratio[2]) == 0)
-		c->pairs = np;
-	if (a && b && c->pairs == 0) {
-		na = cb_values_in_boot(c->fork, COST_METRIC, boot, a);
-		nb = cb_values_in_boot(c->nofork, COST_METRIC, boot, b);
-		if (na == 0 || nb == 0 ||
-		    cb_boot_ratio_ci(a, na, b, nb, CB_CENTER_MEDIAN, 0.95, CB_BOOTSTRAP_RESAMPLES, COST_SEED,
-				     &c->ratio[0], &c->ratio[1], &c->ratio[2]) < 0)
-			c->ratio[0] = c->ratio[1] = c->ratio[2] = NAN;
+	na = a ? cb_values_in_boot(c->fork, COST_METRIC, boot, a) : 0;
+	nb = b ? cb_values_in_boot(c->nofork, COST_METRIC, boot, b) : 0;
+	if (na && nb && cb_estimate_change(b, nb, a, na, 0.95, &ch) == 0 && ch.ratio) {
+		c->ratio[0] = ch.est;
+		c->ratio[1] = ch.lo;
+		c->ratio[2] = ch.hi;
 	}
 	free(a);
 	free(b);
@@ -145,8 +138,8 @@ static size_t find_costs(const struct cb_row_group *g, size_t ng, struct cost *c
 		if (!b || !b->n || !(boot = cb_shared_boot(&g[i], b)))
 			continue;
 		c[n] = (struct cost){ .fork = &g[i], .nofork = b };
-		median_ci(&g[i], boot, c[n].after);
-		median_ci(b, boot, c[n].before);
+		centre_ci(&g[i], boot, c[n].after);
+		centre_ci(b, boot, c[n].before);
 		if (isnan(c[n].after[0]) || isnan(c[n].before[0]))
 			continue;
 		cost_ratio(&c[n], boot);
@@ -156,28 +149,13 @@ static size_t find_costs(const struct cb_row_group *g, size_t ng, struct cost *c
 	return n;
 }
 
-/* A ratio as people read it: 787x, 95.2x, 2.28x (no exponents). */
-static void fmt_x(char *buf, size_t len, double v)
-{
-	if (v >= 100)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.3g", v);
-}
-
+/* The ratio in the one spelling every command uses (cb_ratio_text). */
 static void fmt_times(char *buf, size_t len, const double r[3])
 {
-	char c[24], lo[24], hi[24];
-
-	fmt_x(c, sizeof(c), r[0]);
-	fmt_x(lo, sizeof(lo), r[1]);
-	fmt_x(hi, sizeof(hi), r[2]);
 	if (isnan(r[0]))
 		snprintf(buf, len, "ratio not measured");
-	else if (isnan(r[1]) || r[1] == r[2])
-		snprintf(buf, len, "%sx", c);
 	else
-		snprintf(buf, len, "%sx [%s, %s]", c, lo, hi);
+		cb_ratio_text(buf, len, r[0], r[1], r[2]);
 }
 
 /* "349.8 ns [334.7 ns, 4.52 us]" in report.md's units. */
@@ -192,7 +170,7 @@ static void fmt_ns3(char *buf, size_t len, const double v[3])
 int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg)
 {
 	struct cost *c = malloc(MAX_COST_CELLS * sizeof(*c));
-	size_t n = c ? find_costs(g, ng, c, MAX_COST_CELLS) : 0, paired = 0;
+	size_t n = c ? find_costs(g, ng, c, MAX_COST_CELLS) : 0;
 	struct dataset d;
 	int err;
 
@@ -200,7 +178,7 @@ int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, pl
 		free(c);
 		return n == 0 ? 0 : -1;
 	}
-	fputs("# cell, no fork: median lo hi, after fork: median lo hi (ns per write), ratio lo hi, ratio text\n",
+	fputs("# cell, no fork: centre lo hi, after fork: centre lo hi (ns per write), ratio lo hi, ratio text\n",
 	      d.dat);
 	for (size_t i = 0; i < n; i++) {
 		char text[128];
@@ -210,11 +188,10 @@ int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, pl
 		fprintf(d.dat, "\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t\"%s\"\n", c[i].before[0],
 			c[i].before[1], c[i].before[2], c[i].after[0], c[i].after[1], c[i].after[2], c[i].ratio[0],
 			c[i].ratio[1], c[i].ratio[2], text);
-		paired += c[i].pairs > 0;
 	}
-	fprintf(d.meta, "N = %zu\npaired = %zu\n", n, paired);
-	made(arg, "cost", "What a write costs after fork: each cell against the same writes without fork (median time "
-	     "per write with the median's 95 % CI, and their ratio with its 95 % CI)");
+	fprintf(d.meta, "N = %zu\n", n);
+	made(arg, "cost", "What a write costs after fork: each cell against the same writes without fork (time per "
+	     "write, Hodges-Lehmann centre with its exact CI, and their ratio with its CI: docs/reference.md, Statistics)");
 	err = plot_dataset_close(&d);
 	free(c);
 	return err;
@@ -230,10 +207,11 @@ void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 		return;
 	}
 	fputs("## What a write costs after fork\n\n"
-	      "Each cell's time per write (`ns_per_page`, median over ok timed reps, with the 95 % bootstrap\n"
-	      "interval of the median) after fork and in its `fork=0` twin, and the ratio of the two medians with\n"
-	      "its 95 % bootstrap interval (paired by round where the rows carry rounds; inside one boot).\n\n"
-	      "| cell | no fork | after fork | after fork / no fork | pairs |\n|---|---:|---:|---:|---:|\n",
+	      "Each cell's time per write (`ns_per_page` over ok timed reps: the Hodges-Lehmann centre with its\n"
+	      "exact interval, 95 % or the most n allows) after fork and in its `fork=0` twin, and their\n"
+	      "Hodges-Lehmann ratio with its exact interval, inside one boot: the numbers `summarize\n"
+	      "--baseline fork=0` and `compare --by=fork` print (docs/reference.md, Statistics).\n\n"
+	      "| cell | no fork | after fork | after fork / no fork |\n|---|---:|---:|---:|\n",
 	      fp);
 	for (size_t i = 0; i < n; i++) {
 		char text[128], before[112], after[112];
@@ -241,7 +219,7 @@ void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 		fmt_times(text, sizeof(text), c[i].ratio);
 		fmt_ns3(before, sizeof(before), c[i].before);
 		fmt_ns3(after, sizeof(after), c[i].after);
-		fprintf(fp, "| `%s` | %s | %s | %s | %zu |\n", c[i].fork->key, before, after, text, c[i].pairs);
+		fprintf(fp, "| `%s` | %s | %s | %s |\n", c[i].fork->key, before, after, text);
 	}
 	fputc('\n', fp);
 	free(c);
@@ -249,20 +227,20 @@ void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 
 /* ---- fork: fork() latency against populated size, per method ---- */
 
-/* Median of g's column and the 95 % bootstrap CI of the median, scaled (lo = hi = median for one rep). */
+/* The engine's centre of g's column and its interval, scaled (lo = hi = centre for one rep). */
 static bool group_median_ci(const struct cb_row_group *g, const char *col, double scale, double out[3])
 {
 	double *v = malloc((g->n + 1) * sizeof(*v));
 	size_t n = v ? cb_group_values(g, col, v) : 0;
+	struct cb_estimate e;
 
-	if (n == 0) {
+	if (n == 0 || cb_estimate(v, n, 0.95, &e) < 0) {
 		free(v);
 		return false;
 	}
-	out[0] = cb_center_of(v, n, CB_CENTER_MEDIAN);
-	if (cb_boot_center_ci(v, n, CB_CENTER_MEDIAN, 0.95, CB_BOOTSTRAP_RESAMPLES, COST_SEED, &out[1], &out[2]) < 0 ||
-	    isnan(out[1]))
-		out[1] = out[2] = out[0];
+	out[0] = e.centre;
+	out[1] = isnan(e.lo) ? e.centre : e.lo;
+	out[2] = isnan(e.hi) ? e.centre : e.hi;
 	free(v);
 	for (int i = 0; i < 3; i++)
 		out[i] *= scale;
@@ -284,8 +262,9 @@ static void fork_block(FILE *dat, const struct cb_row_group *g, size_t ng, const
 	for (size_t i = 0; mpg && i < ng; i++)
 		if (is_fork_method(&g[i], method) && group_median_ci(&g[i], "ms_per_gib", 1.0, ci))
 			mpg[nmpg++] = ci[0];
-	snprintf(title, sizeof(title), "%s: %.3g ms/GiB (median)", method,
-		 nmpg ? cb_center_of(mpg, nmpg, CB_CENTER_MEDIAN) : NAN);
+	qsort(mpg, nmpg, sizeof(*mpg), cb_cmp_double);
+	snprintf(title, sizeof(title), "%s: %.3g ms/GiB (median over sizes)", method,
+		 nmpg ? cb_quantile_sorted(mpg, nmpg, 0.5) : NAN);
 	free(mpg);
 	fputs(first ? "" : "\n\n", dat);
 	gp_data_label(dat, title);
@@ -320,6 +299,6 @@ int plot_fork(const char *dir, const struct cb_row_group *g, size_t ng, plot_mad
 	for (size_t m = 0; m < nm; m++)
 		fork_block(d.dat, g, ng, methods[m], m == 0);
 	fprintf(d.meta, "N = %zu\n", nm);
-	made(arg, "fork", "fork() latency against populated size (median, 95 % CI of the median)");
+	made(arg, "fork", "fork() latency against populated size (Hodges-Lehmann centre and its exact CI)");
 	return plot_dataset_close(&d);
 }

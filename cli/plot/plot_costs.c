@@ -22,7 +22,6 @@
  * numbers written here.
  */
 
-#define TRADEOFF_SEED 20261122u
 
 /* A row's lat_hist, where statistics may use it: an evidence rep's latencies are left out (cb_row_counts). */
 static bool has_hist(const struct cb_row *row)
@@ -319,21 +318,25 @@ static double group_median(const struct cb_row_group *g, const char *col)
 	struct cb_summary s;
 	size_t n = v ? cb_group_values(g, col, v) : 0;
 
-	if (n && cb_summarize(v, n, TRADEOFF_SEED, &s) == 0)
+	if (n && cb_summarize(v, n, &s) == 0)
 		m = s.median;
 	free(v);
 	return m;
 }
 
-/* Ratio of means of col, mode over off, with its 95 % bootstrap interval (NAN when not measured). */
+/* The engine's ratio of col, mode over off, with its interval (NAN when not measured or not a ratio). */
 static void group_ratio(const struct cb_row_group *on, const struct cb_row_group *off, const char *col, double out[3])
 {
 	double *a = malloc((on->n + 1) * sizeof(*a)), *b = malloc((off->n + 1) * sizeof(*b));
 	size_t na = a ? cb_group_values(on, col, a) : 0, nb = b ? cb_group_values(off, col, b) : 0;
+	struct cb_change c;
 
 	out[0] = out[1] = out[2] = NAN;
-	if (na && nb && cb_ratio_ci(a, na, b, nb, TRADEOFF_SEED, &out[0], &out[1], &out[2]) < 0)
-		out[0] = out[1] = out[2] = NAN;
+	if (na && nb && cb_estimate_change(b, nb, a, na, 0.95, &c) == 0 && c.ratio) {
+		out[0] = c.est;
+		out[1] = c.lo;
+		out[2] = c.hi;
+	}
 	free(a);
 	free(b);
 }
@@ -451,7 +454,7 @@ int plot_tradeoff(const char *dir, const struct cb_row_group *g, size_t ng, plot
 	for (int m = 0; m < nmodes; m++)
 		fprintf(d.meta, "mode%d = '%s'\n", m + 1, names[m]);
 	made(arg, "tradeoff", "Pre-copy trade-off per cell and mode against pre-copy off: faults saved, pages "
-	     "copied for nothing, extra memory and p99 (ratio of means, 95 % CI)");
+	     "copied for nothing, extra memory and p99 (Hodges-Lehmann ratio, exact CI)");
 	err = plot_dataset_close(&d);
 	free(t);
 	return err;
@@ -481,7 +484,7 @@ void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 	      "Each cell with pre-copy on against the same cell with pre-copy off (`precopy=0`), medians over\n"
 	      "ok reps: the writer's page faults (`faults`), pages copied ahead and never written\n"
 	      "(`precopy_wasted`), the writer's extra private memory (`anon_growth_kb`, on minus off) and the\n"
-	      "ratio of mean p99 first-write latency and of mean runtime, with 95 % bootstrap intervals.\n"
+	      "Hodges-Lehmann ratio of p99 first-write latency and of runtime, with exact intervals.\n"
 	      "Faults saved can be negative (more faults than without pre-copy): it is a difference, not a share.\n\n"
 	      "| cell | mode | faults off → on | faults saved | touched | copies wasted | extra memory | p99 on/off | runtime on/off |\n"
 	      "|---|---|---:|---:|---:|---:|---:|---:|---:|\n",

@@ -138,7 +138,7 @@ static bool spread_of(const struct cli_closing *cl, int which, struct spread *s)
 	size_t n = cl->n[which];
 	struct cb_summary sum;
 
-	if (n == 0 || cb_summarize(v, n, 1, &sum) < 0)
+	if (n == 0 || cb_summarize(v, n, &sum) < 0)
 		return false;
 	*s = (struct spread){ .median = sum.median, .rsd = sum.cv, .min = v[0], .max = v[0], .n = n };
 	for (size_t i = 1; i < n; i++) {

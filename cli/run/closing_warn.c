@@ -70,7 +70,7 @@ void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_unit
 	for (size_t i = 0; i < in->n; i++)
 		if (cb_row_number(&in->rows[i], in->column, &v[n]))
 			n++;
-	if (n == 0 || cb_summarize(v, n, 1, &s) < 0) {
+	if (n == 0 || cb_summarize(v, n, &s) < 0) {
 		free(v);
 		return;
 	}
@@ -88,15 +88,16 @@ void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_unit
 		warn_line(fp, st, text, cause);
 		cause_used = true;
 	}
-	if (n >= 2 && s.mean != 0 && isfinite(s.ci_lo)) {
-		double half = (s.ci_hi - s.ci_lo) / 2 / fabs(s.mean);
+	if (n >= 2 && s.centre != 0 && isfinite(s.ci_lo)) {
+		/* The engine's interval of the centre (its larger side), at the level n allows. */
+		double half = fmax(s.ci_hi - s.centre, s.centre - s.ci_lo) / fabs(s.centre);
 
 		if (half > CLI_WIDE_INTERVAL) {
 			size_t need = cb_reps_needed(s.cv, CLI_WIDE_INTERVAL, 0.95);
 
-			snprintf(text, sizeof(text), "the 95 %% interval of the mean %s is %s%.1f %% over %zu reps (about %zu "
+			snprintf(text, sizeof(text), "the %.4g %% interval of the centre %s is %s%.1f %% over %zu reps (about %zu "
 				 "would give %s%.0f %%)",
-				 in->what, st == CB_UNITS_UTF8 ? "\302\261" : "+-", half * 100, n, need,
+				 s.ci_level * 100, in->what, st == CB_UNITS_UTF8 ? "\302\261" : "+-", half * 100, n, need,
 				 st == CB_UNITS_UTF8 ? "\302\261" : "+-", CLI_WIDE_INTERVAL * 100);
 			warn_line(fp, st, text, cause_used ? "" : cause);
 		}

@@ -161,7 +161,7 @@ static double med(const struct cli_explain *ex, int which)
 {
 	struct cb_summary sum;
 
-	return ex->s[which].n && cb_summarize(ex->s[which].v, ex->s[which].n, 1, &sum) == 0 ? sum.median : NAN;
+	return ex->s[which].n && cb_summarize(ex->s[which].v, ex->s[which].n, &sum) == 0 ? sum.median : NAN;
 }
 
 static double mean_of(const struct total *t)
@@ -299,7 +299,7 @@ static void print_evidence_cost(const struct cli_explain *ex, FILE *fp, enum cb_
 	char a[24], b[24];
 	double e, t;
 
-	if (!ex->evidence_p50.n || !ex->s[S_P50].n || cb_summarize(ex->evidence_p50.v, ex->evidence_p50.n, 1, &sum) < 0)
+	if (!ex->evidence_p50.n || !ex->s[S_P50].n || cb_summarize(ex->evidence_p50.v, ex->evidence_p50.n, &sum) < 0)
 		return;
 	e = sum.median;
 	t = med(ex, S_P50);

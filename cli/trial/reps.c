@@ -83,12 +83,12 @@ enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r)
 	return cb_adaptive_stop(&bounds, r->v, r->n, r->reps, cb_monotonic_ns() - r->start_ns);
 }
 
-bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, enum cb_center c, double target,
+bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target,
 			size_t *pairs)
 {
 	struct cb_round_values a = { num->rv, num->rround, num->rn }, b = { den->rv, den->rround, den->rn };
 
-	return cb_adaptive_ratio_met(&a, &b, c, target, num->rule.min_reps, CLI_BOOT_SEED, pairs);
+	return cb_adaptive_ratio_met(&a, &b, target, num->rule.min_reps, pairs);
 }
 
 void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row)

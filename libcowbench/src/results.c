@@ -107,8 +107,7 @@ static bool cell_names(const char *cell, const char *name, size_t name_len)
 	return false;
 }
 
-/* The axis that sets a column, where its name differs (cowbench run's --size sets size_bytes). */
-static const char *axis_of(const char *column)
+const char *cb_column_axis(const char *column)
 {
 	static const char *const alias[][2] = { { "size_bytes", "size" }, { "thp_advice", "thp" },
 								{ "break_mode", "break" } };
@@ -149,7 +148,7 @@ void cb_row_key(const struct cb_row *row, char *buf, size_t len)
 	append(buf, len, &used, row->cell, strlen(row->cell));
 	cols = cb_columns(&n);
 	for (size_t i = 0; i < n; i++) {
-		const char *axis = axis_of(cols[i].name);
+		const char *axis = cb_column_axis(cols[i].name);
 		char value[200], pair[256];
 
 		if (!(cols[i].flags & want) || cell_names(row->cell, axis, strlen(axis)))

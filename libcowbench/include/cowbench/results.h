@@ -36,6 +36,9 @@ void cb_results_free(struct cb_results *res);
 
 /** Parse text into the row's column (empty = not measured); CB_EFORMAT when it does not parse. */
 int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text);
+/** The matrix axis (run option) that sets a column where the names differ: "size" for size_bytes, "thp" for thp_advice, "break" for break_mode; else the column's own name. */
+const char *cb_column_axis(const char *column);
+
 /**
  * A numeric column by name; false when unknown, a string column, not
  * measured, or a timed column of an evidence rep (cb_row_counts).
