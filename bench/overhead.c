@@ -149,7 +149,7 @@ static struct sample cowbench_rep(const struct cb_clock *clk, size_t size)
 struct ratio_series {
 	const char *name;
 	double *r, *a, *b;
-	double est, lo, hi; /* median of the paired ratios and its 95 % bootstrap interval */
+	double est, lo, hi; /* the engine's centre of the paired ratios (cb_estimate) and its interval */
 };
 
 static void series_add(struct ratio_series *s, int i, double a, double b)
@@ -162,8 +162,13 @@ static void series_add(struct ratio_series *s, int i, double a, double b)
 /* Update the estimate from n rounds; returns the relative half-width of its interval. */
 static double series_update(struct ratio_series *s, int n)
 {
-	s->est = cb_center_of(s->r, (size_t)n, CB_CENTER_MEDIAN);
-	cb_boot_center_ci(s->r, (size_t)n, CB_CENTER_MEDIAN, 0.95, 2000, 1, &s->lo, &s->hi);
+	struct cb_estimate e;
+
+	if (cb_estimate(s->r, (size_t)n, 0.95, &e) < 0)
+		return INFINITY;
+	s->est = e.centre;
+	s->lo = e.lo;
+	s->hi = e.hi;
 	return fmax(s->hi / s->est - 1, 1 - s->lo / s->est);
 }
 
@@ -178,13 +183,13 @@ static const char *target_verdict(const struct ratio_series *s)
 
 static void series_print(const struct ratio_series *s, int n)
 {
-	double r, lo, hi;
+	struct cb_change c;
 
-	printf("%-6s ratio cowbench / minimal: %.3f [%.3f, %.3f] (95 %% CI, median of %d paired rounds)  %s\n",
+	printf("%-6s ratio cowbench / minimal: %.3f [%.3f, %.3f] (centre of %d paired rounds' ratios, exact CI)  %s\n",
 	       s->name, s->est, s->lo, s->hi, n, target_verdict(s));
-	if (cb_boot_ratio_ci(s->a, (size_t)n, s->b, (size_t)n, CB_CENTER_MEDIAN, 0.95, 2000, 1, &r, &lo, &hi) == 0)
-		printf("%-6s ratio of medians:          %.3f [%.3f, %.3f] (95 %% CI, bootstrap, unpaired)\n", s->name, r,
-		       lo, hi);
+	if (cb_estimate_change(s->b, (size_t)n, s->a, (size_t)n, 0.95, &c) == 0 && c.ratio)
+		printf("%-6s two-sample ratio:          %.3f [%.3f, %.3f] (Hodges-Lehmann, exact CI, unpaired)\n", s->name,
+		       c.est, c.lo, c.hi);
 }
 
 static double now_s(void)

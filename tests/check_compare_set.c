@@ -1,7 +1,7 @@
 /*
  * A comparison set judged as benchstat would: Benjamini-Hochberg and Holm
  * against hand-computed values, seeded A/A simulations that must come out
- * quiet (and do not without the rule), and a 140x change on too few pairs
+ * quiet (and do not without the rule), and a 140x change on too few values
  * that is shown with its interval and the reps that would decide it.
  */
 #include <errno.h>
@@ -73,10 +73,9 @@ START_TEST(test_names_and_test_minimum)
 	ck_assert_int_eq(m, CB_ADJUST_HOLM);
 	ck_assert_int_eq(cb_p_adjust_parse("BH", &m), -EINVAL);
 	ck_assert_str_eq(cb_p_adjust_name(CB_ADJUST_BH), "bh");
-	/* Signed-rank: 2 / 2^5 = 0.0625 > 0.05, 2 / 2^6 = 0.031. Rank-sum: 2 / C(6,3) = 0.1, 2 / C(8,4) = 0.029. */
-	ck_assert_uint_eq(cb_test_min_n(true, 0.05), 6);
-	ck_assert_uint_eq(cb_test_min_n(false, 0.05), 4);
-	ck_assert_uint_eq(cb_test_min_n(true, 0.01), 8);
+	/* Rank-sum: 2 / C(6,3) = 0.1, 2 / C(8,4) = 0.029, 2 / C(10,5) = 0.0079. */
+	ck_assert_uint_eq(cb_test_min_n(0.05), 4);
+	ck_assert_uint_eq(cb_test_min_n(0.01), 5);
 }
 END_TEST
 
@@ -84,30 +83,27 @@ END_TEST
 
 /*
  * One simulated A/A compare: SET metrics, both sides drawn from the same
- * distribution (CV about `s`), paired by round or not. How many the rule
- * calls better or worse.
+ * distribution (CV about `s`), with or without a drift both sides of a
+ * round share. How many the rule calls better or worse.
  */
-static int aa_trial(struct rng *r, size_t n, double s, bool paired, enum cb_p_adjust m, double threshold)
+static int aa_trial(struct rng *r, size_t n, double s, bool drift, enum cb_p_adjust m, double threshold)
 {
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c[SET], *set[SET];
 	double a[32], b[32];
 	int called = 0;
 
-	o.resamples = 500;
 	o.threshold = threshold;
 	for (int k = 0; k < SET; k++) {
 		double median = 1000 * (k + 1);
 
 		for (size_t i = 0; i < n; i++) {
-			double round = paired ? skewed(r, 1, 0.2) : 1; /* drift both members of a round share */
+			double round = drift ? skewed(r, 1, 0.2) : 1; /* drift both members of a round share */
 
 			a[i] = round * skewed(r, median, s);
 			b[i] = round * skewed(r, median, s);
 		}
-		o.seed = r->st;
-		ck_assert_int_eq(paired ? cb_compare_paired(a, b, n, &o, &c[k]) : cb_compare_samples(a, n, b, n, &o, &c[k]),
-				 0);
+		ck_assert_int_eq(cb_compare_samples(a, n, b, n, false, &o, &c[k]), 0);
 		set[k] = &c[k];
 	}
 	ck_assert_int_eq(cb_compare_decide(set, SET, m, &o), 0);
@@ -120,70 +116,70 @@ static int aa_trial(struct rng *r, size_t n, double s, bool paired, enum cb_p_ad
 START_TEST(test_aa_is_quiet)
 {
 	struct rng r = { 28 };
-	int quiet_unpaired = 0, quiet_paired = 0, quiet_naive = 0;
+	int quiet_unpaired = 0, quiet_drift = 0, quiet_naive = 0;
 
 	for (int t = 0; t < 100; t++) {
 		quiet_unpaired += aa_trial(&r, 10, 0.1, false, CB_ADJUST_BH, 0.05) == 0;
-		quiet_paired += aa_trial(&r, 10, 0.1, true, CB_ADJUST_BH, 0.05) == 0;
+		quiet_drift += aa_trial(&r, 10, 0.1, true, CB_ADJUST_BH, 0.05) == 0;
 		quiet_naive += aa_trial(&r, 10, 0.1, false, CB_ADJUST_NONE, 0) == 0;
 	}
 	ck_assert_msg(quiet_unpaired >= 95, "unpaired A/A: quiet in only %d of 100 trials", quiet_unpaired);
-	ck_assert_msg(quiet_paired >= 95, "paired A/A: quiet in only %d of 100 trials", quiet_paired);
+	ck_assert_msg(quiet_drift >= 95, "A/A under drift: quiet in only %d of 100 trials", quiet_drift);
 	/* Without correction and threshold, 30 tests at 0.05 raise a false alarm in most trials (1 - 0.95^30 = 79 %). */
 	ck_assert_msg(quiet_naive <= 50, "naive A/A: quiet in %d of 100 trials: the test above proves nothing", quiet_naive);
 }
 END_TEST
 
-/* A real 140x change on 5 pairs: shown with its interval, undecided, "needs >= 6 reps"; 6 pairs decide it. */
-START_TEST(test_big_change_on_too_few_pairs)
+/* A real 140x change on 3 + 3 values: shown with its interval, undecided, "needs >= 4 reps"; 4 + 4 decide it. */
+START_TEST(test_big_change_on_too_few_values)
 {
 	struct rng r = { 140 };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c, *set[1] = { &c };
-	double a[6], b[6];
+	double a[5], b[5];
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 5; i++) {
 		a[i] = skewed(&r, 20, 0.1);
 		b[i] = skewed(&r, 2800, 0.1);
 	}
-	ck_assert_int_eq(cb_compare_paired(a, b, 5, &o, &c), 0);
+	ck_assert_int_eq(cb_compare_samples(a, 3, b, 3, false, &o, &c), 0);
 	ck_assert_int_eq(cb_compare_decide(set, 1, CB_ADJUST_BH, &o), 0);
 	ck_assert(!c.significant && !c.can_be_significant);
-	ck_assert_double_eq_tol(c.p, 0.0625, 1e-12);
+	ck_assert_double_eq_tol(c.p, 0.1, 1e-12);
 	ck_assert(c.ratio > 100 && c.ratio < 200);
 	ck_assert(c.ratio_lo > 100 && c.ratio_hi < 200 && c.ratio_lo <= c.ratio && c.ratio <= c.ratio_hi);
 	ck_assert(c.beyond_threshold);
-	ck_assert_uint_eq(c.reps_needed, 6);
+	ck_assert_uint_eq(c.reps_needed, 4);
 	ck_assert_int_eq(c.reps_basis, CB_REPS_TEST_MIN);
-	ck_assert_int_eq(cb_compare_paired(a, b, 6, &o, &c), 0);
+	/* The default 5 + 5: p = 0.008, decided. */
+	ck_assert_int_eq(cb_compare_samples(a, 5, b, 5, false, &o, &c), 0);
 	ck_assert_int_eq(cb_compare_decide(set, 1, CB_ADJUST_BH, &o), 0);
 	ck_assert(c.significant);
+	ck_assert_double_eq_tol(c.p, 2.0 / 252, 1e-12);
 	ck_assert_uint_eq(c.reps_needed, 0);
 	ck_assert_int_eq(c.reps_basis, CB_REPS_NONE);
 }
 END_TEST
 
 /*
- * A +12 % change under 20 % noise on 8 pairs: undecided, and the reps
- * asked for come from the spread (pyperf's n for the room beyond 5 %).
+ * A +12 % change under 20 % noise on 8 + 8: undecided, and the reps asked
+ * for come from the spread (the n whose interval would clear +-5 %).
  */
 START_TEST(test_reps_from_the_spread)
 {
-	const double old[] = { 100, 100, 100, 100, 100, 100, 100, 100 };
+	const double old[] = { 100, 96, 104, 99, 101, 97, 103, 100 };
 	const double new_[] = { 150, 90, 125, 95, 140, 105, 118, 112 };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c, *set[1] = { &c };
-	double room;
 
-	ck_assert_int_eq(cb_compare_paired(old, new_, 8, &o, &c), 0);
+	ck_assert_int_eq(cb_compare_samples(old, 8, new_, 8, false, &o, &c), 0);
 	ck_assert_int_eq(cb_compare_decide(set, 1, CB_ADJUST_BH, &o), 0);
 	ck_assert(!c.significant);
-	ck_assert_double_eq_tol(c.ratio, 1.15, 1e-12); /* median of the per-pair ratios */
-	room = 1 - 1.05 / c.ratio;
-	ck_assert_int_eq(c.reps_basis, CB_REPS_CV);
-	ck_assert_uint_eq(c.reps_needed, cb_reps_needed(c.ratio_cv, room, 0.95));
+	ck_assert(c.ratio > 1.1 && c.ratio < 1.2);
+	ck_assert_int_eq(c.reps_basis, CB_REPS_SPREAD);
+	ck_assert_uint_eq(c.reps_needed, cb_n_to_decide(&c.change, 0.05, 0, 0.95));
 	ck_assert_uint_gt(c.reps_needed, 8);
-	/* The same change inside the threshold: no number of reps makes it a verdict; n is enough for the test. */
+	/* The same change inside the threshold: no number of reps makes it a verdict. */
 	o.threshold = 0.2;
 	ck_assert_int_eq(cb_compare_decide(set, 1, CB_ADJUST_BH, &o), 0);
 	ck_assert(!c.significant);
@@ -194,10 +190,12 @@ END_TEST
 /* An interval inside the threshold is '~' even at a tiny p; one beyond it with a large adjusted p too. */
 START_TEST(test_threshold_and_adjustment_both_needed)
 {
-	struct cb_compare small = { .p = 1e-6, .ratio = 1.03, .ratio_lo = 1.02, .ratio_hi = 1.04, .n_old = 20,
+	struct cb_compare small = { .p = 1e-6, .change = { .ratio = true, .est = 1.03, .lo = 1.02, .hi = 1.04 },
+				    .n_old = 20, .n_new = 20 };
+	struct cb_compare big = { .p = 0.04, .change = { .ratio = true, .est = 1.5, .lo = 1.3, .hi = 1.7 }, .n_old = 20,
+				  .n_new = 20 };
+	struct cb_compare other = { .p = 0.9, .change = { .ratio = true, .est = 1, .lo = 0.9, .hi = 1.1 }, .n_old = 20,
 				    .n_new = 20 };
-	struct cb_compare big = { .p = 0.04, .ratio = 1.5, .ratio_lo = 1.3, .ratio_hi = 1.7, .n_old = 20, .n_new = 20 };
-	struct cb_compare other = { .p = 0.9, .ratio = 1, .ratio_lo = 0.9, .ratio_hi = 1.1, .n_old = 20, .n_new = 20 };
 	struct cb_compare *set[] = { &small, &big, &other };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 
@@ -220,7 +218,7 @@ static Suite *compare_set_suite(void)
 	tcase_add_test(tc, test_bh_and_holm_by_hand);
 	tcase_add_test(tc, test_names_and_test_minimum);
 	tcase_add_test(tc, test_aa_is_quiet);
-	tcase_add_test(tc, test_big_change_on_too_few_pairs);
+	tcase_add_test(tc, test_big_change_on_too_few_values);
 	tcase_add_test(tc, test_reps_from_the_spread);
 	tcase_add_test(tc, test_threshold_and_adjustment_both_needed);
 	suite_add_tcase(s, tc);

@@ -4,6 +4,7 @@
 
 #include <cowbench/error.h>
 #include <cowbench/results.h>
+#include <cowbench/estimate.h>
 #include <cowbench/summary.h>
 
 #include "testutil.h"
@@ -70,18 +71,20 @@ START_TEST(summary_known_values)
 	const double v[] = { 100, 200, 300, 400, 1000 };
 	struct cb_summary s;
 
-	ck_assert_int_eq(cb_summarize(v, 5, 1, &s), 0);
+	ck_assert_int_eq(cb_summarize(v, 5, &s), 0);
 	ck_assert_uint_eq(s.n, 5);
 	ck_assert_double_eq(s.median, 300);
 	ck_assert_double_eq(s.mean, 400);
 	ck_assert_double_eq_tol(s.stddev, 353.5533906, 1e-6);
 	ck_assert_double_eq_tol(s.cv, 0.8838834765, 1e-9);
 	ck_assert_uint_eq(s.outliers, 1);
-	/* The bootstrap interval of the mean lies within the data and holds the mean. */
-	ck_assert(s.ci_lo >= 100 && s.ci_lo <= 400);
-	ck_assert(s.ci_hi >= 400 && s.ci_hi <= 1000);
+	/* 5 values: the interval is [min, max] at 1 - 2/32; the centre the geometric pseudo-median. */
+	ck_assert_double_eq_tol(s.ci_lo, 100, 1e-9);
+	ck_assert_double_eq_tol(s.ci_hi, 1000, 1e-9);
+	ck_assert_double_eq_tol(s.ci_level, 0.9375, 1e-12);
+	ck_assert(s.centre > 200 && s.centre < 400);
 	ck_assert(v[0] == 100 && v[4] == 1000); /* input untouched */
-	ck_assert_int_eq(cb_summarize(v, 0, 1, &s), -EINVAL);
+	ck_assert_int_eq(cb_summarize(v, 0, &s), -EINVAL);
 }
 END_TEST
 
@@ -90,33 +93,36 @@ START_TEST(summary_edge_cases)
 	const double one[] = { 7 }, even[] = { 4, 1, 3, 2 }, flat[] = { 5, 5, 5 };
 	struct cb_summary s, t;
 
-	ck_assert_int_eq(cb_summarize(one, 1, 1, &s), 0);
+	ck_assert_int_eq(cb_summarize(one, 1, &s), 0);
 	ck_assert_double_eq(s.median, 7);
 	ck_assert(isnan(s.stddev) && isnan(s.cv) && isnan(s.ci_lo));
-	ck_assert_int_eq(cb_summarize(even, 4, 1, &s), 0);
+	ck_assert_int_eq(cb_summarize(even, 4, &s), 0);
 	ck_assert_double_eq(s.median, 2.5);
-	ck_assert_int_eq(cb_summarize(flat, 3, 1, &s), 0);
+	ck_assert_int_eq(cb_summarize(flat, 3, &s), 0);
 	ck_assert_double_eq(s.stddev, 0);
-	ck_assert_double_eq(s.ci_lo, 5);
-	ck_assert_double_eq(s.ci_hi, 5);
+	ck_assert_double_eq_tol(s.ci_lo, 5, 1e-12);
+	ck_assert_double_eq_tol(s.ci_hi, 5, 1e-12);
 	ck_assert_uint_eq(s.outliers, 0);
-	/* Same seed, same interval. */
-	ck_assert_int_eq(cb_summarize(even, 4, 9, &s), 0);
-	ck_assert_int_eq(cb_summarize(even, 4, 9, &t), 0);
+	/* Nothing random: the same input, the same interval. */
+	ck_assert_int_eq(cb_summarize(even, 4, &s), 0);
+	ck_assert_int_eq(cb_summarize(even, 4, &t), 0);
 	ck_assert_double_eq(s.ci_lo, t.ci_lo);
+	ck_assert_double_eq(s.centre, t.centre);
 }
 END_TEST
 
 START_TEST(ratio_interval)
 {
 	const double a[] = { 200, 210, 190, 205 }, b[] = { 100, 105, 95, 100 };
-	double r, lo, hi;
+	struct cb_change c;
 
-	ck_assert_int_eq(cb_ratio_ci(a, 4, b, 4, 3, &r, &lo, &hi), 0);
-	ck_assert_double_eq_tol(r, 2.0125, 1e-9);
-	ck_assert(lo <= r && r <= hi);
-	ck_assert(lo > 1.8 && hi < 2.3);
-	ck_assert_int_eq(cb_ratio_ci(a, 4, b, 0, 3, &r, &lo, &hi), -EINVAL);
+	/* b is exactly a / 2 in some order: every pairwise ratio's median is 2 (200/100, 210/105, 190/95). */
+	ck_assert_int_eq(cb_estimate_change(b, 4, a, 4, 0.95, &c), 0);
+	ck_assert(c.ratio);
+	ck_assert_double_eq_tol(c.est, 2, 1e-9);
+	ck_assert(c.lo <= c.est && c.est <= c.hi);
+	ck_assert(c.lo > 1.8 && c.hi < 2.3);
+	ck_assert_int_eq(cb_estimate_change(b, 0, a, 4, 0.95, &c), -EINVAL);
 }
 END_TEST
 
@@ -170,7 +176,11 @@ START_TEST(summarize_known_csv)
 	ck_assert_double_eq_tol(summary_field(r.out, a, "elapsed_ns", "cv"), 0.8839, 1e-4);
 	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "outliers"), 1);
 	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "noisy"), 1);
-	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "ratio"), 4);
+	/* Every baseline rep is 100 us: the Hodges-Lehmann ratio is the median of 1, 2, 3, 4, 10; its interval [1, 10] (96.8 %). */
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "ratio"), 3);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "ratio_ci_lo"), 1);
+	ck_assert_double_eq(summary_field(r.out, a, "elapsed_ns", "ratio_ci_hi"), 10);
+	ck_assert_double_eq_tol(summary_field(r.out, a, "elapsed_ns", "change_ci_level"), 0.9683, 1e-4);
 	ck_assert(isnan(summary_field(r.out, b, "elapsed_ns", "ratio"))); /* the baseline itself */
 	ck_assert_double_eq(summary_field(r.out, b, "elapsed_ns", "stddev"), 0);
 	ck_assert_double_eq(summary_field(r.out, b, "faults", "median"), 0);
@@ -194,8 +204,8 @@ START_TEST(summarize_depth_cell_pairs_with_precopy_off)
 			    "precopy_depth=15";
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_double_eq(summary_field(r.out, depth, "elapsed_ns", "ratio_pairs"), 3);
-	ck_assert_double_eq_tol(summary_field(r.out, depth, "elapsed_ns", "ratio"), 0.6134, 1e-4);
+	ck_assert_double_eq_tol(summary_field(r.out, depth, "elapsed_ns", "ratio"), 0.6625, 1e-4);
+	ck_assert_double_eq_tol(summary_field(r.out, depth, "elapsed_ns", "change_ci_level"), 0.9, 1e-4); /* 3 + 3: the most there is */
 	tu_free(&r);
 }
 END_TEST
@@ -262,7 +272,8 @@ START_TEST(summarize_table_and_json)
 
 	ck_assert_int_eq(t.status, 0);
 	ck_assert_uint_eq(t.err_len, 0);
-	ck_assert_ptr_nonnull(strstr(t.out, "95% CI of mean"));
+	ck_assert_ptr_nonnull(strstr(t.out, "CI of centre"));
+	ck_assert_ptr_nonnull(strstr(t.out, "centre: Hodges-Lehmann (on logs)"));
 	ck_assert_ptr_nonnull(strstr(t.out, "2 cells, 11 rows"));
 	ck_assert_int_eq(j.status, 0);
 	ck_assert_int_eq(tu_count_lines(j.out), 2);
@@ -413,11 +424,13 @@ START_TEST(plot_renders_every_plot)
 END_TEST
 
 /*
- * fork.png draws medians, so its whiskers are the median's interval: seven
- * reps of 1 ms and one of 100 ms have a median of 1 ms whose interval stays
- * at 1 ms (the mean's would reach far above: the bug this guards against).
+ * fork.png draws the engine's centre, so its whiskers are that centre's
+ * interval: six reps of 1 ms and one of 100 ms have a centre of 1 ms, and at
+ * n = 7 the exact interval (96.9 %) runs from the lowest to the second-highest
+ * Walsh average on logs, 1 ms to sqrt(1 ms * 100 ms) = 10 ms. A mean would sit
+ * at 15 ms with whiskers far above: the bug this guards against.
  */
-START_TEST(plot_fork_whiskers_are_the_medians)
+START_TEST(plot_fork_whiskers_are_the_centres)
 {
 	char dir[] = "/tmp/cbtest-plotXXXXXX", csv[600], path[700], *dat;
 	const char *argv[] = { "cowbench", "plot", csv, "--out", path, NULL };
@@ -443,7 +456,8 @@ START_TEST(plot_fork_whiskers_are_the_medians)
 	dat = tu_slurp(path, NULL);
 	ck_assert_ptr_nonnull(dat);
 	ck_assert_msg(sscanf(strchr(dat, '\n') + 1, "%lf %lf %lf %lf", &x, &med, &lo, &hi) == 4, "%s", dat);
-	ck_assert_msg(med == 1.0 && lo == 1.0 && hi == 1.0, "fork.dat: median %g whiskers %g to %g", med, lo, hi);
+	ck_assert_msg(fabs(med - 1) < 1e-6 && fabs(lo - 1) < 1e-6 && fabs(hi - 10) < 1e-4,
+		      "fork.dat: centre %g whiskers %g to %g", med, lo, hi);
 	free(dat);
 	tu_free(&r);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
@@ -506,7 +520,7 @@ static Suite *results_suite(void)
 	tcase_add_test(cli, merge_rejections);
 	tcase_add_test(cli, evidence_rows_feed_only_evidence);
 	tcase_add_test(cli, plot_renders_every_plot);
-	tcase_add_test(cli, plot_fork_whiskers_are_the_medians);
+	tcase_add_test(cli, plot_fork_whiskers_are_the_centres);
 	tcase_add_test(cli, plot_skips_absent_workloads);
 	tcase_add_test(cli, plot_bad_input);
 	tcase_set_timeout(cli, 60);

@@ -211,7 +211,7 @@ static void undecided_note(FILE *fp, const struct cmp_opts *o, const struct line
 	else if (c->reps_basis == CB_REPS_SPREAD)
 		fprintf(fp, " needs >= %zu reps (from the spread, for the interval to clear +-%g %%)", c->reps_needed,
 			o->threshold * 100);
-	else if (c->count && !c->above_floor)
+	else if (c->count && !c->above_floor && c->p_adj < o->alpha)
 		fprintf(fp, " (a count %g apart or less: layout, not a change)", CB_COUNT_FLOOR);
 	else if (c->p_adj < o->alpha && !c->beyond_threshold)
 		fprintf(fp, " (the interval reaches into +-%g %%)", o->threshold * 100);
