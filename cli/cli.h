@@ -276,6 +276,7 @@ int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 /* main.c: run command NAME of the table above (one command hands a whole invocation to another this way,
@@ -329,8 +330,8 @@ void cli_reps_end(struct cli_reps *r);
 /* The stop the bounds alone call for (the target left out): a cell that must keep pairing its rounds. */
 enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
 /*
- * matrix --baseline: whether centre(num) / centre(den) over the rounds both ran
- * has a 95 % interval (paired bootstrap, as summarize --baseline prints it)
+ * matrix --baseline: whether the ratio num / den over the rounds both ran
+ * has an interval (the engine's, as summarize --baseline prints it)
  * within +-target; *pairs gets how many rounds paired. False while fewer
  * than the rule's least reps paired up.
  */

@@ -21,6 +21,7 @@ static const struct {
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
 	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
+	{ "estimate", cmd_estimate, "the same statistics for any numbers: centre and CI per group, ratio to a baseline" },
 	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
 	{ "project", cmd_project, "project an emulated study's cells to native time from exact counts and unit costs" },
 	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
@@ -129,8 +130,8 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			names[i] = commands[i].name;
-		cli_error("unknown command '%s'%s (commands: run, list, info, stat, matrix, merge, summarize, compare, "
-			  "plot; see --help)",
+		cli_error("unknown command '%s'%s (commands: run, list, info, stat, matrix, merge, summarize, "
+			  "estimate, compare, project, plot; see --help)",
 			  argv[1], cli_hint(argv[1], names, sizeof(names) / sizeof(names[0]), hint, sizeof(hint)));
 	}
 	return EXIT_USAGE;
