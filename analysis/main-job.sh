@@ -28,9 +28,9 @@ echo "cowbench: running the matrix into $out/results.csv" >&2
 status=0
 # The default matrix runs adaptive reps: each cell until the 95 % interval of its headline metric is
 # within +-3 %, and each fork cell until its headline ratio (the writes' elapsed time after fork over
-# the same writes without fork, 10 % trimmed means, paired by round) is too, within a budget of 1000
-# reps or 90 s of reps per cell. Trimmed: a microsecond rep the host stalled 15x moves no ratio.
-[ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns --ratio-center=trimmed \
+# the same writes without fork: the engine's Hodges-Lehmann ratio, which a rep the host stalled 15x
+# barely moves) is too, within a budget of 1000 reps or 90 s of reps per cell.
+[ "$#" -gt 0 ] || set -- --target-ci=3 --baseline=fork=0 --baseline-metric=elapsed_ns \
 	--max-reps=1000 --max-time=90s
 # Off a terminal (CI logs, nohup) the matrix draws no progress line: say every minute how far it got.
 ticker=
@@ -56,27 +56,28 @@ fi
 # Status 1: some rep failed; its row says how, and the rest is still worth summarising.
 # Headline metrics, and each fork cell's ratio to its --no-fork cell (what COW costs), with CIs.
 metrics=lat_p50_ns,elapsed_ns,fork_ns,slowdown
-"$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 --ratio-center=trimmed "$out/results.csv" \
-	>"$out/summary.txt"
-"$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 --ratio-center=trimmed --format=csv \
-	"$out/results.csv" >"$out/summary.csv"
+"$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 "$out/results.csv" >"$out/summary.txt"
+"$cowbench" summarize --quiet --metric=$metrics --baseline fork=0 --format=csv "$out/results.csv" \
+	>"$out/summary.csv"
 "$cowbench" plot "$out/results.csv" --out "$out" >&2
 # The headline ratios, first in report.md: what a cell's writes cost after fork, against its
-# --no-fork twin's, paired by round. Half-width: the larger side of the interval, relative.
-"$cowbench" summarize --quiet --metric=elapsed_ns --baseline fork=0 --ratio-center=trimmed --format=csv "$out/results.csv" |
-	awk -F, 'NR > 1 && $15 != "" && $15 > 0 {
-		h = ($15 - $16 > $17 - $15 ? $15 - $16 : $17 - $15) / $15 * 100
-		rows = rows sprintf("| `%s` | %.2f | %.2f to %.2f | %.1f %% | %d |\n", $1, $15, $16, $17, h, $14)
-	} END {
-		if (rows == "") exit
-		print "## What COW costs: the headline ratios\n"
-		print "Each fork cell'"'"'s `elapsed_ns` (the time its writes took) over its `fork=0` twin'"'"'s, the"
-		print "reps paired by round: a ratio of 10 % trimmed means (a rep the host stalled moves it not), with"
-		print "the 95 % paired-bootstrap interval (`cowbench summarize --metric=elapsed_ns --baseline fork=0"
-		print "--ratio-center=trimmed`); `summary.txt` has the same for the per-write p50.\n"
-		print "| cell | ratio | 95 % CI | ± | pairs |\n|---|---:|---|---:|---:|"
-		printf "%s\n", rows
-	}' >"$out/ratios.md"
+# --no-fork twin's. Every number and its text is summarize's own (its JSON, read by field name).
+"$cowbench" summarize --quiet --metric=elapsed_ns --baseline fork=0 --format=json "$out/results.csv" |
+	python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+rows = [r for r in rows if r.get("ratio_text")]
+if rows:
+    print("## What COW costs: the headline ratios\n")
+    print("Each fork cell'"'"'s `elapsed_ns` (the time its writes took) over its `fork=0` twin'"'"'s: the")
+    print("Hodges-Lehmann ratio with its exact interval, Mann-Whitney p adjusted over the ratios")
+    print("(`cowbench summarize --metric=elapsed_ns --baseline fork=0`; docs/reference.md, Statistics);")
+    print("`summary.txt` has the same for the per-write p50.\n")
+    print("| cell | ratio [CI] | CI level | p (adj) | verdict |\n|---|---:|---:|---:|---|")
+    for r in rows:
+        print("| `%s` | %s | %.1f %% | %.3g | %s |" % (r["cell"], r["ratio_text"], 100 * r["change_ci_level"],
+                                                    r["p_adj"], r["verdict"]))
+' >"$out/ratios.md"
 
 # ---- native unit costs (issue 30): what a COW write fault, a trap-free COW break (one
 # MADV_POPULATE_WRITE) and a private write cost on this host, interleaved; the study's native

@@ -11,6 +11,8 @@ import csv
 import math
 import subprocess
 
+import cbstats
+
 
 def _num(text):
     try:
@@ -50,20 +52,13 @@ def _ns(v):
     return f"{v / 1e3:,.1f} µs" if v >= 1e4 else f"{v:,.0f} ns"
 
 
-def _median(v):
-    v = sorted(v)
-    n = len(v)
-    return None if n == 0 else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
-def first_by_mode(study_csv, seed=20261125, resamples=2000):
+def first_by_mode(study_csv, cowbench=None):
     """The first write (first_ns) per boot and pre-copy mode, from the seq fork=1 fault rows.
 
     The model's fixed term is the pre-copy-off (or stock) first write of the boot; a mode whose own
-    first fault costs more carries that difference outside the model. Per mode: median first_ns over
-    its timed seq rows, and its ratio to pre-copy off's in the same boot with a 95 % percentile-bootstrap
-    interval (each side resampled on its own, fixed seed). Rows are read as data only."""
-    import random
+    first fault costs more carries that difference outside the model. Per mode: the centre of first_ns
+    over its timed seq rows, and its ratio to pre-copy off's in the same boot with its interval, both
+    from `cowbench estimate` (the engine, docs/reference.md "Statistics"). Rows are read as data only."""
     groups = {}
     with open(study_csv, newline="") as f:
         for r in csv.DictReader(f):
@@ -73,20 +68,21 @@ def first_by_mode(study_csv, seed=20261125, resamples=2000):
             v = _num(r.get("first_ns"))
             if v is None or v <= 0:
                 continue
-            groups.setdefault((r.get("boot", ""), r.get("precopy", ""), r.get("precopy_depth", "")), []).append(v)
-    rng = random.Random(seed)
+            pre, depth = r.get("precopy", ""), r.get("precopy_depth", "")
+            group = "off" if pre == "0" else f"{pre}/{depth}"
+            groups.setdefault((r.get("boot", ""), group), []).append(v)
+    est = cbstats.estimate(groups, baseline="off", cowbench=cowbench) if groups else {}
     out = []
-    for (boot, pre, depth), vals in sorted(groups.items()):
-        if pre in ("", "0"):
+    for (boot, group), vals in sorted(groups.items()):
+        o, off = est.get((boot, group)), est.get((boot, "off"))
+        if group == "off" or group.startswith("/") or not o or not off or "ratio" not in o:
             continue
-        off = [v for (b, p, _), vs in groups.items() if b == boot and p == "0" for v in vs]
-        if len(off) < 2 or len(vals) < 2:
+        if len(vals) < 2 or off["n"] < 2:
             continue
-        boots = sorted(_median([rng.choice(vals) for _ in vals]) / _median([rng.choice(off) for _ in off])
-                       for _ in range(resamples))
-        out.append({"boot": boot, "precopy": pre, "depth": depth, "first": _median(vals), "off": _median(off),
-                    "ratio": _median(vals) / _median(off), "lo": boots[int(0.025 * resamples)],
-                    "hi": boots[int(0.975 * resamples) - 1], "n": len(vals), "n_off": len(off)})
+        pre, depth = group.split("/", 1)
+        out.append({"boot": boot, "precopy": pre, "depth": depth, "first": o["centre"], "off": off["centre"],
+                    "ratio": o["ratio"], "lo": o["ratio_ci_lo"], "hi": o["ratio_ci_hi"], "text": o["ratio_text"],
+                    "n": len(vals), "n_off": off["n"]})
     return out
 
 
@@ -104,12 +100,12 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
               "(`cowbench project`, `libcowbench/src/project.c`) as "
               "*first + (writes − 1) × write + (faults − 1) × (fault − write) + pre-copied × batch*, "
               "and the model is checked against the cell's measured runtime in its own boot (**model error**, "
-              "target ≤ 10 %). **Measured** is the median `elapsed_ns` (the write loop's wall time) over the "
-              "cell's timed reps in `study.csv`, the units' own statistic; in brackets the model error against "
-              "the ends of that median's distribution-free interval (order statistics, ≥ 95 %; with 5 reps or "
-              "fewer the whole range, 93.8 % for 5), i.e. how far the cell's own rep-to-rep noise lets the "
-              "error be read. `projection.csv` also has the error against the mean (`model_error_pct`), which a "
-              "single preempted rep moves by tens of % in a microsecond cell. Every unit is a median over the "
+              "target ≤ 10 %). **Measured** is the centre of `elapsed_ns` (the write loop's wall time) over the "
+              "cell's timed reps in `study.csv` (Hodges-Lehmann, `cowbench project` through the engine of "
+              "docs/reference.md \"Statistics\"); in brackets the model error against the ends of that centre's "
+              "exact interval (≥ 95 %; with 5 reps the whole range, 93.75 %), i.e. how far the cell's own "
+              "rep-to-rep noise lets the error be read. `projection.csv` also has the error against the mean "
+              "(`model_error_pct`), which a ""single preempted rep moves by tens of % in a microsecond cell. Every unit is a median over the "
               "reps of the `seq` cells of "
               "`analysis/study.ini [units]` in the same boot: *write* a private write (fork=0), *fault* a COW "
               "write fault (fork=1, `--break=fault`), both per page after the run's first write, and *first* the "
@@ -142,8 +138,8 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
         errors, fixed = [], []
         for c in cells:
             d = _pairs(c["cell"])
-            err = _num(c.get("model_error_median_pct"))
-            elo, ehi = _num(c.get("model_error_median_lo_pct")), _num(c.get("model_error_median_hi_pct"))
+            err = _num(c.get("model_error_centre_pct"))
+            elo, ehi = _num(c.get("model_error_centre_lo_pct")), _num(c.get("model_error_centre_hi_pct"))
             if err is not None:
                 errors.append((abs(err), c))
             err_text = _pct(err) + ("" if elo is None or ehi is None else f" [{elo:+.0f}, {ehi:+.0f}]")
@@ -165,10 +161,10 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
             within = sum(e <= 10 for e, _ in errors)
             worst, wc = max(errors, key=lambda x: x[0])
             single = [e for e, c in errors if (_num(c["writes"]) or 0) <= 1]
-            noisy = [c for _, c in errors if _num(c.get("model_error_median_lo_pct")) is not None and
-                     (_num(c["model_error_median_hi_pct"]) - _num(c["model_error_median_lo_pct"])) > 20]
+            noisy = [c for _, c in errors if _num(c.get("model_error_centre_lo_pct")) is not None and
+                     (_num(c["model_error_centre_hi_pct"]) - _num(c["model_error_centre_lo_pct"])) > 20]
             wd = _pairs(wc["cell"])
-            line = (f"Model error (against the median): {within} of {len(errors)} cells within ±10 %; largest "
+            line = (f"Model error (against the centre): {within} of {len(errors)} cells within ±10 %; largest "
                     f"|error| {worst:.1f} % ({wd.get('workload', '?')} {wd.get('size', '')}, {_mode(wc['cell'], wc.get('precopy_depth'))})")
             if single:
                 line += (f"; the {len(single)} single-write cells: |error| ≤ {max(single):.1f} %")
@@ -182,14 +178,14 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
                      "worker, the adaptive mode's bookkeeping); its native figure is no better than its error.")
             md.append(line)
             md.append("")
-        modes = first_by_mode(study_csv)
+        modes = first_by_mode(study_csv, cowbench)
         if modes:
             md.append("Not in the model: a pre-copy mode's own cost on a fault that copies nothing ahead. The fixed "
                       "term is pre-copy off's first write; a mode's first fault (`first_ns` of its `seq` cells, "
                       "the same boot, before any stream could open its window) against off's: " +
                       "; ".join(f"{_mode('precopy=' + m['precopy'] + (' precopy-depth=' + m['depth'] if m['precopy'] == '1' else ''))} "
-                                f"{_ns(m['first'])} against {_ns(m['off'])}, ×{m['ratio']:.2f} [{m['lo']:.2f}, "
-                                f"{m['hi']:.2f}] ({m['n']} and {m['n_off']} reps)" for m in modes) +
+                                f"{_ns(m['first'])} against {_ns(m['off'])}, {m['text']} "
+                                f"({m['n']} and {m['n_off']} reps)" for m in modes) +
                       ". Where that ratio is above 1, the mode's single-write cells run that much over the model "
                       "(their runtime is one such fault), and the native projection, which prices the counts "
                       "only, shows no change for them although the mode costs its lone faults this much in TCG. "
@@ -219,7 +215,7 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
 
 
 def order0_section(cowbench, order0_csv):
-    """Each loop's patched (pre-copy off) / stock ratio with its 95 % interval, from compare --by=kernel."""
+    """Each loop's patched (pre-copy off) / stock ratio with its interval, from compare --by=kernel."""
     _, rows = _run_csv([cowbench, "compare", "--by=kernel=stock", "--metric=elapsed_ns,fork_ns", "--format=csv",
                         order0_csv])
     md = ["## Order-0 faults: pre-copy off against stock", ""]
@@ -234,7 +230,7 @@ def order0_section(cowbench, order0_csv):
               "an instruction is not a cycle (cache misses and the cost of a TLB flush do not show), so "
               "this bounds the code added to the order-0 path, not its native time.")
     md.append("")
-    md.append("| loop | metric | stock | patched, pre-copy off | change [95 % CI] |")
+    md.append("| loop | metric | stock | patched, pre-copy off | change [CI] (`cowbench compare`) |")
     md.append("|---|---|---:|---:|---:|")
     for r in rows:
         cell = r.get("cell", "")
@@ -243,9 +239,9 @@ def order0_section(cowbench, order0_csv):
         metric = r.get("metric", "")
         if (d.get("workload") == "fork") != (metric == "fork_ns"):
             continue
-        md.append(f"| {loop} {d.get('size', '')} | {metric} (instructions) | {r.get('old_median', '')} | "
-                  f"{r.get('new_median', '')} | {_pct(_num(r.get('change_pct')))} [{_pct(_num(r.get('change_ci95_lo_pct')))}, "
-                  f"{_pct(_num(r.get('change_ci95_hi_pct')))}] |")
+        md.append(f"| {loop} {d.get('size', '')} | {metric} (instructions) | {r.get('old_centre', '')} | "
+                  f"{r.get('new_centre', '')} | {_pct(_num(r.get('change_pct')))} [{_pct(_num(r.get('change_ci_lo_pct')))}, "
+                  f"{_pct(_num(r.get('change_ci_hi_pct')))}] |")
     md.append("")
     return md
 

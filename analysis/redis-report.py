@@ -4,7 +4,7 @@
 usage: analysis/redis-report.py OUTDIR
 
 Reads OUTDIR/redis-<kernel>/{saves.csv, requests.csv.gz, bench.csv, env.txt} and writes
-OUTDIR/redis.csv (per kernel, mode, pattern and metric: mean over saves, 95 % CI, ratio to the
+OUTDIR/redis.csv (per kernel, mode, pattern and metric: centre over saves and its CI, ratio to the
 patched kernel's "off" mode with its CI), OUTDIR/redis-saves.csv (one row per save, the derived
 figures beside the raw ones), OUTDIR/redis.md (the report section) and, with gnuplot,
 OUTDIR/redis_save.{png,svg} (client latency around the first save of each mode).
@@ -12,21 +12,21 @@ OUTDIR/redis_save.{png,svg} (client latency around the first save of each mode).
 bench/redis_load classifies every request: inside a save's window when it overlaps [BGSAVE sent,
 save reaped]; set apart when it overlaps the probe reads just before the fork and just after the
 save (smaps_rollup, taskstats, /proc/cow_stats); "outside" otherwise. Per save it writes p50 / p99 /
-p99.9 / max (nearest rank) of each class; requests.csv.gz (round 0) feeds only the plot. Per mode: the mean of the per-save figures with a 95 % percentile-bootstrap CI
-over saves (saves resampled with replacement, fixed seed), ratios to "off" likewise (saves of the
-two modes resampled independently). Nothing from the data reaches code: gnuplot gets a fixed
-script and reads fixed file names.
+p99.9 / max (nearest rank) of each class; requests.csv.gz (round 0) feeds only the plot. Per mode:
+the centre of the per-save figures with its interval, and the ratio to "off" with its interval,
+p and verdict, all from `cowbench estimate` (analysis/cbstats.py: the engine every cowbench
+command uses, docs/reference.md "Statistics"). Nothing from the data reaches code: gnuplot gets a
+fixed script and reads fixed file names.
 """
 import csv
 import gzip
 import os
-import random
 import subprocess
 import sys
 
+import cbstats
+
 PAGE = 4096
-RESAMPLES = 2000
-SEED = 20261125
 BASELINE = "off"
 
 # (metric, unit, how a save's value is made from its row and latencies, one line of meaning)
@@ -56,38 +56,6 @@ def num(v):
         return float(v)
     except (TypeError, ValueError):
         return None
-
-
-def mean_ci(vals, rng_seed=SEED):
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return None
-    m = sum(vals) / len(vals)
-    if len(vals) < 2:
-        return m, m, m
-    rng = random.Random(rng_seed)
-    means = sorted(sum(rng.choice(vals) for _ in vals) / len(vals) for _ in range(RESAMPLES))
-    return m, means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1]
-
-
-def ratio_ci(a, b, rng_seed=SEED):
-    """mean(a) / mean(b) with a 95 % bootstrap CI (a and b resampled independently)."""
-    a = [v for v in a if v is not None]
-    b = [v for v in b if v is not None]
-    if not a or not b or sum(b) == 0:
-        return None
-    r = (sum(a) / len(a)) / (sum(b) / len(b))
-    rng = random.Random(rng_seed)
-    rs = []
-    for _ in range(RESAMPLES):
-        sa = sum(rng.choice(a) for _ in a) / len(a)
-        sb = sum(rng.choice(b) for _ in b) / len(b)
-        if sb > 0:
-            rs.append(sa / sb)
-    rs.sort()
-    if not rs:
-        return None
-    return r, rs[int(0.025 * len(rs))], rs[max(0, int(0.975 * len(rs)) - 1)]
 
 
 def read_env(path):
@@ -150,13 +118,14 @@ def cell(ci, unit):
     if not ci:
         return "—"
     m, lo, hi = ci
-    return fmt(m, unit) if hi - lo <= 1e-12 * max(1.0, abs(m)) else f"{fmt(m, unit)} [{fmt(lo, unit)}, {fmt(hi, unit)}]"
+    return fmt(m, unit) if lo is None or hi - lo <= 1e-12 * max(1.0, abs(m)) else f"{fmt(m, unit)} [{fmt(lo, unit)}, {fmt(hi, unit)}]"
 
 
 def ratio_cell(rc):
+    """The ratio in cowbench's own spelling (cb_ratio_text), the same text every report prints."""
     if not rc:
         return "—"
-    return f"×{rc[0]:.2f} [{rc[1]:.2f}, {rc[2]:.2f}]"
+    return rc[3]
 
 
 def main():
@@ -208,24 +177,34 @@ def write_saves(outdir, groups, order):
 
 
 def write_summary(outdir, groups, order):
+    """Every figure's centre and interval, and the patched kernel's ratios to "off", in one engine call."""
+    data = {}
+    for key in order:
+        kernel, label, pattern = key
+        for name, _, _ in METRICS:
+            data[("|".join((kernel, pattern, name)), label)] = [fig[name] for _, fig in groups[key]]
+    est = cbstats.estimate(data, baseline=BASELINE)
     rows = {}
     with open(os.path.join(outdir, "redis.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["kernel", "mode", "pattern", "metric", "unit", "saves", "mean", "ci95_lo", "ci95_hi",
-                    "ratio_vs_off", "ratio_ci95_lo", "ratio_ci95_hi", "meaning"])
+        w.writerow(["kernel", "mode", "pattern", "metric", "unit", "saves", "centre", "ci_lo", "ci_hi", "ci_level",
+                    "ratio_vs_off", "ratio_ci_lo", "ratio_ci_hi", "ratio_text", "p_adj", "verdict", "meaning"])
         for key in order:
             kernel, label, pattern = key
-            base = groups.get(("patched", BASELINE, pattern))
             for name, unit, meaning in METRICS:
                 vals = [fig[name] for _, fig in groups[key]]
-                ci = mean_ci(vals)
-                rc = None
-                if kernel == "patched" and base and label != BASELINE:
-                    rc = ratio_ci(vals, [fig[name] for _, fig in base])
+                o = est.get(("|".join((kernel, pattern, name)), label))
+                ci = cbstats.interval(o) if o else None
+                rc = cbstats.interval(o, "ratio") + (o["ratio_text"],) if o and kernel == "patched" and "ratio" in o \
+                    else None
                 rows[key + (name,)] = (ci, rc)
                 w.writerow([kernel, label, pattern, name, unit, sum(v is not None for v in vals)] +
-                           (["%.6g" % x for x in ci] if ci else ["", "", ""]) +
-                           (["%.4g" % x for x in rc] if rc else ["", "", ""]) + [meaning])
+                           (["" if x is None else "%.6g" % x for x in ci] + ["%.4g" % o["ci_level"]
+                                                                            if o.get("ci_level") else ""]
+                            if ci else ["", "", "", ""]) +
+                           (["" if x is None else "%.4g" % x for x in rc[:3]] + [rc[3], "%.3g" % o["p_adj"],
+                                                                              o["verdict"]]
+                            if rc else ["", "", "", "", "", ""]) + [meaning])
     return rows
 
 
@@ -243,9 +222,9 @@ def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
         f"used_memory {int(env.get('used_memory', 0)) / 2**20:,.0f} MiB), {env.get('conns', '?')} connections "
         "of `bench/redis_load` (hiredis, one SET in flight per connection, no pipelining), random keys or "
         "key order. Per mode and pattern one BGSAVE per round, the patched kernel's modes interleaved in one "
-        "boot (`analysis/redis-study.sh`, mode table `analysis/redis-modes.txt`). Figures: mean over saves "
-        "[95 % bootstrap CI over saves]; ratios to pre-copy off in the same boot, CI from saves resampled "
-        "independently. Counts (COW faults, pre-copied and wasted pages, COW MiB) are exact; "
+        "boot (`analysis/redis-study.sh`, mode table `analysis/redis-modes.txt`). Figures: Hodges-Lehmann "
+        "centre over saves [its exact CI]; ratios to pre-copy off in the same boot, Hodges-Lehmann with "
+        "its exact CI (`cowbench estimate`, docs/reference.md \"Statistics\"). Counts (COW faults, pre-copied and wasted pages, COW MiB) are exact; "
         + ("every time here is emulated by TCG: compare ratios inside one boot, never the ms with hardware."
            if emulated else "times are real (KVM or bare metal), the host CPU's."))
     md.append("")

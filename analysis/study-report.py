@@ -20,9 +20,10 @@ fixed scripts and reads the data files by fixed relative names.
 """
 import csv
 import os
-import random
 import subprocess
 import sys
+
+import cbstats
 
 MODES = [  # (label, (precopy, precopy-depth)): the patched kernel's modes; stock is separate
     ("off (0)", ("0", None)),
@@ -90,26 +91,22 @@ def num(text):
         return None
 
 
-def mean_ci(values, seed=20261122, resamples=2000):
-    """Mean and 95 % percentile-bootstrap CI of the mean (fixed seed)."""
-    if not values:
+def mean_ci(values):
+    """The engine's centre of values and its interval (cowbench estimate); lo = hi = centre for one value."""
+    c = cbstats.centre(values)
+    if c is None:
         return None
-    m = sum(values) / len(values)
-    if len(values) < 2:
-        return m, m, m
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(resamples))
-    return m, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+    return (c[0], c[0], c[0]) if c[1] is None else c
 
 
 def change(s):
-    """'−49.9 % [−50.0, −49.8]' from a summarize line's ratio, or '—'."""
+    """'−49.9 % [−50.0, −49.8]' from a summarize line's ratio (its numbers, not recomputed), or '—'."""
     if not s or not s.get("ratio"):
         return "—"
     r = 100 * (float(s["ratio"]) - 1)
-    if not s.get("ratio_ci95_lo") or not s.get("ratio_ci95_hi"):
-        return f"{r:+.1f} % [no interval]"  # summarize gave none (too few pairs): say so, print no bounds
-    lo, hi = (100 * (float(s[k]) - 1) for k in ("ratio_ci95_lo", "ratio_ci95_hi"))
+    if not s.get("ratio_ci_lo") or not s.get("ratio_ci_hi"):
+        return f"{r:+.1f} % [no interval]"  # summarize gave none (one rep a side): say so, print no bounds
+    lo, hi = (100 * (float(s[k]) - 1) for k in ("ratio_ci_lo", "ratio_ci_hi"))
     if abs(hi - lo) < 0.05:
         return f"{r:+.1f} %"
     return f"{r:+.1f} % [{lo:+.1f}, {hi:+.1f}]"
@@ -244,12 +241,12 @@ def main():
               "project's Linux 6.12 kernel under QEMU "
               f"(stock: {release.get('stock', '?')}, patched: {release.get('patched', '?')}), "
               "from `analysis/study.ini`. Each change is against pre-copy 0 on the patched kernel in the "
-              "same boot (`cowbench summarize --baseline precopy=0`: ratio of means, 95 % bootstrap CI; "
-              "an interval is left out where every rep gave the same number). Under TCG times are "
+              "same boot (`cowbench summarize --baseline precopy=0`: Hodges-Lehmann ratio with its exact "
+              "CI, docs/reference.md \"Statistics\"; an interval is left out where every rep gave the same number). Under TCG times are "
               "emulated: compare changes, not nanoseconds, with the seed. COW faults are the writer's "
               "own COW copies (taskstats `wpcopy_count`, exact, the same on both kernels). Hit rate: "
               "pre-copied pages later written / pre-copied pages ((touched − wpcopy_count) / "
-              "precopy_success, mean [95 % CI] over reps; `precopy_success` is the kernel-wide "
+              "precopy_success, centre [CI] over reps, `cowbench estimate`; `precopy_success` is the kernel-wide "
               "count, so this is a lower bound); unused: pages copied ahead but never written by the "
               "writer, per rep. Runtime: the write loop's wall time (`elapsed_ns`); p50 / p99 per "
               "write: percentiles of the first-write latencies of one rep, averaged over reps.")
@@ -272,9 +269,9 @@ def main():
             if stock:
                 s = lambda m: summ.get((stock, m))  # noqa: E731
                 mf = s("wpcopy_count")
-                md.append(f"| {w} {size} | stock | {float(mf['mean']):,.0f} | | "
-                          f"{fmt_ns(num(s('elapsed_ns')['mean']))} | | {fmt_ns(num(s('lat_p50_ns')['mean']))} | | "
-                          f"{fmt_ns(num(s('lat_p99_ns')['mean']))} | | | | |" if mf else f"| {w} {size} | stock | |")
+                md.append(f"| {w} {size} | stock | {float(mf['centre']):,.0f} | | "
+                          f"{fmt_ns(num(s('elapsed_ns')['centre']))} | | {fmt_ns(num(s('lat_p50_ns')['centre']))} | | "
+                          f"{fmt_ns(num(s('lat_p99_ns')['centre']))} | | | | |" if mf else f"| {w} {size} | stock | |")
             for label, mode in MODES:
                 cell = cell_of("patched", w, size, mode)
                 if not cell:
@@ -286,10 +283,10 @@ def main():
                     hit += f" ({bad} reps inconsistent)"
                 unused = "—" if mode[0] == "0" or not wasted else f"{wasted[0]:,.0f}"
                 cf = s("wpcopy_count")
-                md.append(f"| {w} {size} | patched, {label} | {float(cf['mean']):,.0f} | {change(cf)} | "
-                          f"{fmt_ns(num(s('elapsed_ns')['mean']))} | {change(s('elapsed_ns'))} | "
-                          f"{fmt_ns(num(s('lat_p50_ns')['mean']))} | {change(s('lat_p50_ns'))} | "
-                          f"{fmt_ns(num(s('lat_p99_ns')['mean']))} | {change(s('lat_p99_ns'))} | {hit} | {unused} | "
+                md.append(f"| {w} {size} | patched, {label} | {float(cf['centre']):,.0f} | {change(cf)} | "
+                          f"{fmt_ns(num(s('elapsed_ns')['centre']))} | {change(s('elapsed_ns'))} | "
+                          f"{fmt_ns(num(s('lat_p50_ns')['centre']))} | {change(s('lat_p50_ns'))} | "
+                          f"{fmt_ns(num(s('lat_p99_ns')['centre']))} | {change(s('lat_p99_ns'))} | {hit} | {unused} | "
                           f"{SEED.get((w, size), SEED.get((w, '16M'))) if mode == ('1', '1') else ''} |")
             # Plot rows: one line per workload/size, per mode mean and CI of runtime and faults.
             line = [f"{w}-{size}"]
@@ -298,13 +295,13 @@ def main():
                      for m in ("elapsed_ns", "wpcopy_count")]:
                 x = summ.get((cell, metric))
                 scale = 1e6 if metric == "elapsed_ns" else 1
-                line += [f"{float(x[k]) / scale:.6g}" if x and x[k] else "nan" for k in ("mean", "ci95_lo", "ci95_hi")]
+                line += [f"{float(x[k]) / scale:.6g}" if x and x[k] else "nan" for k in ("centre", "ci_lo", "ci_hi")]
             plot_modes.append("\t".join(line))
             for label, mode in [("stock", None)] + MODES:
                 cell = stock if mode is None else cell_of("patched", w, size, mode)
                 vals = [summ.get((cell, m)) for m in ("lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_p999_ns")]
                 plot_lat.append("\t".join([f"{w}-{size} {label}"] +
-                                          [f"{float(v['mean']) / 1e3:.6g}" if v else "nan" for v in vals]))
+                                          [f"{float(v['centre']) / 1e3:.6g}" if v else "nan" for v in vals]))
     md.append("")
     copy = [num(r["cow_copy_ns"]) / num(r["cow_faults"]) for r in ok
             if pairs(r["cell"]).get("precopy") == "0" and num(r["cow_copy_ns"]) and num(r["cow_faults"])]

@@ -201,14 +201,14 @@ static void put_str(FILE *fp, const char *s, bool first)
 	"measured_ns,predicted_ns,model_error_pct,measured_change_pct,native_ns,native_change_pct," \
 	"native_change_lo_pct,native_change_hi_pct,native_batch_lo_ns,native_batch_ns,native_batch_hi_ns," \
 	"fault_pages_max,fault_path_p999_ns,fault_path_max_ns,native_stall_ns,native_stall_hi_ns,first_ns," \
-	"measured_median_ns,model_error_median_pct,measured_median_lo_ns,measured_median_hi_ns," \
-	"model_error_median_lo_pct,model_error_median_hi_pct\n"
+	"measured_centre_ns,model_error_centre_pct,measured_centre_lo_ns,measured_centre_hi_ns," \
+	"model_error_centre_lo_pct,model_error_centre_hi_pct\n"
 
 struct projection {
 	double predicted, error, change, nat_ns, ch_lo, ch_mid, ch_hi;
 	double first; /* the boot's fixed term, its first write (NAN: per-page model only) */
-	double error_median; /* against the median of the timed reps: the units' own statistic */
-	double med_lo, med_hi, err_lo, err_hi; /* the median's interval, and the error against its ends */
+	double error_median; /* against the engine's centre of the timed reps (cb_estimate) */
+	double med_lo, med_hi, err_lo, err_hi; /* that centre's interval, and the error against its ends */
 	struct cb_range batch;
 	double pages_max, path_p999, path_max, stall, stall_hi; /* the worst single fault */
 };
@@ -240,44 +240,6 @@ static void worst_fault(const struct cell *c, struct projection *p)
 	free(path);
 }
 
-/*
- * A distribution-free interval for the median of the cell's timed runtimes:
- * order statistics [x(k), x(n-k+1)] with k the largest such that Bin(n, 1/2)
- * lies in [k, n-k] with probability >= 0.95; with 5 reps or fewer no such k
- * exists and the interval is the whole range (93.75 % for 5). NAN without 2 reps.
- */
-static void median_interval(const struct cell *c, double *lo, double *hi)
-{
-	double *v = calloc(c->n ? c->n : 1, sizeof(double));
-	size_t n = 0, k = 1;
-
-	*lo = *hi = NAN;
-	if (!v)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->rows[i]->status, "ok") == 0 && !cb_row_is_evidence(c->rows[i]) &&
-		    c->rows[i]->elapsed_ns != CB_NA)
-			v[n++] = (double)c->rows[i]->elapsed_ns;
-	if (n >= 2) {
-		qsort(v, n, sizeof(v[0]), cb_cmp_double);
-		for (size_t j = 2; 2 * j <= n; j++) { /* coverage of [x(j), x(n-j+1)]: P(j <= B <= n - j) */
-			double cover = 0, term = pow(0.5, (double)n); /* C(n, 0) / 2^n */
-
-			for (size_t i = 0; i <= n - j; i++) {
-				if (i >= j)
-					cover += term;
-				term = term * (double)(n - i) / (double)(i + 1);
-			}
-			if (cover < 0.95)
-				break;
-			k = j;
-		}
-		*lo = v[k - 1];
-		*hi = v[n - k];
-	}
-	free(v);
-}
-
 static void project_cell(const struct cb_row *rows, size_t n, const struct cb_row *nat, size_t nnat,
 			 const struct cell *c, const struct cell *off, struct projection *p)
 {
@@ -299,8 +261,9 @@ static void project_cell(const struct cb_row *rows, size_t n, const struct cb_ro
 	p->first = g.first_ns > 0 ? g.first_ns : NAN;
 	p->predicted = cb_project_ns(&g, &c->counts, c->counts.precopied > 0 ? g.batch_ns : 0);
 	p->error = cb_project_error(&g, &c->counts);
-	p->error_median = cb_project_error_vs(&g, &c->counts, c->counts.elapsed_median_ns);
-	median_interval(c, &p->med_lo, &p->med_hi);
+	p->error_median = cb_project_error_vs(&g, &c->counts, c->counts.elapsed_centre_ns);
+	p->med_lo = c->counts.elapsed_lo_ns;
+	p->med_hi = c->counts.elapsed_hi_ns;
 	/* A slower measurement makes the model look faster: the error's low end is against the interval's top. */
 	p->err_lo = cb_project_error_vs(&g, &c->counts, p->med_hi);
 	p->err_hi = cb_project_error_vs(&g, &c->counts, p->med_lo);
@@ -356,7 +319,7 @@ static void write_cell_csv(FILE *fp, const struct cell *c, const struct projecti
 	put_num(fp, p->stall, 0);
 	put_num(fp, p->stall_hi, 0);
 	put_num(fp, p->first, 0);
-	put_num(fp, c->counts.elapsed_median_ns, 0);
+	put_num(fp, c->counts.elapsed_centre_ns, 0);
 	put_num(fp, 100 * p->error_median, 2);
 	put_num(fp, p->med_lo, 0);
 	put_num(fp, p->med_hi, 0);

@@ -2,7 +2,7 @@
 # The pre-copy targets matrix: one boot of the patched kernel runs every
 # workload under every pre-copy mode, interleaved and rotated inside each
 # repetition, and prints for each cell the change against cow_precopy=0 with
-# a 95 % confidence interval from the paired per-repetition ratios, then the
+# its interval from cowbench estimate (docs/reference.md "Statistics"), then the
 # targets of the pre-copy v3 work (faults, pages per fault against the cap
 # vm.cow_precopy_batch, pages wasted, single-page runtime) as met / not met.  With --fork it also boots the
 # stock and the patched kernel alternately and compares fork() of a
@@ -140,29 +140,28 @@ if [[ $FORK_BOOTS -gt 0 ]]; then
 	done
 fi
 
-python3 - "$OUT/matrix.out" "$OUT/fork.out" <<'EOF'
-import math
+python3 - "$OUT/matrix.out" "$OUT/fork.out" "$HERE/../analysis" <<'EOF'
 import re
 import statistics
 import sys
 
-T975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201,
-        12: 2.179, 14: 2.145, 19: 2.093, 24: 2.064, 29: 2.045}
+sys.path.insert(0, sys.argv[3])
+import cbstats  # noqa: E402  the intervals come from cowbench estimate (docs/reference.md "Statistics")
+
+NAN3 = (float("nan"), float("nan"), float("nan"))
 
 
-def t975(df):
-    keys = [k for k in sorted(T975) if k <= df]
-    return T975[keys[-1]] if keys else 12.706
-
-
-def ci(ratios):
-    """Geometric mean of paired ratios and its 95 % t-interval (on the logs)."""
-    logs = [math.log(r) for r in ratios if r > 0]
-    if len(logs) < 2:
-        return float("nan"), float("nan"), float("nan")
-    m = statistics.mean(logs)
-    h = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(m), math.exp(m - h), math.exp(m + h)
+def ratios(sets):
+    """{name: (old values, new values)} -> {name: (ratio, lo, hi)}: cowbench's Hodges-Lehmann ratio new/old."""
+    est = cbstats.estimate({(k, g): v for k, (old, new) in sets.items() for g, v in (("old", old), ("new", new))},
+                           baseline="old")
+    out = {}
+    for k in sets:
+        o = est.get((k, "new"), {})
+        r = o.get("ratio")
+        lo, hi = o.get("ratio_ci_lo"), o.get("ratio_ci_hi")
+        out[k] = NAN3 if r is None else (r, float("nan") if lo is None else lo, float("nan") if hi is None else hi)
+    return out
 
 
 rows = {}
@@ -204,14 +203,24 @@ if rows:
     print()
     print("Per cell: mean over repetitions of faults / pre-copied pages / wasted pages / new pages; pmax: most")
     print("pages one fault copied (precopy_fault_pages_max);")
-    print("d.runtime and d.p99: geometric mean of the per-repetition ratio to cow_precopy=0 in the same")
-    print("repetition, with its 95 % CI (t on log ratios); p99 = 99th percentile of the per-write times.")
+    print("d.runtime and d.p99: Hodges-Lehmann ratio of the per-repetition values to cow_precopy=0's in the")
+    print("same boot, with its exact CI (cowbench estimate); p99 = 99th percentile of the per-write times.")
     print()
     hdr = (f"{'workload':<16}{'mode':<17}{'reps':>5}{'faults':>9}{'d.faults':>9}{'precopied':>10}{'wasted':>8}"
-           f"{'growth':>8}{'pmax':>6}{'runtime ms':>11}{'d.runtime [95% CI]':>27}{'p99 us':>9}{'d.p99 [95% CI]':>27}")
+           f"{'growth':>8}{'pmax':>6}{'runtime ms':>11}{'d.runtime [CI]':>27}{'p99 us':>9}{'d.p99 [CI]':>27}")
     print(hdr)
     print("-" * len(hdr))
     summary = {}
+    sets = {}
+    for w in workloads:
+        base = rows.get((w, "0:1"))
+        for mode in modes:
+            cell = rows.get((w, mode))
+            if base and cell:
+                reps = sorted(set(cell) & set(base))
+                for key in ("ns", "lat_p99"):
+                    sets[(w, mode, key)] = ([agg(base[k], key) for k in reps], [agg(cell[k], key) for k in reps])
+    est = ratios({"|".join(k): v for k, v in sets.items()}) if sets else {}
     for w in workloads:
         base = rows.get((w, "0:1"))
         if not base:
@@ -230,10 +239,8 @@ if rows:
             newp = agg(runs, "new_pages", statistics.mean)
             bnew = agg(bruns, "new_pages", statistics.mean)
             growth = newp / bnew if bnew else float("nan")
-            rt = [agg(cell[k], "ns") / agg(base[k], "ns") for k in reps]
-            p99 = [agg(cell[k], "lat_p99") / agg(base[k], "lat_p99") for k in reps]
-            g_rt, lo_rt, hi_rt = ci(rt)
-            g_p99, lo_p99, hi_p99 = ci(p99)
+            g_rt, lo_rt, hi_rt = est.get("|".join((w, mode, "ns")), NAN3)
+            g_p99, lo_p99, hi_p99 = est.get("|".join((w, mode, "lat_p99")), NAN3)
             df = 100 * (faults - bfaults) / bfaults if bfaults else 0.0
             fmt = lambda g, lo, hi: f"{100 * (g - 1):+6.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
             print(f"{w:<16}{label(mode):<17}{len(reps):>5}{faults:>9.0f}{df:>8.1f}%{pre:>10.0f}{wasted:>8.0f}"
@@ -282,12 +289,13 @@ if fork:
     for kv in fork:
         boots.setdefault((kv["kernel"], kv["boot"]), []).append(float(kv["ns"]))
     med = {k: statistics.median(v[1:] if len(v) > 2 else v) for k, v in boots.items()}
-    pairs = [med[("patched", b)] / med[("stock", b)] for (k, b) in med if k == "stock" and ("patched", b) in med]
-    g, lo, hi = ci(pairs)
+    both = [b for (k, b) in med if k == "stock" and ("patched", b) in med]
+    pairs = [(med[("stock", b)], med[("patched", b)]) for b in both]
+    g, lo, hi = ratios({"fork": ([p[0] for p in pairs], [p[1] for p in pairs])})["fork"] if pairs else NAN3
     mb = int(fork[0]["pages"]) * 4 // 1024
     print()
-    print(f"fork() of {mb} MiB populated, patched (cow_precopy=0) over stock, {len(pairs)} alternating boot pairs "
-          f"(median of 14 forks per boot, first dropped):")
+    print(f"fork() of {mb} MiB populated, patched (cow_precopy=0) over stock, {len(pairs)} alternating boots "
+          f"each (median of 14 forks per boot, first dropped; Hodges-Lehmann ratio, exact CI):")
     print(f"  x{g:.4f} [{lo:.4f}, {hi:.4f}] -> {100 * (g - 1):+.2f}% (target within +-1%: "
           f"{verdict(lo >= 0.99 and hi <= 1.01)})")
     for (k, b), v in sorted(med.items(), key=lambda x: (int(x[0][1]), x[0][0])):

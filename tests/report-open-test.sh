@@ -10,6 +10,7 @@
 set -euo pipefail
 COWBENCH=$1
 REPO=$2
+export COWBENCH # analysis/cbstats.py: the scripts' statistics come from this cowbench
 FIX=$REPO/tests/fixtures/report
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot (the study section draws its plots)"; exit 77; }
@@ -60,7 +61,7 @@ for m in ("fork_ms", "bgsave_s", "kernel_cow_mib", "wasted_pages", "in_p50_ms", 
           "in_max_ms"):
     check(m in metrics, f"redis.csv has metric {m}")
 check(all(int(r["saves"]) >= 5 for r in rcsv if r["metric"] == "in_p999_ms"), "redis.csv: >= 5 saves per mode")
-check(all(r["ci95_lo"] != "" and r["ci95_hi"] != "" for r in rcsv if r["metric"] == "in_p999_ms"),
+check(all(r["ci_lo"] != "" and r["ci_hi"] != "" for r in rcsv if r["metric"] == "in_p999_ms"),
       "redis.csv: the window's p99.9 has a CI")
 
 # Native projection: the cells table (projected change with bounds, model error per cell) opens it,
@@ -69,19 +70,19 @@ table = [l for l in proj.splitlines() if l.startswith("|")]
 check(table and "model error (TCG)" in table[0] and "native Δ runtime [copy, populate]" in table[0],
       f"projection table header: {table[:1]}")
 check("unit costs" not in (table[0] if table else ""), "the cells table comes before the unit costs")
-check("median `elapsed_ns`" in proj and "`study.csv`" in proj, "the measured statistic and its source are said")
+check("centre of `elapsed_ns`" in proj and "`study.csv`" in proj, "the measured statistic and its source are said")
 check("first write" in proj and "*first*" in proj, "the fixed term is named")
-check("Model error (against the median):" in proj, "the model error is summed up")
+check("Model error (against the centre):" in proj, "the model error is summed up")
 pcsv = list(csv.DictReader(open(f"{out}/projection.csv")))
-for col in ("model_error_pct", "model_error_median_pct", "model_error_median_lo_pct", "model_error_median_hi_pct",
+for col in ("model_error_pct", "model_error_centre_pct", "model_error_centre_lo_pct", "model_error_centre_hi_pct",
             "native_change_pct", "native_change_lo_pct", "native_change_hi_pct", "first_ns", "measured_ns",
-            "measured_median_ns"):
+            "measured_centre_ns"):
     check(pcsv and col in pcsv[0], f"projection.csv has {col}")
-rows = [r for r in pcsv if r["model_error_median_pct"]]
+rows = [r for r in pcsv if r["model_error_centre_pct"]]
 check(len(rows) >= 6, f"projection.csv: cells with a model error ({len(rows)})")
 for r in rows:  # what always holds: the interval holds its point, the bounds are ordered
-    lo, mid, hi = (float(r[k]) for k in ("model_error_median_lo_pct", "model_error_median_pct",
-                                          "model_error_median_hi_pct"))
+    lo, mid, hi = (float(r[k]) for k in ("model_error_centre_lo_pct", "model_error_centre_pct",
+                                          "model_error_centre_hi_pct"))
     check(lo <= mid <= hi, f"{r['cell']}: model error {lo} <= {mid} <= {hi}")
     if r["native_change_pct"]:
         a, b, c = (float(r[k]) for k in ("native_change_lo_pct", "native_change_pct", "native_change_hi_pct"))

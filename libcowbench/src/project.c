@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/estimate.h>
 #include <cowbench/project.h>
 #include <cowbench/stats.h>
 
@@ -191,7 +192,8 @@ int cb_units_first_like(const struct cb_row *rows, size_t n, const char *boot, i
  */
 int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_counts *c)
 {
-	double sum[4] = { 0 }, cnt[4] = { 0 }, med;
+	double sum[4] = { 0 }, cnt[4] = { 0 };
+	struct cb_estimate e;
 	double *el = malloc((n ? n : 1) * sizeof(double));
 	unsigned reps = 0;
 
@@ -214,13 +216,14 @@ int cb_counts_from_rows(const struct cb_row *const *rows, size_t n, struct cb_co
 			el[(size_t)cnt[3] - 1] = (double)v[3];
 		reps += usable(r);
 	}
-	med = median(el, (size_t)cnt[3]);
+	if (cnt[3] == 0 || cb_estimate(el, (size_t)cnt[3], 0.95, &e) < 0)
+		e = (struct cb_estimate){ .centre = NAN, .lo = NAN, .hi = NAN };
 	free(el);
 	if (!cnt[0] || !cnt[1] || !cnt[3])
 		return -ENOENT;
 	*c = (struct cb_counts){ .writes = sum[0] / cnt[0], .faults = sum[1] / cnt[1],
 				 .precopied = cnt[2] ? sum[2] / cnt[2] : 0, .elapsed_ns = sum[3] / cnt[3],
-				 .elapsed_median_ns = med, .reps = reps };
+				 .elapsed_centre_ns = e.centre, .elapsed_lo_ns = e.lo, .elapsed_hi_ns = e.hi, .reps = reps };
 	return 0;
 }
 

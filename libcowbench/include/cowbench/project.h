@@ -46,7 +46,8 @@ struct cb_counts {
 	double faults;    /* the writer's COW faults: wpcopy_count, else cow_faults, else its minor faults */
 	double precopied; /* pages copied ahead: precopy_success (0 without pre-copy) */
 	double elapsed_ns; /* measured runtime (mean elapsed_ns), for validation */
-	double elapsed_median_ns; /* the median over the same timed reps: the units' own statistic */
+	double elapsed_centre_ns; /* the engine's centre over the same timed reps (cb_estimate) */
+	double elapsed_lo_ns, elapsed_hi_ns; /* its interval (cb_estimate; NAN below 2 reps) */
 	unsigned reps;     /* timed reps */
 };
 
@@ -116,7 +117,7 @@ int cb_project_change(const struct cb_units *native, const struct cb_units *gues
 /** (predicted - measured) / measured for counts c under units u (batch at u->batch_ns); NAN when unknown. */
 double cb_project_error(const struct cb_units *u, const struct cb_counts *c);
 
-/** The same against another measured runtime (e.g. c->elapsed_median_ns, the units' own statistic). */
+/** The same against another measured runtime (e.g. c->elapsed_centre_ns, the engine's centre). */
 double cb_project_error_vs(const struct cb_units *u, const struct cb_counts *c, double measured_ns);
 
 /**
