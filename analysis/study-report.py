@@ -12,8 +12,8 @@ With the study's [units] cells, a second section projects every cell to native t
 OUTDIR/projection.csv, OUTDIR/unit-costs.csv and OUTDIR/projection.md, which the main job's report
 puts right after the Redis section (analysis/compose-report.py).
 
-Every change against pre-copy 0 is `cowbench summarize --baseline precopy=0`: a ratio of means
-with a 95 % bootstrap CI, from rows of one boot only (the patched kernel's modes run interleaved
+Every change against pre-copy 0 is `cowbench summarize --baseline precopy=0`: the Hodges-Lehmann
+ratio with its exact CI (docs/reference.md "Statistics"), from rows of one boot only (the patched kernel's modes run interleaved
 rep by rep in that boot). The stock kernel ran in a boot of its own: its times are shown for
 scale, never divided by the patched kernel's. Nothing here is code made from data: gnuplot gets
 fixed scripts and reads the data files by fixed relative names.

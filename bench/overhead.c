@@ -7,9 +7,9 @@
  * is (say it with kernel.task_delayacct=0, the default), in rounds of one of
  * each (the order alternating so drift favours neither). Each round gives a
  * paired ratio cowbench / minimal of the per-fault p50 and of the total
- * touch time. The estimate is the median of the paired ratios (robust to
- * the rounds a busy machine spoils for one side) with a seeded
- * percentile-bootstrap 95 % interval; rounds go on until each interval is
+ * touch time. The estimate is the engine's centre of the paired ratios
+ * (cb_estimate: Hodges-Lehmann, robust to the rounds a busy machine spoils
+ * for one side) with its exact interval; rounds go on until each interval is
  * within +-3 %, or a bound is hit. Target: both ratios 1.00 +- 0.05.
  *
  * usage: bench_overhead [SIZE] [MAX_ROUNDS] [MAX_SECONDS]   (default 64M, 200, 120)
