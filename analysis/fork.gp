@@ -1,5 +1,5 @@
 # fork() latency in the parent against the populated region size, one line per method (log-log).
-set title "fork() latency vs. populated size\n(median per size, whiskers: 95 % CI of the median; key: ms per GiB)"
+set title "fork() latency vs. populated size\n(Hodges-Lehmann centre per size, whiskers: its exact CI; key: ms per GiB)"
 set logscale xy
 set xlabel "populated region (GiB, log scale)"
 set ylabel "fork() call to return in the parent (ms, log scale)"

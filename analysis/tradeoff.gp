@@ -1,6 +1,6 @@
 # Pre-copy trade-off: one row per cell and pre-copy mode against the same cell with pre-copy off
 # (colour and key: the mode). Four panels share the rows: faults saved, pages copied for nothing,
-# extra private memory, and p99 (ratio of means, 95 % CI). Every label has its own row: none overlaps.
+# extra private memory, and p99 (Hodges-Lehmann ratio, exact CI). Every label has its own row: none overlaps.
 h = 170 + 26 * N
 if (h < 400) h = 400
 if (term eq 'svg') {

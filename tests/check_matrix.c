@@ -742,7 +742,7 @@ START_TEST(existing_output_is_not_clobbered)
 END_TEST
 
 /* docs/cowbench.1 covers every command and every option each command's --help lists. */
-static const char *const documented[] = { "run", "list", "info", "stat", "matrix", "merge", "summarize", "plot", "project" };
+static const char *const documented[] = { "run", "list", "info", "stat", "matrix", "merge", "summarize", "estimate", "plot", "project" };
 
 START_TEST(man_page_covers_every_option)
 {

@@ -279,7 +279,7 @@ static int plot_precopy(struct plots *p)
 		plot_keyset_add(&ks, clusters[c]);
 	if (plot_dataset_open(&s, p->dir, "precopy") < 0)
 		return -1;
-	fprintf(s.dat, "# cluster, then per mode: runtime mean lo hi (ms), faults mean lo hi\n");
+	fprintf(s.dat, "# cluster, then per mode: runtime centre lo hi (ms), faults centre lo hi\n");
 	for (size_t c = 0; c < nc; c++) {
 		plot_label_of(&ks, clusters[c], false, label, sizeof(label));
 		gp_data_label(s.dat, label);
@@ -307,7 +307,7 @@ static int plot_precopy(struct plots *p)
 		fprintf(s.meta, "%s%s", m ? " " : "", modes[m]);
 	fprintf(s.meta, "\"\nstock = %d\n", nm == 1 && strcmp(modes[0], "stock-kernel") == 0);
 	plot_meta_context(s.meta, &ks);
-	made(p, "precopy", "Runtime and fault count by pre-copy mode (mean, 95 % CI whiskers)");
+	made(p, "precopy", "Runtime and fault count by pre-copy mode (Hodges-Lehmann centre, exact CI whiskers)");
 	return plot_dataset_close(&s);
 }
 
@@ -330,7 +330,7 @@ static int plot_snapshot(struct plots *p)
 		return 0;
 	if (plot_dataset_open(&s, p->dir, "snapshot") < 0)
 		return -1;
-	fputs("# cell, slowdown mean lo hi\n", s.dat);
+	fputs("# cell, slowdown centre lo hi\n", s.dat);
 	for (size_t i = 0; i < p->ng; i++) {
 		const struct cb_row_group *g = &p->g[i];
 		double ci[3];
@@ -343,7 +343,7 @@ static int plot_snapshot(struct plots *p)
 	}
 	fprintf(s.meta, "N = %zu\n", n);
 	plot_meta_context(s.meta, &ks);
-	made(p, "snapshot", "Writer slowdown while a snapshot is taken, by method (mean, 95 % CI)");
+	made(p, "snapshot", "Writer slowdown while a snapshot is taken, by method (Hodges-Lehmann centre, exact CI)");
 	return plot_dataset_close(&s);
 }
 
