@@ -12,7 +12,7 @@ set output outfile
 colours = "blue orange green red purple brown pink grey"
 modes = ""
 do for [m = 1:M] { modes = modes . sprintf("%s%s: %s", m > 1 ? ", " : "", word(colours, m), value(sprintf("mode%d", m))) }
-set multiplot title sprintf("Pre-copy trade-off against pre-copy off (%d cell-mode pairs; medians over reps, p99 a ratio of means with 95 %% CI)\npre-copy mode by colour: %s", N, modes)
+set multiplot title sprintf("Pre-copy trade-off against pre-copy off (%d cell-mode pairs; medians over reps, p99 a Hodges-Lehmann ratio with its exact CI)\npre-copy mode by colour: %s", N, modes)
 set yrange [N + 0.5 : 0.5]
 set ytics 1 nomirror font ',9'
 set grid ytics xtics lc rgb '#e5e5e5'
