@@ -96,4 +96,5 @@ for kernel in stock patched; do
 	echo "wall_s=$((SECONDS - start))" >>"$dir/env.txt"
 done
 [[ $status -eq 0 ]] || exit 1
-python3 "$HERE/redis-report.py" "$out"
+# The report's intervals come from this build's cowbench estimate (analysis/cbstats.py).
+COWBENCH=${COWBENCH:-$build/cli/cowbench} python3 "$HERE/redis-report.py" "$out"

@@ -30,8 +30,8 @@ out = sys.argv[1]
 with open(os.path.join(out, "redis.csv"), newline="") as f:
     rows = list(csv.DictReader(f))
     header = rows and list(rows[0].keys())
-want = ["kernel", "mode", "pattern", "metric", "unit", "saves", "mean", "ci95_lo", "ci95_hi",
-        "ratio_vs_off", "ratio_ci95_lo", "ratio_ci95_hi", "meaning"]
+want = ["kernel", "mode", "pattern", "metric", "unit", "saves", "centre", "ci_lo", "ci_hi", "ci_level",
+        "ratio_vs_off", "ratio_ci_lo", "ratio_ci_hi", "ratio_text", "p_adj", "verdict", "meaning"]
 assert header == want, f"redis.csv columns: {header}"
 metrics = {"fork_ms", "bgsave_s", "rdb_last_cow_size_mib", "parent_cow_faults", "precopied_pages",
            "kernel_cow_mib", "wasted_pages", "in_p50_ms", "in_p99_ms", "in_p999_ms", "in_max_ms",
