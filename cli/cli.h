@@ -59,10 +59,9 @@ bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 bool cli_parse_output(const char *text, const char **out);
-/* --target-ci=PCT (a fraction out), --max-time=DURATION (ns), --ratio-center=mean|trimmed; false after printing why. */
+/* --target-ci=PCT (a fraction out), --max-time=DURATION (ns); false after printing why. */
 bool cli_parse_target_ci(const char *text, double *out);
 bool cli_parse_max_time(const char *text, uint64_t *ns);
-/* --ratio-center: mean or trimmed (a median ratio is not offered). */
 /*
  * Rows without --format (run, matrix): a table for a person at a terminal,
  * CSV when stdout is a pipe or a file or --output is given, which is what
