@@ -426,8 +426,8 @@ END_TEST
 /*
  * fork.png draws the engine's centre, so its whiskers are that centre's
  * interval: six reps of 1 ms and one of 100 ms have a centre of 1 ms, and at
- * n = 7 the exact interval (96.9 %) runs from the lowest to the second-highest
- * Walsh average on logs, 1 ms to sqrt(1 ms * 100 ms) = 10 ms. A mean would sit
+ * n = 7 the exact interval (95.3 %) runs to the third-highest Walsh average on
+ * logs, sqrt(1 ms * 100 ms) = 10 ms (six of the seven pairs with the stall). A mean would sit
  * at 15 ms with whiskers far above: the bug this guards against.
  */
 START_TEST(plot_fork_whiskers_are_the_centres)
