@@ -386,9 +386,11 @@ static void catch_stop_signals(void)
  * process that forked still runs (forkcow.h), and once more shortly after,
  * for a record another CPU had not yet written when the bell rang.
  */
-static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
+static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 {
-	bool rung = false;
+	struct stat_where *where = st->where;
+	int xfd = st->exits ? cb_taskstats_fd(st->exits) : -1;
+	bool rung = false, ready;
 
 	for (;;) {
 		double left = deadline - cli_now_s(), nap;
@@ -398,8 +400,10 @@ static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 		if (left <= 0 || stop_requested)
 			return false;
 		nap = where && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
-		if (cli_wait_watched(pidfd, where ? stat_where_recorder(where) : NULL, nap, &rung) > 0)
+		if (cli_wait_watched_fd(pidfd, where ? stat_where_recorder(where) : NULL, xfd, nap, &rung, &ready) > 0)
 			return true;
+		if (ready)
+			stat_drain_exits(st);
 	}
 }
 
@@ -447,6 +451,20 @@ static void note_unread_forks(const struct stat_state *st)
 			 (unsigned long long)unread, (unsigned long long)seen);
 }
 
+/* Records the kernel dropped: the counts are lower bounds, and say so (nothing measured is lost silently). */
+static void note_lost(const struct stat_state *st)
+{
+	struct cb_wpfault *wp = st->where ? stat_where_recorder(st->where) : NULL;
+
+	if (st->exits && cb_taskstats_overruns(st->exits))
+		cli_note("the kernel dropped exit records %lu time(s) (its buffer was full): copies of processes that "
+			 "ended meanwhile may be missing, so the counts are at least these",
+			 cb_taskstats_overruns(st->exits));
+	if (st->copies_from_faults && st->o.where.mode == WHERE_NONE && wp && cb_wpfault_lost(wp))
+		cli_note("the kernel dropped %llu write-fault records (buffers full): the counts are short by that many",
+			 (unsigned long long)cb_wpfault_lost(wp));
+}
+
 /* The tracepoint, before the first process is looked at so that no fault is missed. */
 static void open_where(struct stat_state *st)
 {
@@ -468,7 +486,7 @@ static bool run_loop(struct stat_state *st)
 	for (long i = 1; st->o.count == 0 || i <= st->o.count; i++) {
 		struct line l;
 
-		ended = wait_tick(st->where, pidfd, st->t0 + (double)i * st->o.interval);
+		ended = wait_tick(st, pidfd, st->t0 + (double)i * st->o.interval);
 		if (stop_requested)
 			break;
 		if (ended && st->own_child) /* a zombie until reaped: its last counts are still there */
@@ -477,6 +495,7 @@ static bool run_loop(struct stat_state *st)
 		l = sum_line(st, false);
 		snprintf(label, sizeof(label), "%.2f", cli_now_s() - st->t0);
 		print_line(st, label, &l);
+		stat_mark_line(st);
 		if (ended || (stat_find_proc(st, st->root) && stat_find_proc(st, st->root)->gone)) {
 			ended = true;
 			break;
@@ -581,6 +600,7 @@ int cmd_stat(int argc, char **argv)
 	if (parse_stat_args(argc, argv, &st.o, &cmd) < 0)
 		return EXIT_USAGE;
 	st.procs = calloc(MAX_PROCS, sizeof(*st.procs));
+	st.pend = calloc(MAX_PENDING_EXITS, sizeof(*st.pend));
 	if (!st.procs) {
 		cli_error("out of memory");
 		return EXIT_INTERNAL;
@@ -605,6 +625,7 @@ int cmd_stat(int argc, char **argv)
 		total = sum_line(&st, true);
 		print_line(&st, "total", &total);
 		note_unread_forks(&st);
+		note_lost(&st);
 		if (st.where)
 			stat_where_print(st.where, &(struct stat_where_totals){ total.copies, copies_source(&st) },
 					 st.o.format, stdout);
@@ -622,5 +643,6 @@ int cmd_stat(int argc, char **argv)
 	cb_taskstats_close(st.exits);
 	stat_where_free(st.where);
 	free(st.procs);
+	free(st.pend);
 	return status;
 }
