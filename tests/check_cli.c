@@ -108,7 +108,7 @@ START_TEST(test_every_workload_one_row_per_rep)
 	struct table t;
 
 	if (w->flags & CB_WL_NEEDS_INPUT) { /* replay: its own test gives it a trace */
-		printf("SKIP: %s needs an input file\n", w->name);
+		tu_skip("%s needs an input file", w->name);
 		return;
 	}
 	snprintf(wl, sizeof(wl), "--workload=%s", w->name);

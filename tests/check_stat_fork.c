@@ -151,13 +151,13 @@ START_TEST(test_held_names_holder)
 		if (read(out[0], buf, 5) != 5 || tu_delayacct_holder() != holder) {
 			kill(holder, SIGTERM);
 			waitpid(holder, NULL, 0);
-			printf("SKIP: could not hold kernel.task_delayacct (another run changed it)\n");
+			tu_skip("could not hold kernel.task_delayacct (another run changed it)");
 			return;
 		}
 		snprintf(want, sizeof(want), "(PID %d)", (int)holder);
 	}
 	if (cb_delayacct_enabled() == 1) { /* held on (a run in its evidence reps): stat joins, nothing to say */
-		printf("SKIP: kernel.task_delayacct is held on, not off\n");
+		tu_skip("kernel.task_delayacct is held on, not off");
 	} else {
 		r = tu_run_cli(argv);
 		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);

@@ -361,7 +361,7 @@ START_TEST(test_stat_tracepoint_fallback)
 	int tries = 0;
 
 	if (!wu_have_tracepoint()) {
-		printf("SKIP: the exceptions:page_fault_user tracepoint needs root and perf events\n");
+		tu_skip("the exceptions:page_fault_user tracepoint needs root and perf events");
 		return;
 	}
 	if (tu_skip_if_delayacct_held("a process born with delay accounting off"))

@@ -229,7 +229,7 @@ START_TEST(test_where_cpython_refcount)
 	struct py_run plain, frozen;
 
 	if (access(PYTHON, X_OK) != 0) {
-		printf("SKIP: %s is not installed\n", PYTHON);
+		tu_skip("%s is not installed", PYTHON);
 		return;
 	}
 	plain = run_python("plain");
@@ -285,7 +285,7 @@ static void check_python_code(const char *mode, const char *advice, const char *
 START_TEST(test_where_cpython_code)
 {
 	if (access(PYTHON, X_OK) != 0) {
-		printf("SKIP: %s is not installed\n", PYTHON);
+		tu_skip("%s is not installed", PYTHON);
 		return;
 	}
 	check_python_code("plain", "\"advice\":\"gc-freeze\"", "\"advice\":\"cpython-refcount\"");
@@ -304,7 +304,7 @@ START_TEST(test_where_thp_advice)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert(wu_row_at(r.out, field_of(r.err, "anon"), line, sizeof(line)));
 	if (strcmp(wu_str(line, "thp", thp, sizeof(thp)), "huge") != 0) {
-		printf("SKIP: no transparent huge page for the buffer here (THP %s)\n", thp);
+		tu_skip("no transparent huge page for the buffer here (THP %s)", thp);
 		tu_free(&r);
 		return;
 	}

@@ -119,20 +119,16 @@ static inline struct cli_result wu_run_unprivileged(const char *const *argv)
 /* main() of a suite that needs the tracepoint: ctest's skip code without it. */
 static inline int wu_main_needing_tracepoint(Suite *(*suite_fn)(void))
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	if (!wu_have_tracepoint()) {
 		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
 		return CTEST_SKIP;
 	}
 	TU_SUITE_BEGIN();
-	sr = srunner_create(suite_fn());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = tu_run_suite(suite_fn());
 	TU_SUITE_END();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc;
 }
 
 #endif

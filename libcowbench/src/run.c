@@ -108,6 +108,7 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	row->lat_min_ns = row->lat_mean_ns = row->lat_p50_ns = row->lat_p90_ns = NAN;
 	row->lat_p99_ns = row->lat_p999_ns = row->lat_max_ns = NAN;
 	row->memcpy_ns = NAN;
+	row->memcpy_cold_ns = NAN;
 	row->cow_faults = CB_NA;
 	row->cow_copy_ns = CB_NA;
 	row->precopy_attempts = CB_NA;
@@ -261,9 +262,15 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_touch_result_free(&res);
 	free(order);
 	free(at_ns);
-	if (err == 0 || err == CB_ECHILD)
-		row->memcpy_ns = cb_memcpy_page_ns(spec->clock, spec->page_size,
-						   ctx.npages < MEMCPY_SAMPLE_PAGES ? ctx.npages : MEMCPY_SAMPLE_PAGES);
+	if (err == 0 || err == CB_ECHILD) {
+		struct cb_memcpy_cost mc;
+
+		if (cb_memcpy_page_cost(spec->clock, spec->page_size,
+					ctx.npages < MEMCPY_SAMPLE_PAGES ? ctx.npages : MEMCPY_SAMPLE_PAGES, &mc) == 0) {
+			row->memcpy_ns = mc.warm_ns;
+			row->memcpy_cold_ns = mc.cold_ns;
+		}
+	}
 	return err;
 }
 
