@@ -87,10 +87,10 @@ START_TEST(test_where_maps_three_mappings)
 	/* the lines add up to the total (a child forked between two lines included) */
 	here = 0;
 	while (wu_next(r.out, &cur, "{\"line\":\"interval\"", line, sizeof(line)))
-		here += wu_num(line, "cow_copies");
+		here += wu_copies(line);
 	cur = NULL;
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	total = wu_num(line, "cow_copies");
+	total = wu_copies(line);
 	ck_assert_int_eq(here, total);
 	/* the totals agree with plain stat's taskstats count */
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"where\":\"maps-total\"", line, sizeof(line)));
@@ -207,7 +207,7 @@ static struct py_run run_python(const char *mode)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	root = (long long)field_of(r.err, "pid"); /* the parent interpreter */
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	pr.copies = wu_num(line, "cow_copies");
+	pr.copies = wu_copies(line);
 	cur = NULL;
 	while (wu_next(r.out, &cur, "{\"where\":\"maps\"", line, sizeof(line))) {
 		long long n = wu_num(line, "copied");

@@ -8,6 +8,13 @@
 
 #include <cowbench/cowbench.h>
 
+/*
+ * The count a stat line has: the kernel's COW copies (cow_copies), else, in
+ * stat's tracepoint fallback (another cowbench holds delay accounting), its
+ * write faults on present pages (wp_faults, copies and reuses).
+ */
+#define wu_copies(line) (wu_num((line), "cow_copies") >= 0 ? wu_num((line), "cow_copies") : wu_num((line), "wp_faults"))
+
 #define CTEST_SKIP 77 /* SKIP_RETURN_CODE of the where suites in tests/CMakeLists.txt */
 
 /* The value of "key": in one JSON line (a number, or -1 for null/absent). */
