@@ -101,7 +101,7 @@ elif ! ./tests/install-deps.sh qemu-system-x86 busybox-static cpio python3 >"$ou
 	study_skipped "QEMU could not be installed (see study.log)"
 else
 	echo "cowbench: the study ($study) on the stock and patched kernels into $out/study.csv" >&2
-	"$cowbench" matrix --output "$out/study.csv" "$study" 2>>"$out/study.log" || kstatus=$?
+	"$cowbench" matrix --build --output "$out/study.csv" "$study" 2>>"$out/study.log" || kstatus=$?
 	if [ "$kstatus" -ge 2 ] || ! grep -q ',ok,' "$out/study.csv" 2>/dev/null; then
 		study_skipped "the guests did not run (cowbench matrix exit $kstatus; the end of study.log: $(
 			grep -v '^\[' "$out/study.log" | tail -1 | tr -d '`|'))"
@@ -110,7 +110,7 @@ else
 		python3 analysis/study-report.py "$cowbench" "$out/study.csv" "$out" "$out/native-units.csv"
 		# Order-0 faults and fork() of 1 GiB, pre-copy off against stock, in instructions (QEMU
 		# -icount): deterministic across boots, where TCG time is not (analysis/order0.ini).
-		if COWBENCH_VM_ICOUNT=1 COWBENCH_VM_MEM=3G "$cowbench" matrix --output "$out/order0.csv" \
+		if COWBENCH_VM_ICOUNT=1 COWBENCH_VM_MEM=3G "$cowbench" matrix --build --output "$out/order0.csv" \
 			analysis/order0.ini 2>>"$out/study.log"; then
 			python3 analysis/projection_report.py order0 "$cowbench" "$out/order0.csv" >>"$out/study.md"
 		else

@@ -51,6 +51,8 @@ pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd);
 #define CLI_MAX_BELLS 256
 struct cb_wpfault;
 int cli_wait_watched(int pidfd, struct cb_wpfault *wp, double seconds, bool *rung);
+/* The same, also woken (*ready set) when extra_fd (-1: none) has data: stat's taskstats exit records. */
+int cli_wait_watched_fd(int pidfd, struct cb_wpfault *wp, int extra_fd, double seconds, bool *rung, bool *ready);
 int cli_release_held(pid_t pid, int go_fd, int err_fd);
 /* Seconds on CLOCK_MONOTONIC: when stat and record sample and stop. */
 double cli_now_s(void);

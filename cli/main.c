@@ -34,7 +34,8 @@ static void usage(FILE *fp)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options; -V, --version the build.\n"
-		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input.\n");
+		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input (one line on stderr),\n"
+		    "3 unsupported here, 4 a resource missing.\n");
 }
 
 static pid_t main_pid;
@@ -130,9 +131,13 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			names[i] = commands[i].name;
-		cli_error("unknown command '%s'%s (commands: run, list, info, stat, matrix, merge, summarize, "
-			  "estimate, compare, project, plot; see --help)",
-			  argv[1], cli_hint(argv[1], names, sizeof(names) / sizeof(names[0]), hint, sizeof(hint)));
+		char list[256] = "";
+
+		/* The list is the table's: a command added there is named here too. */
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", commands[i].name);
+		cli_error("unknown command '%s'%s (commands: %s; see --help)", argv[1],
+			  cli_hint(argv[1], names, sizeof(names) / sizeof(names[0]), hint, sizeof(hint)), list);
 	}
 	return EXIT_USAGE;
 }

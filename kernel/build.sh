@@ -10,6 +10,9 @@
 #   --jobs N     parallel make jobs (default: nproc)
 #   --keep-tree  keep the extracted, configured source tree after the build
 #   --print-key  print the cache key and exit
+#   --cached-only  print the cached image and exit 0, or exit 10 when it would have to
+#                install packages or build (nothing is installed or built): how cowbench
+#                asks before anything heavy (run/matrix --kernel without --build)
 #
 # The image is cached in
 #   ${COWBENCH_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cowbench/kernel}/<key>/bzImage
@@ -19,13 +22,15 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ORIG_ARGS="$*"
 STOCK=0
 DEBUG=0
 JOBS=$(nproc 2>/dev/null || echo 2)
 KEEP_TREE=0
 PRINT_KEY=0
+CACHED_ONLY=0
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -35,6 +40,7 @@ while [[ $# -gt 0 ]]; do
 	--jobs=*) JOBS=${1#*=} ;;
 	--keep-tree) KEEP_TREE=1 ;;
 	--print-key) PRINT_KEY=1 ;;
+	--cached-only) CACHED_ONLY=1 ;;
 	-h|--help) usage 0 ;;
 	*) echo "build.sh: unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -51,7 +57,15 @@ ensure_packages() {
 
 SRC_PKG=linux-source-6.12
 SRC_TAR=/usr/src/linux-source-6.12.tar.xz
-ensure_packages "$SRC_PKG" build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils
+BUILD_PACKAGES=("$SRC_PKG" build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils)
+if [[ $CACHED_ONLY -eq 1 ]]; then
+	if ! missing=$("$HERE/../tests/install-deps.sh" --check "${BUILD_PACKAGES[@]}"); then
+		log "not built: building needs the packages $missing"
+		exit 10
+	fi
+else
+	ensure_packages "${BUILD_PACKAGES[@]}"
+fi
 
 FRAGMENT="$HERE/config/cowbench-guest.config"
 FRAGMENTS=("$FRAGMENT")
@@ -94,13 +108,22 @@ if [[ -s $IMAGE ]]; then
 	echo "$IMAGE"
 	exit 0
 fi
+if [[ $CACHED_ONLY -eq 1 ]]; then
+	log "not built yet: $key"
+	exit 10
+fi
 
-# One build at a time (the machine has few cores); waiters reuse the result.
-exec 9>"$CACHE_ROOT/.build.lock"
+# One build at a time (the machine has few cores); waiters reuse the result, and are told whose
+# build they wait for (the holder writes itself into .build.holder once it has the lock).
+HOLDER="$CACHE_ROOT/.build.holder"
+exec 9>>"$CACHE_ROOT/.build.lock"
 if ! flock -n 9; then
-	log "another kernel build is running; waiting for it"
+	log "another kernel build is running ($(head -c 300 "$HOLDER" 2>/dev/null || echo "holder unknown")); waiting for it"
 	flock 9
 fi
+printf 'pid %s: %s, since %s\n' "$$" "$(tr '\0' ' ' </proc/$PPID/cmdline 2>/dev/null | head -c 200) -> build.sh $ORIG_ARGS" \
+	"$(date -u +%H:%M:%SZ)" >"$HOLDER.$$" && mv -f "$HOLDER.$$" "$HOLDER"
+trap 'rm -f "$HOLDER"' EXIT
 
 if [[ -s $IMAGE ]]; then
 	log "cached: $key"

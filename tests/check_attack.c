@@ -800,11 +800,11 @@ START_TEST(cgroup_limit_and_oom_row)
 	 * populated 40 MiB region no longer fits the 48 MiB cgroup before the fork: the premise of
 	 * this test (only the child's COW copies exceed the limit) holds in the plain build only.
 	 */
-	printf("SKIP: cgroup OOM test under AddressSanitizer (its own memory breaks the 48 MiB budget)\n");
+	tu_skip("cgroup OOM test under AddressSanitizer (its own memory breaks the 48 MiB budget)");
 	return;
 #endif
 	if (!make_cgroup(cg, sizeof(cg), 48l << 20)) {
-		printf("SKIP: no writable cgroup v1 memory controller here\n");
+		tu_skip("no writable cgroup v1 memory controller here");
 		return;
 	}
 	ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -108,7 +108,7 @@ START_TEST(test_every_workload_one_row_per_rep)
 	struct table t;
 
 	if (w->flags & CB_WL_NEEDS_INPUT) { /* replay: its own test gives it a trace */
-		printf("SKIP: %s needs an input file\n", w->name);
+		tu_skip("%s needs an input file", w->name);
 		return;
 	}
 	snprintf(wl, sizeof(wl), "--workload=%s", w->name);
@@ -651,6 +651,41 @@ START_TEST(test_timed_reps_leave_delayacct_off)
 }
 END_TEST
 
+/*
+ * The command table is the one list: every command --help lists is named by
+ * the unknown-command message, and --help lists exit statuses 0 to 4.
+ */
+START_TEST(test_commands_from_the_table)
+{
+	const char *help[] = { "cowbench", "--help", NULL }, *bad[] = { "cowbench", "frobnicate", NULL };
+	struct cli_result h = tu_run_cli(help), r = tu_run_cli(bad);
+	const char *p = strstr(h.out, "commands:\n");
+	int n = 0;
+
+	ck_assert_int_eq(h.status, 0);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(r.status, 2);
+	for (p = strchr(p, '\n') + 1; p[0] == ' ' && p[1] == ' '; p = strchr(p, '\n') + 1) {
+		char name[32];
+
+		ck_assert_int_eq(sscanf(p, "%31s", name), 1);
+		ck_assert_msg(strstr(r.err, name), "'%s' missing from: %s", name, r.err);
+		n++;
+	}
+	ck_assert_int_ge(n, 11);
+	ck_assert_ptr_nonnull(strstr(r.err, "record"));
+	ck_assert_ptr_nonnull(strstr(r.err, "project"));
+	for (int code = 0; code <= 4; code++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "%d ", code);
+		ck_assert_msg(strstr(strstr(h.out, "Exit status:"), want), "exit status %d not in: %s", code, h.out);
+	}
+	tu_free(&h);
+	tu_free(&r);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -674,6 +709,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_small_sizes_for_fork_and_multi);
 	tcase_add_test(tc, test_identity_from_columns);
 	tcase_add_test(tc, test_completion_follows_workload);
+	tcase_add_test(tc, test_commands_from_the_table);
 	tcase_add_test(tc, test_perf_runs_in_an_evidence_rep);
 	tcase_add_test(tc, test_probes_inline_keeps_one_kind);
 	tcase_add_loop_test(tc, test_timed_reps_leave_delayacct_off, 0, 2);

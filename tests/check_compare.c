@@ -573,11 +573,21 @@ START_TEST(test_cli_one_config_files_pair_on_what_ran)
 	close(mkstemp(old));
 	close(mkstemp(new_));
 	for (int side = 0; side < 2; side++) {
+		const char *opt = side ? one_config_files[_i].new_opt : one_config_files[_i].old_opt;
 		const char *run[] = { "cowbench", "run", wl, "--reps=3", "--warmup=0", "--probes=none", "--quiet",
-				      "--output", side ? new_ : old, "--force", "--size=256K",
-				      side ? one_config_files[_i].new_opt : one_config_files[_i].old_opt, NULL };
+				      "--output", side ? new_ : old, "--force", "--size=256K", opt, NULL };
 
 		r = tu_run_cli(run);
+		if (strcmp(opt, "--clock=tsc") == 0 && !tu_have_tsc()) {
+			/* A CPU without rdtscp (some machines of this kind): the refusal is what holds here. */
+			ck_assert_msg(r.status == 2 && strstr(r.err, "not usable here"), "exit %d: %s", r.status, r.err);
+			tu_free(&r);
+			unlink(old);
+			unlink(new_);
+			tu_skip("%s vs %s: no TSC with rdtscp here, so no such file to pair", one_config_files[_i].old_opt,
+				one_config_files[_i].new_opt);
+			return;
+		}
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		tu_free(&r);
 	}

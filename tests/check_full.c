@@ -119,7 +119,7 @@ static bool mount_full(char *dir)
 	if (!mkdtemp(dir))
 		return false;
 	if (mount("tmpfs", dir, "tmpfs", 0, "size=16k") != 0) {
-		printf("SKIP: cannot mount a tmpfs: %s\n", strerror(errno));
+		tu_skip("cannot mount a tmpfs: %s", strerror(errno));
 		rmdir(dir);
 		return false;
 	}

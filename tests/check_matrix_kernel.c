@@ -181,6 +181,38 @@ static struct cli_result fake_guest_run(const char *mode, const char *out)
 	return tu_run_cli(argv);
 }
 
+/*
+ * Nothing heavy without asking: a guest kernel not yet built is built only
+ * with --build (or a yes on a terminal; ctest has none). Without it: exit 2,
+ * one line naming --build, the command and its cost, and no results file.
+ */
+START_TEST(unbuilt_kernel_needs_build)
+{
+	const char *out = "/tmp/cbtest-guest-unbuilt.csv";
+	struct cli_result r;
+
+	setenv("CB_FAKE_NOT_BUILT", "1", 1);
+	r = fake_guest_run("ok", out);
+	ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(tu_count_lines(r.err) == 1, "want one line: %s", r.err);
+	ck_assert_msg(strstr(r.err, "kernel=stock is not built yet") && strstr(r.err, "--build") &&
+		      strstr(r.err, "/fake-kernel/build.sh --stock") && strstr(r.err, "4 min"), "%s", r.err);
+	ck_assert_msg(access(out, F_OK) != 0, "a results file was left");
+	ck_assert_ptr_null(strstr(r.err, "fake build.sh --stock\n")); /* it was asked, not run to build */
+	tu_free(&r);
+	{
+		const char *argv[] = { "cowbench", "matrix", "--kernel=stock", "--workloads=seq", "--sizes=64K", "--reps=1",
+				       "--warmup=0", "--build", "--output", out, NULL };
+
+		r = tu_run_cli(argv);
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		tu_free(&r);
+	}
+	unsetenv("CB_FAKE_NOT_BUILT");
+	unlink(out);
+}
+END_TEST
+
 static void read_rows(const char *path, struct cb_results *res)
 {
 	char why[256];
@@ -556,18 +588,10 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, one_bad_line_loses_no_row, 0,
 			    (int)(sizeof(bad_lines) / sizeof(bad_lines[0]) * sizeof(bad_places) / sizeof(bad_places[0])));
 	tcase_add_test(t, baseline_ratio_stays_in_one_boot);
+	tcase_add_test(t, unbuilt_kernel_needs_build);
 	tcase_add_test(t, sigterm_mid_boot_cleans_up_and_counts);
 	suite_add_tcase(s, t);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TU_MAIN(suite)

@@ -116,13 +116,4 @@ static Suite *symbols_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(symbols_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TU_MAIN(symbols_suite)

@@ -165,7 +165,7 @@ START_TEST(test_where_redis_bgsave)
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "stat status %d", ws);
 
 	ck_assert_ptr_nonnull(wu_next(out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	total = wu_num(line, "cow_copies");
+	total = wu_copies(line);
 	while (wu_next(out, &cur, "{\"where\":\"maps\"", line, sizeof(line))) {
 		long long c = wu_num(line, "copied");
 

@@ -87,10 +87,10 @@ START_TEST(test_where_maps_three_mappings)
 	/* the lines add up to the total (a child forked between two lines included) */
 	here = 0;
 	while (wu_next(r.out, &cur, "{\"line\":\"interval\"", line, sizeof(line)))
-		here += wu_num(line, "cow_copies");
+		here += wu_copies(line);
 	cur = NULL;
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	total = wu_num(line, "cow_copies");
+	total = wu_copies(line);
 	ck_assert_int_eq(here, total);
 	/* the totals agree with plain stat's taskstats count */
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"where\":\"maps-total\"", line, sizeof(line)));
@@ -207,7 +207,7 @@ static struct py_run run_python(const char *mode)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	root = (long long)field_of(r.err, "pid"); /* the parent interpreter */
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
-	pr.copies = wu_num(line, "cow_copies");
+	pr.copies = wu_copies(line);
 	cur = NULL;
 	while (wu_next(r.out, &cur, "{\"where\":\"maps\"", line, sizeof(line))) {
 		long long n = wu_num(line, "copied");
@@ -229,7 +229,7 @@ START_TEST(test_where_cpython_refcount)
 	struct py_run plain, frozen;
 
 	if (access(PYTHON, X_OK) != 0) {
-		printf("SKIP: %s is not installed\n", PYTHON);
+		tu_skip("%s is not installed", PYTHON);
 		return;
 	}
 	plain = run_python("plain");
@@ -285,7 +285,7 @@ static void check_python_code(const char *mode, const char *advice, const char *
 START_TEST(test_where_cpython_code)
 {
 	if (access(PYTHON, X_OK) != 0) {
-		printf("SKIP: %s is not installed\n", PYTHON);
+		tu_skip("%s is not installed", PYTHON);
 		return;
 	}
 	check_python_code("plain", "\"advice\":\"gc-freeze\"", "\"advice\":\"cpython-refcount\"");
@@ -304,7 +304,7 @@ START_TEST(test_where_thp_advice)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert(wu_row_at(r.out, field_of(r.err, "anon"), line, sizeof(line)));
 	if (strcmp(wu_str(line, "thp", thp, sizeof(thp)), "huge") != 0) {
-		printf("SKIP: no transparent huge page for the buffer here (THP %s)\n", thp);
+		tu_skip("no transparent huge page for the buffer here (THP %s)", thp);
 		tu_free(&r);
 		return;
 	}

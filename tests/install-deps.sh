@@ -20,6 +20,17 @@ packages=(
 	clang libclang-rt-14-dev # libFuzzer targets of tests/fuzz (ctest -L fuzz; without them only the corpus replays)
 )
 # Callers may ask for more, e.g. the kernel scripts: install-deps.sh qemu-system-x86 busybox-static
+# install-deps.sh --check PKG...: install nothing; print the missing ones among PKG and exit 1 if any.
+if [ "${1:-}" = --check ]; then
+	shift
+	missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && exit 0
+	echo "${missing[*]}"
+	exit 1
+fi
 packages+=("$@")
 
 missing=()

@@ -17,7 +17,7 @@ fail=0
 check() { # check DESCRIPTION COMMAND...
 	if "${@:2}"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi
 }
-AXES=(--kernel=stock,patched --precopy=0,1 --workloads=seq --sizes=4M)
+AXES=(--kernel=stock,patched --precopy=0,1 --workloads=seq --sizes=4M --build)
 
 # Every line parses (Python's csv, independent of cowbench's reader), and the pairs are as asked.
 verify() { # verify FILE REPS MAX-BOOTS-PER-KERNEL
@@ -98,7 +98,7 @@ check "rows written before the kill are kept as they were" cmp -s "$WORK/b.befor
 
 # 3. Every cell of the boot in each round (--order=interleaved-all): a cell that names no depth runs
 #    with the boot's own vm.cow_precopy_depth, not with the one the cell before it set.
-"$COWBENCH" matrix --kernel=patched --precopy=0,1,2 --precopy-depth=1,15 --workloads=single --sizes=4M \
+"$COWBENCH" matrix --build --kernel=patched --precopy=0,1,2 --precopy-depth=1,15 --workloads=single --sizes=4M \
 	--reps=3 --order=interleaved-all --probes=none --output "$WORK/d.csv" 2>"$WORK/d.err"
 rc=$?
 check "interleaved-all matrix exits 0 (got $rc)" test "$rc" -eq 0 || tail -20 "$WORK/d.err"

@@ -66,13 +66,13 @@ if "$cowbench" run "${args[@]}" --reps=2 --format=csv >host.csv 2>host.err && ve
 else
 	echo "FAIL: host replay ($(tail -2 host.err))"; fail=1
 fi
-if "$cowbench" matrix "${args[@]}" --kernel=stock,patched --precopy=0 --reps=2 --warmup=0 --quiet \
+if "$cowbench" matrix "${args[@]}" --kernel=stock,patched --build --precopy=0 --reps=2 --warmup=0 --quiet \
 	--output guest.csv 2>guest.err && verify guest.csv guests; then
 	echo "ok: stock and patched (pre-copy off) guests"
 else
 	echo "FAIL: guest replay ($(grep -v '^\[' guest.err | tail -3))"; fail=1
 fi
-if "$cowbench" run "${args[@]}" --kernel=patched --precopy=0 --reps=1 --warmup=0 --quiet --format=csv \
+if "$cowbench" run "${args[@]}" --kernel=patched --build --precopy=0 --reps=1 --warmup=0 --quiet --format=csv \
 	>run.csv 2>run.err && verify run.csv "run --kernel=patched"; then
 	echo "ok: cowbench run --kernel=patched"
 else

@@ -28,7 +28,7 @@ size = 4M
 precopy = 0
 probes = none
 INI
-COWBENCH_VM_ICOUNT=1 "$COWBENCH" matrix --output "$WORK/o.csv" "$WORK/o.ini" 2>"$WORK/log" || {
+COWBENCH_VM_ICOUNT=1 "$COWBENCH" matrix --build --output "$WORK/o.csv" "$WORK/o.ini" 2>"$WORK/log" || {
 	tail -20 "$WORK/log"; echo "FAIL: the order-0 matrix under -icount"; exit 1; }
 python3 - "$WORK/o.csv" <<'PY' || exit 1
 import csv, sys

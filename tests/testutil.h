@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cowbench/clock.h>
 #include <cowbench/sysctl.h>
 #include <cowbench/taskstats.h>
 
@@ -136,12 +138,78 @@ static inline void tu_assert_usage_error(const char *const *argv, const char *ne
 	tu_free(&r);
 }
 
-/* Root-only tests print why they skip and pass: a non-root run is not a failure. */
+/*
+ * Skips are counted, not hidden: each test that skips says why on stdout
+ * and leaves a byte in a file its runner reads after the suite (Check
+ * forks every test, so a counter in memory would stay in the child). A
+ * suite whose every test skipped exits 77, ctest's SKIP_RETURN_CODE for
+ * every suite (tests/CMakeLists.txt), so ctest lists it as skipped.
+ */
+#define TU_SKIP_CODE 77
+static int tu_skip_fd = -1;
+
+__attribute__((format(printf, 1, 2))) static inline void tu_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("SKIP: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	if (tu_skip_fd >= 0 && write(tu_skip_fd, "s", 1) != 1)
+		perror("skip record");
+}
+
+/* Run the suite, then: 1 on a failure, 77 when every test skipped, else 0; the skips counted on stdout. */
+static inline int tu_run_suite(Suite *suite)
+{
+	SRunner *sr = srunner_create(suite);
+	int failed, run;
+	off_t skipped;
+
+	char skips[] = "/tmp/cbtest-skipsXXXXXX";
+
+	tu_skip_fd = mkstemp(skips);
+	if (tu_skip_fd >= 0) {
+		unlink(skips);
+		fcntl(tu_skip_fd, F_SETFL, O_APPEND);
+	}
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	run = srunner_ntests_run(sr);
+	srunner_free(sr);
+	skipped = tu_skip_fd >= 0 ? lseek(tu_skip_fd, 0, SEEK_END) : 0;
+	if (tu_skip_fd >= 0)
+		close(tu_skip_fd);
+	tu_skip_fd = -1;
+	if (skipped > run)
+		skipped = run; /* a test that skipped twice is one test */
+	if (skipped)
+		printf("%lld of %d tests skipped\n", (long long)skipped, run);
+	if (failed)
+		return EXIT_FAILURE;
+	return run > 0 && skipped == run ? TU_SKIP_CODE : EXIT_SUCCESS;
+}
+
+/* Does this machine have the TSC with rdtscp that --clock=tsc needs (cowbench decides the same way)? */
+static inline bool tu_have_tsc(void)
+{
+	static int have = -1;
+	struct cb_clock c;
+
+	if (have < 0)
+		have = cb_clock_init(&c, CB_CLOCK_TSC) == 0;
+	return have;
+}
+
+/* Root-only tests say why they skip, and the skip is counted (tu_skip). */
 static inline bool tu_skip_unless_root(const char *what)
 {
 	if (geteuid() == 0)
 		return false;
-	printf("SKIP: %s needs root\n", what);
+	tu_skip("%s needs root", what);
 	return true;
 }
 
@@ -176,7 +244,7 @@ static inline bool tu_skip_if_delayacct_held(const char *what)
 
 	if (!pid)
 		return false;
-	printf("SKIP: %s: kernel.task_delayacct is held by another running cowbench (PID %ld)\n", what, pid);
+	tu_skip("%s: kernel.task_delayacct is held by another running cowbench (PID %ld)", what, pid);
 	return true;
 }
 
@@ -378,15 +446,11 @@ static inline void tu_suite_end(void)
 #define TU_MAIN(suite_fn)                                                   \
 	int main(void)                                                      \
 	{                                                                   \
-		SRunner *sr;                                                \
-		int failed;                                                 \
+		int rc;                                                     \
 		TU_SUITE_BEGIN();                                           \
-		sr = srunner_create(suite_fn());                            \
-		srunner_run_all(sr, CK_NORMAL);                             \
-		failed = srunner_ntests_failed(sr);                         \
-		srunner_free(sr);                                           \
+		rc = tu_run_suite(suite_fn());                              \
 		TU_SUITE_END();                                             \
-		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                \
+		return rc;                                                  \
 	}
 
 #endif

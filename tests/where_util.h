@@ -8,6 +8,13 @@
 
 #include <cowbench/cowbench.h>
 
+/*
+ * The count a stat line has: the kernel's COW copies (cow_copies), else, in
+ * stat's tracepoint fallback (another cowbench holds delay accounting), its
+ * write faults on present pages (wp_faults, copies and reuses).
+ */
+#define wu_copies(line) (wu_num((line), "cow_copies") >= 0 ? wu_num((line), "cow_copies") : wu_num((line), "wp_faults"))
+
 #define CTEST_SKIP 77 /* SKIP_RETURN_CODE of the where suites in tests/CMakeLists.txt */
 
 /* The value of "key": in one JSON line (a number, or -1 for null/absent). */
@@ -119,20 +126,16 @@ static inline struct cli_result wu_run_unprivileged(const char *const *argv)
 /* main() of a suite that needs the tracepoint: ctest's skip code without it. */
 static inline int wu_main_needing_tracepoint(Suite *(*suite_fn)(void))
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	if (!wu_have_tracepoint()) {
 		printf("SKIP: needs root and the exceptions:page_fault_user tracepoint (perf_event_open)\n");
 		return CTEST_SKIP;
 	}
 	TU_SUITE_BEGIN();
-	sr = srunner_create(suite_fn());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = tu_run_suite(suite_fn());
 	TU_SUITE_END();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc;
 }
 
 #endif

@@ -77,12 +77,23 @@ int cli_release_held(pid_t pid, int go_fd, int err_fd)
 
 int cli_wait_watched(int pidfd, struct cb_wpfault *wp, double seconds, bool *rung)
 {
-	struct pollfd pfd[1 + CLI_MAX_BELLS];
-	int bells[CLI_MAX_BELLS], n = 0, nb = wp ? cb_wpfault_task_fds(wp, bells, CLI_MAX_BELLS) : 0, r;
+	bool ready;
 
-	*rung = false;
+	return cli_wait_watched_fd(pidfd, wp, -1, seconds, rung, &ready);
+}
+
+int cli_wait_watched_fd(int pidfd, struct cb_wpfault *wp, int extra_fd, double seconds, bool *rung, bool *ready)
+{
+	struct pollfd pfd[2 + CLI_MAX_BELLS];
+	int bells[CLI_MAX_BELLS], n = 0, nb = wp ? cb_wpfault_task_fds(wp, bells, CLI_MAX_BELLS) : 0, r, xi = -1;
+
+	*rung = *ready = false;
 	if (pidfd >= 0)
 		pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	if (extra_fd >= 0) {
+		xi = n;
+		pfd[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	}
 	for (int i = 0; i < nb; i++)
 		pfd[n++] = (struct pollfd){ .fd = bells[i], .events = POLLIN };
 	if (n == 0) {
@@ -96,6 +107,11 @@ int cli_wait_watched(int pidfd, struct cb_wpfault *wp, double seconds, bool *run
 		return 0;
 	if (pidfd >= 0 && pfd[0].revents)
 		return 1;
+	if (xi >= 0 && pfd[xi].revents) {
+		*ready = true;
+		if (r == 1)
+			return 0;
+	}
 	*rung = true;
 	return 0;
 }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,12 @@ static void clock_lines(void)
 			 tsc.overhead_ns, tsc.overhead_min_ns);
 		line("tsc overhead:", buf);
 	} else {
-		line("tsc:", "unavailable (not x86 or no rdtscp)");
+#if defined(__x86_64__) || defined(__i386__)
+		line("tsc:", tsc.tsc_available ? "unusable here (calibration failed): CLOCK_MONOTONIC_RAW is used"
+						: "unavailable: this CPU has no rdtscp (CLOCK_MONOTONIC_RAW is used)");
+#else
+		line("tsc:", "unavailable: not an x86 CPU (CLOCK_MONOTONIC_RAW is used)");
+#endif
 	}
 	snprintf(buf, sizeof(buf), "%.1f ns median, %.1f ns min (CLOCK_MONOTONIC_RAW)",
 		 mono.overhead_ns, mono.overhead_min_ns);
@@ -58,6 +64,26 @@ static bool read_line(const char *path, char *buf, size_t len)
 	return ok;
 }
 
+/* A vendor string that repeats its one word ("bhyve bhyve ", "KVMKVMKVM"): the word once, no padding. */
+static void dedupe_vendor(char *v)
+{
+	size_t n = strlen(v);
+
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\0'))
+		v[--n] = '\0';
+	for (size_t w = 1; w <= n / 2; w++) {
+		size_t step = v[w] == ' ' ? w + 1 : w, i;
+
+		for (i = step; i < n; i++)
+			if (v[i] != v[i % step])
+				break;
+		if (i == n) {
+			v[w] = '\0';
+			return;
+		}
+	}
+}
+
 /* The hypervisor's vendor from CPUID leaf 0x40000000 (when the "hypervisor" bit is set), else /sys/hypervisor. */
 static void hypervisor_line(void)
 {
@@ -72,6 +98,7 @@ static void hypervisor_line(void)
 		__cpuid(0x40000000, a, regs[0], regs[1], regs[2]);
 		memcpy(buf, regs, sizeof(regs));
 		buf[sizeof(regs)] = '\0';
+		dedupe_vendor(buf);
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s(cpuid: a virtual machine)", buf[0] ? " " : "");
 	}
 #endif
@@ -198,30 +225,138 @@ static const char *present(const char *path)
 	return cb_path_exists(path) ? "present" : "absent (stock kernel: see docs/kernel.md)";
 }
 
+struct info_opts {
+	bool json;
+};
+
+static bool opt_format(void *o, const char *v)
+{
+	if (strcmp(v, "text") && strcmp(v, "json")) {
+		cli_error("--format must be text or json, not '%s'", v);
+		return false;
+	}
+	((struct info_opts *)o)->json = strcmp(v, "json") == 0;
+	return true;
+}
+
+static const struct cli_option info_options[] = {
+	{ "format", "text|json", "aligned text (default), or one JSON object (keys: the text's labels in snake case)",
+	  .parse = opt_format },
+};
+
 static void info_usage(void)
 {
-	printf("usage: cowbench info\n\n"
+	printf("usage: cowbench info [--format=text|json]\n\n"
 	       "Describe this machine as it bears on COW measurements: kernel, CPU, hypervisor, CPU\n"
 	       "frequency governor, steal time, clock and its cost, THP mode and defrag, NUMA and\n"
-	       "numa_balancing, mitigations, COW-relevant kernel config, which probes can measure, and\n"
+	       "numa_balancing, mitigations, COW-relevant kernel config, which probes can measure, what\n"
+	       "a virtual machine adds (the first write to a freshly populated page against a second), and\n"
 	       "what could be tuned: governor, turbo, isolcpus, CPU load, SMT sibling, run queue, DAMON.\n\n");
-	cli_print_options(NULL, 0);
+	cli_print_options(info_options, 1);
+}
+
+/* A label as a JSON key: lower case, runs of other characters one '_' ("/proc/cow_stats:" -> "proc_cow_stats"). */
+static void json_key(const char *label, size_t n, const char *prefix, char *out, size_t len)
+{
+	size_t o = 0;
+	bool sep = false;
+
+	o = (size_t)snprintf(out, len, "%s", prefix);
+	for (size_t i = 0; i < n && o + 2 < len; i++) {
+		unsigned char c = (unsigned char)label[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z')) {
+			if (sep && o > strlen(prefix))
+				out[o++] = '_';
+			out[o++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+			sep = false;
+		} else {
+			sep = true;
+		}
+	}
+	out[o] = '\0';
+}
+
+/*
+ * info's text as one JSON object: each "label:   value" line a member (the
+ * tuning section's indented ones prefixed "tune_"), a label seen twice
+ * keeps its first value; the first-touch probe's numbers as numbers too.
+ */
+static int print_json(const char *text)
+{
+	char key[96], seen[64][96];
+	int nseen = 0;
+	double first, second;
+
+	fputc('{', stdout);
+	fputs("\"schema\":1", stdout);
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *l = p, *colon, *v;
+		bool indented = *l == ' ';
+		bool dup = false;
+
+		p += n + (p[n] == '\n');
+		while (*l == ' ' && l < p)
+			l++;
+		colon = memchr(l, ':', (size_t)(p - l));
+		/* the label ends at the first ':' that ends a word */
+		while (colon && colon + 1 < p && colon[1] != ' ' && colon[1] != '\n')
+			colon = memchr(colon + 1, ':', (size_t)(p - colon - 1));
+		if (!colon)
+			continue;
+		for (v = colon + 1; v < p && *v == ' '; v++)
+			;
+		if (v >= p || *v == '\n')
+			continue; /* a section's heading */
+		json_key(l, (size_t)(colon - l), indented ? "tune_" : "", key, sizeof(key));
+		for (int i = 0; i < nseen; i++)
+			dup = dup || strcmp(seen[i], key) == 0;
+		if (dup || !key[0])
+			continue;
+		if (nseen < 64)
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+		char value[2048];
+
+		snprintf(value, sizeof(value), "%.*s", (int)(p - v - (p[-1] == '\n')), v);
+		printf(",\"%s\":", key);
+		cb_json_string(stdout, value);
+	}
+	if (cli_info_first_touch(&first, &second)) {
+		cb_json_number(stdout, "first_touch_ns", first);
+		cb_json_number(stdout, "second_write_ns", second);
+		printf(",\"lazily_backed\":%s", cli_first_touch_lazy(first, second) ? "true" : "false");
+	}
+	fputc('}', stdout);
+	return cb_record_end(stdout) < 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
 int cmd_info(int argc, char **argv)
 {
+	struct info_opts o = { false };
 	char buf[256];
 	uint64_t avail;
 	long precopy;
 	int nodes;
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *real_stdout = stdout;
 
-	int argi = cli_parse_options(argc, argv, NULL, 0, NULL, info_usage);
+	int argi = cli_parse_options(argc, argv, info_options, 1, &o, info_usage);
 
 	if (argi < 0)
 		return EXIT_USAGE;
 	if (argi < argc) {
 		cli_error("info takes no arguments, not '%s' (see cowbench info --help)", argv[argi]);
 		return EXIT_USAGE;
+	}
+	if (o.json) { /* the lines are written as for people, then turned into one object */
+		fflush(stdout);
+		if (!(stdout = open_memstream(&text, &text_len))) {
+			stdout = real_stdout;
+			cli_error("out of memory");
+			return EXIT_INTERNAL;
+		}
 	}
 	printf("%-22s %s (%s)\n", "cowbench:", cb_version(), cb_git_revision());
 	line("kernel:", cb_kernel_release(buf, sizeof(buf)) == 0 ? buf : "unknown");
@@ -252,7 +387,20 @@ int cmd_info(int argc, char **argv)
 	cli_evidence_info();
 	cli_overrides_info();
 	cli_instrumentation_info();
+	cli_info_vm();
 	cli_guest_info();
 	cli_info_tuning();
+	if (o.json) {
+		int err;
+
+		fclose(stdout);
+		stdout = real_stdout;
+		err = print_json(text ? text : "");
+		free(text);
+		if (err < 0) {
+			cli_error("cannot write: %s", strerror(errno));
+			return EXIT_INTERNAL;
+		}
+	}
 	return 0;
 }

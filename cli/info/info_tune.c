@@ -102,7 +102,10 @@ static void cpu_load_advice(const uint64_t *a, const uint64_t *b, int n)
 		}
 	}
 	tune("cpu load:", "%s busy over %d ms (besides cowbench)", buf, SAMPLE_MS);
-	if (n > 1 && quiet >= 0)
+	if (n > 1 && quiet >= 0 && best >= 0.9) /* the least busy is busy too: no quiet CPU to claim */
+		tune("quiet cpu:", "none: even the least busy, cpu%d, was %.0f %% busy (--pin=auto still puts the writer "
+		     "there); expect noisy cells", quiet, best * 100);
+	else if (n > 1 && quiet >= 0)
 		tune("quiet cpu:", "%d: the default --pin=auto puts the writer there (--pin=none: no pinning)", quiet);
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", quiet < 0 ? 0 : quiet);
 	if (!read_text("/sys/devices/system/cpu/smt/active", sib, sizeof(sib)) || strcmp(sib, "1") != 0)

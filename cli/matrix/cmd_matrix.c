@@ -49,6 +49,8 @@ int cmd_matrix(int argc, char **argv)
 		status = 0;
 		goto out;
 	}
+	if (!o.plan && mk_check_builds(&p.cells, o.build) < 0)
+		goto out;
 	status = matrix_run_plan(&o, &p);
 out:
 	if (o.out_fd >= 0) /* nothing was measured: a file this run created goes again */

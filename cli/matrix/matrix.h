@@ -32,6 +32,7 @@ struct matrix_opts {
 	const char *resume, *output;
 	enum cb_format format;
 	bool force;
+	bool build;       /* --build: guest kernels and QEMU's packages may be built and installed */
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
 	bool out_created; /* this run created it: removed again if nothing gets measured */
 	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (matrix_kernel.h) */

@@ -158,6 +158,8 @@ static const struct cli_option matrix_options[] = {
 	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
 	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct matrix_opts, format) },
 	{ "dry-run", NULL, "print the cells and exit without measuring", M_SET(CLI_STORE_TRUE, dry_run) },
+	{ "build", NULL, "--kernel=stock/patched: build a kernel not yet cached and apt-get install QEMU if missing "
+	  "(without it: ask on a terminal, else exit 2 naming the command)", M_SET(CLI_STORE_TRUE, build) },
 	{ "quiet", NULL, "no progress line on a terminal", M_SET(CLI_STORE_TRUE, quiet) },
 	{ "plan", "FILE", "(inside a --kernel guest) run FILE's 'REP CELL' lines in order", .parse = opt_plan },
 };

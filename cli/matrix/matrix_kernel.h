@@ -27,6 +27,12 @@ bool mk_is_axis(const char *name);
 bool mk_cell_in_guest(const struct cb_cell *c);
 /* Every kernel value is host, stock, patched or an existing file; -1 after printing why. */
 int mk_check_values(const struct cb_cells *cells);
+/*
+ * Nothing heavy without asking: a guest kernel not yet built or QEMU's
+ * packages missing need allowed (--build) or a yes on a terminal; else
+ * -1 after one line naming the command that would do it, and its cost.
+ */
+int mk_check_builds(const struct cb_cells *cells, bool allowed);
 
 /* What collapsed where, for notes and --dry-run. */
 struct mk_collapsed {

@@ -691,7 +691,16 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (make_dirs(o.out, created) < 0)
 		goto out;
-	p.dir = o.out;
+	{
+		/* "plots/" names the folder "plots": the paths printed are plots/cost.png, not plots//cost.png */
+		static char dir[4096];
+		size_t n = strlen(o.out);
+
+		while (n > 1 && o.out[n - 1] == '/')
+			n--;
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, o.out);
+		p.dir = dir;
+	}
 	if (cb_group_rows(in.rows, in.nrows, &p.g, &p.ng) < 0) {
 		cli_error("out of memory");
 		goto out;

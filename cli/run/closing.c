@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "run.h"
 
-enum { V_P50, V_P99, V_MEMCPY, V_FORK, V_MSGIB, V_PTE, V_SLOWDOWN, V_COPY, V_N };
+enum { V_P50, V_P99, V_MEMCPY, V_MEMCPY_COLD, V_FORK, V_MSGIB, V_PTE, V_SLOWDOWN, V_COPY, V_N };
 
 struct cli_closing {
 	struct cb_row first;    /* identity of the run */
@@ -57,7 +57,7 @@ static double int_value(int64_t v)
 void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 {
 	const double v[V_N] = {
-		[V_P50] = row->lat_p50_ns, [V_P99] = row->lat_p99_ns, [V_MEMCPY] = row->memcpy_ns,
+		[V_P50] = row->lat_p50_ns, [V_P99] = row->lat_p99_ns, [V_MEMCPY] = row->memcpy_ns, [V_MEMCPY_COLD] = row->memcpy_cold_ns,
 		[V_FORK] = int_value(row->fork_ns), [V_MSGIB] = row->ms_per_gib, [V_PTE] = int_value(row->vm_pte_kb),
 		[V_SLOWDOWN] = row->slowdown, [V_COPY] = int_value(row->copy_ns),
 	};
@@ -191,8 +191,17 @@ static void print_writes(const struct cli_closing *cl, FILE *fp, enum cb_units_s
 	else if (!isnan(cl->reference_p50) && cl->reference_p50 > 0)
 		fprintf(fp, ";\n  %.0f%s the same write without COW (%s, one unrecorded --no-fork rep)",
 			p50.median / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x", cb_fmt_ns(a, sizeof(a), cl->reference_p50, st));
-	if (spread_of(cl, V_MEMCPY, &mc))
-		fprintf(fp, ";\n  a 4 KiB memcpy in user space takes %s", cb_fmt_ns(b, sizeof(b), mc.median, st));
+	if (spread_of(cl, V_MEMCPY, &mc)) {
+		struct spread cold;
+
+		fprintf(fp, ";\n  a 4 KiB memcpy in user space takes %s (warm)", cb_fmt_ns(b, sizeof(b), mc.median, st));
+		if (spread_of(cl, V_MEMCPY_COLD, &cold))
+			fprintf(fp, ", %s into a page just populated (its first touch%s)", cb_fmt_ns(a, sizeof(a), cold.median, st),
+				cold.median > 4 * mc.median && cold.median - mc.median > 1000
+					? ": the host backs this VM's memory lazily, and every COW copy pays it too; "
+					  "cowbench info, --prefault"
+					: "");
+	}
 }
 
 /* The headline the summary led with, and its warnings. */

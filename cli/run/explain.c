@@ -36,12 +36,13 @@ struct total {
 	size_t reps;
 };
 
-enum { S_COPIES, S_REUSES, S_SHARED, S_WPCOPY, S_COWFAULTS, S_PRECOPIED, S_P50, S_P99, S_MEMCPY, S_FAULTS,
+enum { S_COPIES, S_REUSES, S_SHARED, S_WPCOPY, S_COWFAULTS, S_PRECOPIED, S_P50, S_P99, S_MEMCPY, S_MEMCPY_COLD, S_FAULTS,
        S_PD, S_SD, S_MINFLT, S_MAJFLT, S_CS, S_MIG, S_N };
 
 struct cli_explain {
 	char workload[32], writer[8], notes[96];
 	int64_t size, pages, touched, fork;
+	bool prefault;              /* run --prefault: the frames were touched before */
 	size_t rows, failed, noted; /* rows: timed reps; noted: reps with evidence notes */
 	size_t evidence_rows;       /* evidence reps: their counts are used, their times are not */
 	struct series evidence_p50; /* the evidence reps' own p50: what their probes cost */
@@ -117,7 +118,7 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 		[S_SHARED] = int_or_nan(row->cow_shared), [S_WPCOPY] = int_or_nan(row->wpcopy_count),
 		[S_COWFAULTS] = int_or_nan(row->cow_faults), [S_PRECOPIED] = int_or_nan(row->precopy_success),
 		[S_P50] = timed(row, "lat_p50_ns"), [S_P99] = timed(row, "lat_p99_ns"),
-		[S_MEMCPY] = timed(row, "memcpy_ns"),
+		[S_MEMCPY] = timed(row, "memcpy_ns"), [S_MEMCPY_COLD] = timed(row, "memcpy_cold_ns"),
 		[S_FAULTS] = int_or_nan(row->faults),
 		[S_PD] = delta(row->private_dirty_kb_before, row->private_dirty_kb),
 		[S_SD] = delta(row->snap_shared_dirty_kb_before, row->snap_shared_dirty_kb),
@@ -132,6 +133,7 @@ void cli_explain_add(struct cli_explain *ex, const struct cb_row *row)
 		return;
 	}
 	snprintf(ex->workload, sizeof(ex->workload), "%s", row->workload);
+	ex->prefault = row->prefault == 1;
 	snprintf(ex->writer, sizeof(ex->writer), "%s", row->writer);
 	ex->size = row->size_bytes;
 	ex->pages = row->pages;
@@ -208,6 +210,44 @@ static void print_pages(const struct cli_explain *ex, FILE *fp)
 }
 
 /*
+ * A COW copy writes a page the kernel has just taken off its free lists.
+ * Where the host backs guest memory lazily, that first write traps into the
+ * host, and the trap sits inside the copy path: memcpy_cold_ns (the same
+ * copy into a freshly populated page) less memcpy_ns (into a written one)
+ * prices it, measured in the same run. Said where it is split, and why not.
+ */
+static void print_first_touch(const struct cli_explain *ex, FILE *fp, double kpath)
+{
+	enum cb_units_style st = cb_units_style_for(fp);
+	double warm = med(ex, S_MEMCPY), cold = med(ex, S_MEMCPY_COLD), touch = cold - warm;
+	char a[24], pct[16];
+
+	if (isnan(cold) || isnan(warm)) {
+		fprintf(fp, "    the copy path's first-touch share is not split: these rows have no memcpy_cold_ns\n");
+		return;
+	}
+	if (ex->prefault) {
+		fprintf(fp, "    the frames were touched before each rep (--prefault): no host first touch in the copy path\n");
+		return;
+	}
+	if (!(touch > 3 * warm && touch > 1000)) {
+		fprintf(fp, "    %*s  a first write to a freshly populated page: no host share in the copy path here\n",
+			cb_pad_width(cb_fmt_ns(a, sizeof(a), cold, st), 9), a);
+		return;
+	}
+	if (touch >= kpath)
+		fprintf(fp, "    %*s    of which the host's first touch of the new page, at least all of it (a first write\n"
+			    "             to a freshly populated page less a warm copy: the host backs memory lazily) [same run]\n",
+			cb_pad_width(cb_fmt_ns(a, sizeof(a), touch, st), 9), a);
+	else
+		fprintf(fp, "    %*s    of which the host's first touch of the new page (%s of the path: a first write to a\n"
+			    "             freshly populated page less a warm copy; the host backs memory lazily) [same run]\n",
+			cb_pad_width(cb_fmt_ns(a, sizeof(a), touch, st), 9), a, cb_fmt_percent(pct, sizeof(pct), touch / kpath));
+	fprintf(fp, "  => on this VM the copy path carries the host's first touch; run --prefault warms the frames first\n"
+		    "     and gives the shape bare metal has (cowbench info: first touch)\n");
+}
+
+/*
  * The split of one faulting write, means over means. Returns false (after
  * saying why) when the inputs disagree, so no share is printed.
  */
@@ -248,6 +288,7 @@ static void print_split(const struct cli_explain *ex, FILE *fp)
 	if (!isnan(mc))
 		fprintf(fp, "    %*s  for scale: a 4 KiB memcpy in user space [same run; median of samples]\n",
 			cb_pad_width(cb_fmt_ns(c, sizeof(c), mc, st), 9), c);
+	print_first_touch(ex, fp, kpath);
 	/* Outliers land in "the rest" of the mean: then no verdict on what a typical fault spends. */
 	if (med(ex, S_P50) > 0 && write > 1.5 * med(ex, S_P50)) {
 		fprintf(fp, "  => the kernel copy path is %s of a faulting write on average, but the mean write is %.1fx\n"

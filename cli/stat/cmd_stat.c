@@ -195,6 +195,7 @@ static void stat_usage(void)
 
 struct line {
 	int64_t procs, copies, copy_ns, minflt, majflt, private_dirty_kb, sys_cow;
+	int64_t wp_faults; /* write faults on present pages (tracepoint): copies and reuses, never under "copies" */
 	int64_t cause[CB_FC_NCLASS];
 };
 
@@ -207,7 +208,7 @@ static void add_delta(int64_t *out, int64_t from, int64_t to)
 /* Sum of cur - from over the processes; a counter unmeasured anywhere stays -1. */
 static struct line sum_line(const struct stat_state *st, bool total)
 {
-	struct line l = { 0, -1, -1, -1, -1, -1, -1, { -1, -1, -1, -1 } };
+	struct line l = { 0, -1, -1, -1, -1, -1, -1, -1, { -1, -1, -1, -1 } };
 	uint64_t d;
 
 	for (size_t i = 0; i < st->nprocs; i++) {
@@ -236,6 +237,13 @@ static struct line sum_line(const struct stat_state *st, bool total)
 	if (st->have_cowstats &&
 	    cb_cowstats_delta(total ? &st->cs_base : &st->cs_prev, &st->cs_cur, "faults", &d))
 		l.sys_cow = (int64_t)d;
+	/* One meaning per column: the fallback's write faults are wp_faults, and cow_copies stays empty. */
+	if (st->copies_from_faults) {
+		l.wp_faults = l.copies;
+		l.copies = -1;
+	} else if (l.cause[0] >= 0 && l.cause[1] >= 0 && l.cause[2] >= 0 && l.cause[3] >= 0) {
+		l.wp_faults = l.cause[0] + l.cause[1] + l.cause[2] + l.cause[3];
+	}
 	if (st->system_only) { /* the machine's copies, counted by the cowbench kernel */
 		l.procs = -1;
 		l.copies = l.sys_cow;
@@ -261,7 +269,7 @@ static void cell_flt(bool csv, int width, int decimals, double v)
 		!isnan(v) ? printf(" %*.*f", width, decimals, v) : printf(" %*s", width, "-");
 }
 
-/* Where cow_copies come from: the kernel's copy count, or write faults on present pages. */
+/* Where the counts come from: the kernel's copy count (cow_copies), or write faults on present pages (wp_faults). */
 static const char *copies_source(const struct stat_state *st)
 {
 	if (st->system_only)
@@ -289,7 +297,7 @@ static void print_header(const struct stat_state *st)
 		       "copies_source");
 		for (int k = 0; k < CB_FC_NCLASS; k++)
 			printf(",%s", cause_cols[k]);
-		printf("\n");
+		printf(",wp_faults\n");
 	} else if (st->o.format == STAT_JSON) {
 		return;
 	} else {
@@ -319,6 +327,7 @@ static void print_json(const struct stat_state *st, const char *label, double t,
 	for (int c = 0; c < CB_FC_NCLASS; c++)
 		l->cause[c] >= 0 ? printf(",\"%s\":%" PRId64, cause_cols[c], l->cause[c])
 				 : printf(",\"%s\":null", cause_cols[c]);
+	l->wp_faults >= 0 ? printf(",\"wp_faults\":%" PRId64, l->wp_faults) : printf(",\"wp_faults\":null");
 	printf(",\"copies_source\":\"%s\"}\n", copies_source(st));
 	cli_flush_stdout();
 }
@@ -338,7 +347,7 @@ static void print_line(const struct stat_state *st, const char *label, const str
 	cell_int(csv, 5, l->procs);
 	for (int k = 0; k < CB_FC_NCLASS && st->causes && !csv; k++)
 		cell_int(csv, k == 3 ? 15 : 11, l->cause[k]);
-	cell_int(csv, 10, l->copies);
+	cell_int(csv, 10, st->copies_from_faults && !csv ? l->wp_faults : l->copies); /* its own header in text */
 	if (csv) {
 		cell_int(csv, 0, l->copy_ns);
 		cell_flt(csv, 0, 1, mean);
@@ -354,6 +363,7 @@ static void print_line(const struct stat_state *st, const char *label, const str
 		printf(",%s", copies_source(st));
 		for (int k = 0; k < CB_FC_NCLASS; k++)
 			cell_int(csv, 0, l->cause[k]);
+		cell_int(csv, 0, l->wp_faults);
 	}
 	printf("\n");
 	cli_flush_stdout();
@@ -386,9 +396,11 @@ static void catch_stop_signals(void)
  * process that forked still runs (forkcow.h), and once more shortly after,
  * for a record another CPU had not yet written when the bell rang.
  */
-static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
+static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 {
-	bool rung = false;
+	struct stat_where *where = st->where;
+	int xfd = st->exits ? cb_taskstats_fd(st->exits) : -1;
+	bool rung = false, ready;
 
 	for (;;) {
 		double left = deadline - cli_now_s(), nap;
@@ -398,8 +410,10 @@ static bool wait_tick(struct stat_where *where, int pidfd, double deadline)
 		if (left <= 0 || stop_requested)
 			return false;
 		nap = where && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
-		if (cli_wait_watched(pidfd, where ? stat_where_recorder(where) : NULL, nap, &rung) > 0)
+		if (cli_wait_watched_fd(pidfd, where ? stat_where_recorder(where) : NULL, xfd, nap, &rung, &ready) > 0)
 			return true;
+		if (ready)
+			stat_drain_exits(st);
 	}
 }
 
@@ -447,6 +461,73 @@ static void note_unread_forks(const struct stat_state *st)
 			 (unsigned long long)unread, (unsigned long long)seen);
 }
 
+/* Records the kernel dropped: the counts are lower bounds, and say so (nothing measured is lost silently). */
+static void note_lost(const struct stat_state *st)
+{
+	struct cb_wpfault *wp = st->where ? stat_where_recorder(st->where) : NULL;
+
+	if (st->exits && cb_taskstats_overruns(st->exits))
+		cli_note("the kernel dropped exit records %lu time(s) (its buffer was full): copies of processes that "
+			 "ended meanwhile may be missing, so the counts are at least these",
+			 cb_taskstats_overruns(st->exits));
+	if (st->copies_from_faults && st->o.where.mode == WHERE_NONE && wp && cb_wpfault_lost(wp))
+		cli_note("the kernel dropped %llu write-fault records (buffers full): the counts are short by that many",
+			 (unsigned long long)cb_wpfault_lost(wp));
+}
+
+/*
+ * The two sources disagree: taskstats counted fewer copies than the
+ * tracepoint saw forks cause. Name the processes taskstats could not count
+ * (none at all: born before delay accounting was switched on, by another
+ * cowbench or by hand) and what remains (copies of processes gone unseen).
+ */
+static void note_disagreement(const struct stat_state *st, const struct line *total)
+{
+	int64_t unaccounted = 0;
+	long procs = 0;
+	pid_t first = 0;
+
+	if (st->ts_err != 0 || !st->causes || total->copies < 0 || total->cause[0] < 0 || total->copies >= total->cause[0])
+		return;
+	for (size_t i = 0; i < st->nprocs; i++) {
+		const struct proc *p = &st->procs[i];
+		int64_t copies = p->cur.copies - p->base.copies, fork = p->cur.cause[0] - p->base.cause[0];
+
+		if (p->cur.copies >= 0 && p->base.copies >= 0 && copies == 0 && p->cur.cause[0] >= 0 && fork > 0) {
+			unaccounted += fork;
+			if (!procs++)
+				first = p->pid;
+		}
+	}
+	if (procs)
+		cli_note("cow_copies %lld < fork_copies %lld: %ld process(es) (pid %d%s) took %lld fork copies the kernel's "
+			 "count has none of: born before kernel.task_delayacct=1, so delay accounting never counts them; "
+			 "fork_copies (the tracepoint) has them", (long long)total->copies, (long long)total->cause[0], procs,
+			 (int)first, procs > 1 ? " and others" : "", (long long)unaccounted);
+	else
+		cli_note("cow_copies %lld < fork_copies %lld: the kernel's count misses copies the tracepoint saw (processes "
+			 "that ended between two looks without an exit record); fork_copies is the fuller count here",
+			 (long long)total->copies, (long long)total->cause[0]);
+}
+
+/*
+ * Short-lived children and a long interval: every line but the last shows
+ * nothing, and --where's pagemap rows see no page of a process that came
+ * and went between two looks. Say what interval would show them.
+ */
+static void note_interval(const struct stat_state *st)
+{
+	size_t unseen = 0;
+
+	for (size_t i = 0; i < st->nprocs; i++)
+		if (st->procs[i].gone && st->procs[i].pid != st->root && st->procs[i].base.copies == 0 &&
+		    st->procs[i].cur.private_dirty_kb < 0)
+			unseen++; /* born and gone between two looks: known from its exit or fork record only */
+	if (unseen && st->o.interval > 0.1 && st->o.where.mode != WHERE_NONE)
+		cli_note("%zu process(es) lived less than one interval (%.2g s): their copies are in the totals, but --where "
+			 "could not look at their pages; --interval=0.1 (or less) catches them alive", unseen, st->o.interval);
+}
+
 /* The tracepoint, before the first process is looked at so that no fault is missed. */
 static void open_where(struct stat_state *st)
 {
@@ -468,7 +549,7 @@ static bool run_loop(struct stat_state *st)
 	for (long i = 1; st->o.count == 0 || i <= st->o.count; i++) {
 		struct line l;
 
-		ended = wait_tick(st->where, pidfd, st->t0 + (double)i * st->o.interval);
+		ended = wait_tick(st, pidfd, st->t0 + (double)i * st->o.interval);
 		if (stop_requested)
 			break;
 		if (ended && st->own_child) /* a zombie until reaped: its last counts are still there */
@@ -477,6 +558,7 @@ static bool run_loop(struct stat_state *st)
 		l = sum_line(st, false);
 		snprintf(label, sizeof(label), "%.2f", cli_now_s() - st->t0);
 		print_line(st, label, &l);
+		stat_mark_line(st);
 		if (ended || (stat_find_proc(st, st->root) && stat_find_proc(st, st->root)->gone)) {
 			ended = true;
 			break;
@@ -581,6 +663,7 @@ int cmd_stat(int argc, char **argv)
 	if (parse_stat_args(argc, argv, &st.o, &cmd) < 0)
 		return EXIT_USAGE;
 	st.procs = calloc(MAX_PROCS, sizeof(*st.procs));
+	st.pend = calloc(MAX_PENDING_EXITS, sizeof(*st.pend));
 	if (!st.procs) {
 		cli_error("out of memory");
 		return EXIT_INTERNAL;
@@ -605,8 +688,13 @@ int cmd_stat(int argc, char **argv)
 		total = sum_line(&st, true);
 		print_line(&st, "total", &total);
 		note_unread_forks(&st);
+		note_lost(&st);
+		note_disagreement(&st, &total);
+		note_interval(&st);
 		if (st.where)
-			stat_where_print(st.where, &(struct stat_where_totals){ total.copies, copies_source(&st) },
+			stat_where_print(st.where,
+					 &(struct stat_where_totals){ st.copies_from_faults ? total.wp_faults : total.copies,
+								      copies_source(&st) },
 					 st.o.format, stdout);
 		if (st.own_child) {
 			if (!ended) { /* stopped early: the command is not left running unwatched */
@@ -622,5 +710,6 @@ int cmd_stat(int argc, char **argv)
 	cb_taskstats_close(st.exits);
 	stat_where_free(st.where);
 	free(st.procs);
+	free(st.pend);
 	return status;
 }

@@ -231,22 +231,106 @@ static bool apply_exit(struct stat_state *st, const struct cb_taskstats_exit *x)
 
 #define EXIT_BATCH 1024
 
-/* Children exit before their parents: apply a batch until no record finds its parent any more. */
-static void drain_exits(struct stat_state *st)
+/* Apply pending records until none finds its process or parent any more (children exit first). */
+static void apply_pending(struct stat_state *st)
+{
+	bool progress;
+
+	do {
+		progress = false;
+		for (size_t i = st->npend; i-- > 0;)
+			if (apply_exit(st, &st->pend[i].x)) {
+				st->pend[i] = st->pend[--st->npend];
+				progress = true;
+			}
+	} while (progress);
+}
+
+/* The parent process of pid from /proc/PID/stat; 0 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/*
+ * A record whose parent is not watched: a parent that still runs is looked
+ * up the tree at once (a descendant born since the last line is watched
+ * now, then the record applies; anyone else's is dropped); one whose parent
+ * is gone waits for that parent's own record.
+ */
+static void keep_pending(struct stat_state *st, const struct cb_taskstats_exit *x)
+{
+	pid_t up = x->group ? 0 : x->ppid;
+
+	if (!st->pend)
+		return;
+	if (up > 0 && parent_of(up) > 0) {
+		pid_t chain[64];
+		int n = 0;
+
+		for (pid_t cur = up;; cur = parent_of(cur)) {
+			struct proc *p = cur > 1 ? stat_find_proc(st, cur) : NULL;
+
+			if (cur == 0)
+				break; /* an ancestor went meanwhile: wait for its record */
+
+			if (p) {
+				if (!st->o.children || p->gone)
+					return;
+				for (int k = n - 1; k >= 0; k--) /* the oldest first: each one's parent is watched */
+					stat_add_proc(st, chain[k], k == n - 1 ? cur : chain[k + 1], false);
+				if (apply_exit(st, x))
+					return;
+				break; /* its parent went meanwhile: wait for that parent's record */
+			}
+			if (cur == 1 || n == 64)
+				return; /* not a descendant of a watched process */
+			chain[n++] = cur;
+		}
+	}
+	if (st->npend == MAX_PENDING_EXITS) { /* full: the oldest goes, it found no parent of ours for longest */
+		size_t oldest = 0;
+
+		for (size_t i = 1; i < st->npend; i++)
+			if (st->pend[i].tick < st->pend[oldest].tick)
+				oldest = i;
+		st->pend[oldest] = st->pend[--st->npend];
+	}
+	st->pend[st->npend++] = (struct pending_exit){ *x, st->tick };
+}
+
+void stat_drain_exits(struct stat_state *st)
 {
 	static struct cb_taskstats_exit x[EXIT_BATCH];
-	bool done[EXIT_BATCH], progress;
 	int n;
 
 	while (st->exits && (n = cb_taskstats_exits(st->exits, x, EXIT_BATCH)) > 0) {
-		memset(done, 0, sizeof(done));
-		do {
-			progress = false;
-			for (int i = n - 1; i >= 0; i--)
-				if (!done[i] && apply_exit(st, &x[i]))
-					done[i] = progress = true;
-		} while (progress);
+		size_t known = st->nprocs;
+
+		/* The batch's last first: a parent's record makes its children's apply (the loop below). */
+		for (int i = n - 1; i >= 0; i--)
+			if (!apply_exit(st, &x[i]))
+				keep_pending(st, &x[i]);
+		if (st->nprocs != known)
+			apply_pending(st);
 	}
+}
+
+/* At a line: what waits for a parent gets another try; what waited since the line before is dropped. */
+static void drain_exits(struct stat_state *st)
+{
+	stat_drain_exits(st);
+	apply_pending(st);
+	for (size_t i = st->npend; i-- > 0;)
+		if (st->pend[i].tick < st->tick - 1)
+			st->pend[i] = st->pend[--st->npend];
 }
 
 /* Descendants the tracepoint saw forked (also those already gone again). */
@@ -271,8 +355,15 @@ static void add_born(struct stat_state *st)
 	}
 }
 
+void stat_mark_line(struct stat_state *st)
+{
+	for (size_t i = 0; i < st->nprocs; i++)
+		st->procs[i].prev = st->procs[i].cur;
+}
+
 void stat_sample_all(struct stat_state *st)
 {
+	st->tick++;
 	if (st->where)
 		stat_where_tick(st->where);
 	for (size_t i = 0; i < st->nprocs; i++) {
@@ -280,7 +371,6 @@ void stat_sample_all(struct stat_state *st)
 
 		struct sample now;
 
-		p->prev = p->cur;
 		if (p->gone && st->copies_from_faults) /* faults recorded before it went */
 			raise_to(&p->cur.copies, stat_where_faults_of(st->where, p->pid));
 		if (p->gone) {

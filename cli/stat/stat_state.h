@@ -39,10 +39,20 @@ struct proc {
 	struct sample base, prev, cur;
 };
 
+/* An exit record not yet known to be ours: its parent may show up later (stat_sample.c). */
+struct pending_exit {
+	struct cb_taskstats_exit x;
+	long tick; /* the line it arrived in */
+};
+#define MAX_PENDING_EXITS 4096
+
 struct stat_state {
 	struct stat_opts o;
 	struct cb_taskstats_sock *ts;
 	struct cb_taskstats_sock *exits; /* final records of exiting tasks; NULL when not allowed */
+	struct pending_exit *pend; /* MAX_PENDING_EXITS of them */
+	size_t npend;
+	long tick;           /* lines sampled so far */
 	int ts_err;          /* why taskstats does not count (0: it does) */
 	struct stat_where *where; /* --where, and the tracepoint that counts when taskstats cannot */
 	int fault_err;       /* why the tracepoint does not record (0: it does) */
@@ -73,6 +83,14 @@ void stat_add_proc(struct stat_state *st, pid_t pid, pid_t ppid, bool at_start);
 void stat_discover_children(struct stat_state *st, bool at_start);
 /* Sample every watched process (the ones born since the last look and the exits' final records too). */
 void stat_sample_all(struct stat_state *st);
+/*
+ * Read the exit records that arrived (between two lines too: the kernel's
+ * buffer holds what the whole machine's exits send, so it is read as they
+ * come, and a short-lived child's final record is never dropped for room).
+ */
+void stat_drain_exits(struct stat_state *st);
+/* A line was printed: the next one counts from here (exit records read meanwhile go to it). */
+void stat_mark_line(struct stat_state *st);
 /* The write faults' causes settled once the watch ends. */
 void stat_finish_causes(struct stat_state *st);
 

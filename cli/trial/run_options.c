@@ -248,6 +248,9 @@ static const struct cli_option generic_options[] = {
 	{ "writer", "child|parent", "which side writes after the fork; default child", .parse = opt_writer },
 	{ "no-fork", NULL, "baseline: the same writes on already-private pages",
 	  CLI_SET(CLI_STORE_TRUE, struct run_opts, no_fork) },
+	{ "prefault", NULL, "before each rep, write and free twice the region's size of fresh memory: on a VM whose host "
+	  "backs memory lazily (cowbench info: first touch) the copies then land on touched frames, as on bare metal",
+	  CLI_SET(CLI_STORE_TRUE, struct run_opts, prefault), .not_axis = true },
 	{ "break", "fault|populate", "page-order workloads: how the written pages stop being shared: fault (default, "
 	  "each first write traps) or populate (one MADV_POPULATE_WRITE over the region inside the timed loop, "
 	  "then the writes)", .parse = opt_break },
@@ -483,7 +486,7 @@ static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size,
 	int err = refuse_unhonoured(o, w, why, len);
 
 	*spec = (struct cb_run_spec){
-		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .brk = o->brk,
+		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .brk = o->brk, .prefault = o->prefault,
 		.thp = o->thp,
 		.cpu = (int)o->cpu, .seed = o->seed, .params = o->params, .probes = o->probes,
 	};

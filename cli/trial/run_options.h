@@ -24,6 +24,7 @@ struct run_opts {
 	enum cb_writer writer;
 	enum cb_break brk;           /* --break: how COW breaks (fault or populate) */
 	bool no_fork, thp;
+	bool prefault;               /* --prefault (cowbench/run.h) */
 	uint64_t seed;
 	enum cb_clock_kind clock;
 	const char *output;

@@ -39,7 +39,7 @@ static const struct cb_column columns[] = {
 	FLT(lat_p99_ns, 1, "99th percentile first-write latency (ns)", TIMED),
 	FLT(lat_p999_ns, 1, "99.9th percentile first-write latency (ns)", TIMED),
 	FLT(lat_max_ns, 1, "slowest single first write (ns)", TIMED),
-	FLT(memcpy_ns, 1, "median user-space memcpy of one page, same run (ns)", TIMED),
+	FLT(memcpy_ns, 1, "median user-space memcpy of one page into a page written before (a warm copy), same run (ns)", TIMED),
 	INT(cow_faults, "COW faults counted by /proc/cow_stats during the rep (patched kernel only)"),
 	INT(cow_copy_ns, "kernel page-copy time from /proc/cow_stats during the rep (ns, patched kernel only)"),
 	INT(precopy, "value of /proc/sys/vm/cow_precopy during the rep (patched kernel only)", ID),
@@ -131,6 +131,8 @@ static const struct cb_column columns[] = {
 	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)"),
 	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)"),
 	INT(first_ns, "page-order workloads: from the start of the timed window to the end of its first write (ns; inside elapsed_ns): the run's fixed costs land here, the writer's first trap after the fork on cold caches and TLB and its first touch of the loop's code (with --break=populate the madvise too)", TIMED),
+	FLT(memcpy_cold_ns, 1, "median user-space memcpy of one page into a page the kernel has just populated (its first user write), same run (ns): far above memcpy_ns where the host backs guest memory lazily (cowbench info: first touch), a cost every COW copy's new page pays there", TIMED),
+	INT(prefault, "1: the run wrote and freed twice the region's size of fresh memory before each rep (run --prefault), so the frames its pages and COW copies took were touched before (a lazily backed VM then gives the bare-metal shape); empty: not", ID),
 	/* New columns go above this line, at the end within one schema version. */
 };
 

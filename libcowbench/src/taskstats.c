@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 struct cb_taskstats_sock {
 	struct nl_sock *sk;
 	int family;
+	unsigned long overruns; /* times the kernel dropped exit records: the receive buffer was full */
 };
 
 /* The first kernel ABI that carries wpcopy_count / wpcopy_delay_total (Linux 5.19). */
@@ -231,6 +233,12 @@ int cb_taskstats_listen(struct cb_taskstats_sock **out)
 	/* Records arrive unasked, with sequence number 0, and in bursts when many tasks exit. */
 	nl_socket_disable_seq_check(s->sk);
 	nl_socket_set_buffer_size(s->sk, 4 << 20, 0);
+	/* Every exit on the machine lands here: as root, past net.core.rmem_max too (a busy machine). */
+	{
+		int sz = 16 << 20;
+
+		setsockopt(nl_socket_get_fd(s->sk), SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	}
 	nl_socket_set_nonblocking(s->sk);
 	nl_socket_modify_cb(s->sk, NL_CB_VALID, NL_CB_CUSTOM, parse_exit, NULL);
 	*out = s;
@@ -247,10 +255,24 @@ int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *ou
 		err = nl_recvmsgs_default(s->sk);
 		if (err == -NLE_AGAIN)
 			break;
+		if (err == -NLE_NOMEM) { /* ENOBUFS: records were dropped; those after it still come */
+			s->overruns++;
+			continue;
+		}
 		if (err < 0)
 			return e.n ? e.n : from_nlerr(err);
 	}
 	return e.n;
+}
+
+int cb_taskstats_fd(const struct cb_taskstats_sock *s)
+{
+	return nl_socket_get_fd(s->sk);
+}
+
+unsigned long cb_taskstats_overruns(const struct cb_taskstats_sock *s)
+{
+	return s->overruns;
 }
 
 int cb_delayacct_enabled(void)

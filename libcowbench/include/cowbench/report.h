@@ -40,6 +40,8 @@ struct cb_row {
 	int64_t faults;
 	double lat_min_ns, lat_mean_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
 	double memcpy_ns;
+	double memcpy_cold_ns;   /* the same copy into a freshly populated page (first user write) */
+	int64_t prefault;        /* 1: run --prefault warmed the frames first; CB_NA: it did not */
 	int64_t cow_faults;
 	int64_t cow_copy_ns;
 	int64_t precopy;

@@ -45,6 +45,8 @@ struct cb_run_spec {
 	struct cb_wl_opts opts;     /* the workload's own options (its table, cowbench/option.h) */
 	const struct cb_sample_sink *samples; /* NULL: per-write samples only as lat_hist */
 	enum cb_rep_kind rep_kind;  /* timed: probes that add work in the fault path stay out (cb_probes_for_rep) */
+	bool prefault;              /* before the rep, write and free twice the region's size of fresh memory, so
+				       the frames its pages and COW copies take were touched (a lazily backed VM) */
 };
 
 /** Set spec->workload to w and its options to w's defaults. */

@@ -63,6 +63,10 @@ struct cb_taskstats_exit {
 int cb_taskstats_listen(struct cb_taskstats_sock **out);
 /** The exit records received so far, without blocking: up to max; the count or -errno. */
 int cb_taskstats_exits(struct cb_taskstats_sock *s, struct cb_taskstats_exit *out, int max);
+/** The socket's descriptor, to poll(2) for exit records between two reads. */
+int cb_taskstats_fd(const struct cb_taskstats_sock *s);
+/** How often the kernel dropped exit records since listening (the receive buffer was full). */
+unsigned long cb_taskstats_overruns(const struct cb_taskstats_sock *s);
 
 /**
  * 1 when delay accounting is on, 0 when off, -errno when the sysctl is absent/unreadable.

@@ -107,9 +107,19 @@ void cb_touch_result_free(struct cb_touch_result *res);
 
 /**
  * Median time (ns) to memcpy one page between two private, populated
- * buffers: what the copy inside a COW fault costs at best. Uses `pages`
- * distinct source/destination pages (at least 1).
+ * buffers whose destination was written before (a warm copy): what the
+ * copy inside a COW fault costs at best. Uses `pages` distinct
+ * source/destination pages (at least 1); -1 when out of memory.
  */
 double cb_memcpy_page_ns(const struct cb_clock *clk, size_t page_size, size_t pages);
+
+/** A page copy's two costs (ns, medians): into a page written before, and into a freshly populated one. */
+struct cb_memcpy_cost {
+	double warm_ns; /* the copy itself (cb_memcpy_page_ns) */
+	double cold_ns; /* the first user write to a page the kernel just populated: on a lazily backed
+			   VM the host's first-touch trap is in it, as it is in every COW copy's new page */
+};
+/** Both costs over `pages` pages; 0 or -ENOMEM. */
+int cb_memcpy_page_cost(const struct cb_clock *clk, size_t page_size, size_t pages, struct cb_memcpy_cost *out);
 
 #endif

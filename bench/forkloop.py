@@ -1,0 +1,16 @@
+"""A forking CPython loop for bench_stat: N times, fork a child that walks a list of objects
+(touching their reference counts, so COW copies the pages they sit on) and exits; the parent
+waits for each child. usage: forkloop.py [FORKS] [OBJECTS]"""
+import os
+import sys
+
+forks = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+objects = [str(i) * 3 for i in range(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)]
+for _ in range(forks):
+    pid = os.fork()
+    if pid == 0:
+        n = 0
+        for o in objects:
+            n += len(o)
+        os._exit(0)
+    os.waitpid(pid, 0)
