@@ -1,0 +1,271 @@
+/*
+ * The table writer (cowbench/output.h): aligned columns for people, in
+ * units (cowbench/units.h). A block of records shares one header; columns
+ * that no record of the block has are left out. On a terminal the table
+ * fits its width: the columns of highest priority number go first, and one
+ * line under the table names them. A streamed table (run, matrix, stat)
+ * prints each record as it comes, with the layout of its block's first;
+ * the others print a block at its end, each column as wide as its widest
+ * cell.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowbench/output.h>
+
+#define CELL 512
+#define SEP 2 /* spaces between columns */
+
+struct cb_out_block {
+	char **cells; /* nrows x nf, NULL where the row has no value */
+	size_t nrows, cap;
+	bool laid;    /* stream: the layout is made and the header printed */
+	size_t ncol;
+	unsigned char col[CB_OUT_MAX_FIELDS];
+	int w[CB_OUT_MAX_FIELDS];
+};
+
+static enum cb_kind kind_of(const struct cb_field *f, const struct cb_val *v)
+{
+	return v->kind != CB_KIND_AUTO ? v->kind : f->kind;
+}
+
+static bool left(const struct cb_out *o, size_t pos, size_t i)
+{
+	return pos == 0 || (o->f[i].flags & CB_FIELD_LEFT) || o->f[i].kind == CB_KIND_TEXT;
+}
+
+/* The least width: the label, and room for a scaled unit ("999.9 ms") where the cells have one. */
+static int min_width(const struct cb_field *f)
+{
+	int w = cb_text_width(f->label), min = f->width;
+
+	if (!min)
+		min = f->kind == CB_KIND_TIME_NS || f->kind == CB_KIND_BYTES || f->kind == CB_KIND_KIB ? 9 : 4;
+	return w > min ? w : min;
+}
+
+static struct cb_out_block *block(struct cb_out *o)
+{
+	if (!o->state)
+		o->state = calloc(1, sizeof(struct cb_out_block));
+	return o->state;
+}
+
+static void free_rows(struct cb_out_block *b, size_t nf)
+{
+	for (size_t r = 0; r < b->nrows; r++) {
+		for (size_t i = 0; i < nf; i++)
+			free(b->cells[r * nf + i]);
+	}
+	free(b->cells);
+	b->cells = NULL;
+	b->nrows = b->cap = 0;
+}
+
+static void note_dropped(struct cb_out *o, const struct cb_field *f)
+{
+	size_t n = strlen(o->dropped);
+	char needle[80];
+
+	snprintf(needle, sizeof(needle), ", %s,", f->name);
+	/* The list is ", a, b," inside: a name dropped in two blocks is named once. */
+	if (n && strstr(o->dropped, needle))
+		return;
+	snprintf(o->dropped + n, sizeof(o->dropped) - n, "%s %s,", n ? "" : ",", f->name);
+}
+
+/* Leave out columns by priority until the line fits o->width (--columns: the user's choice stands). */
+static void fit(struct cb_out *o, struct cb_out_block *b)
+{
+	for (;;) {
+		int total = 0, worst = -1;
+
+		for (size_t k = 0; k < b->ncol; k++)
+			total += b->w[k] + (k ? SEP : 0);
+		if (o->width <= 0 || total <= o->width || o->nchosen)
+			return;
+		for (size_t k = 0; k < b->ncol; k++) {
+			int p = o->f[b->col[k]].priority;
+
+			if (p > 0 && (worst < 0 || p >= o->f[b->col[worst]].priority))
+				worst = (int)k;
+		}
+		if (worst < 0)
+			return;
+		note_dropped(o, &o->f[b->col[worst]]);
+		memmove(&b->col[worst], &b->col[worst + 1], b->ncol - (size_t)worst - 1);
+		memmove(&b->w[worst], &b->w[worst + 1], (b->ncol - (size_t)worst - 1) * sizeof(b->w[0]));
+		b->ncol--;
+	}
+}
+
+/* One line: cells padded to the widths; the last column cut where the terminal ends. */
+static void print_line(struct cb_out *o, struct cb_out_block *b, const char *const *cells, bool header)
+{
+	int col = 0;
+
+	for (size_t k = 0; k < b->ncol; k++) {
+		size_t i = b->col[k];
+		const char *s = header ? o->f[i].label : cells[i] ? cells[i] : "-";
+		bool last = k + 1 == b->ncol;
+		int w = b->w[k], tw = cb_text_width(s);
+
+		if (k) {
+			fputs("  ", o->fp);
+			col += SEP;
+		}
+		if (last && left(o, k, i) && o->width > 0 && col + tw > o->width && o->width - col > 4) {
+			/* A long text (a matrix cell) ends at the screen's edge, marked. */
+			int room = o->width - col - 3, used = 0;
+			const char *p = s;
+
+			while (*p && used < room) {
+				int len = 1;
+
+				while ((p[len] & 0xc0) == 0x80)
+					len++;
+				fwrite(p, 1, (size_t)len, o->fp);
+				p += len;
+				used++;
+			}
+			fputs("...", o->fp);
+			break;
+		}
+		if (last && left(o, k, i))
+			fputs(s, o->fp); /* no trailing spaces */
+		else
+			fprintf(o->fp, "%*s", cb_pad_width(s, left(o, k, i) ? -w : w), s);
+		col += tw > w ? tw : w;
+	}
+	fputc('\n', o->fp);
+}
+
+static char *cell_text(struct cb_out *o, size_t i, const struct cb_val *v)
+{
+	char buf[CELL];
+
+	if (v->type == CB_VAL_NONE)
+		return NULL;
+	cb_fmt_value(buf, sizeof(buf), v, kind_of(&o->f[i], v), o->units);
+	if ((v->type == CB_VAL_TEXT || v->type == CB_VAL_RAW) && !v->text[0])
+		return NULL;
+	return strdup(buf);
+}
+
+/* The block's columns: those a record has (the first, streamed; any, buffered), and ALWAYS ones. */
+static void layout(struct cb_out *o, struct cb_out_block *b)
+{
+	unsigned char cand[CB_OUT_MAX_FIELDS];
+	size_t n = cb_out_view_fields(o, cand);
+
+	b->ncol = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = cand[k];
+		bool has = (o->f[i].flags & CB_FIELD_ALWAYS) || o->nchosen;
+		int w = min_width(&o->f[i]);
+
+		for (size_t r = 0; r < b->nrows; r++) {
+			char *c = b->cells[r * o->nf + i];
+
+			if (c) {
+				int cw = cb_text_width(c);
+
+				has = true;
+				w = cw > w ? cw : w;
+			}
+		}
+		if (!has)
+			continue;
+		b->col[b->ncol] = (unsigned char)i;
+		b->w[b->ncol++] = w;
+	}
+	fit(o, b);
+}
+
+static void print_header(struct cb_out *o, struct cb_out_block *b)
+{
+	if (o->printed)
+		fputc('\n', o->fp);
+	o->printed = true;
+	print_line(o, b, NULL, true);
+}
+
+static int table_record(struct cb_out *o, const struct cb_val *v)
+{
+	struct cb_out_block *b = block(o);
+	char **row;
+
+	if (!b)
+		return -ENOMEM;
+	if (b->nrows == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		char **c = realloc(b->cells, cap * o->nf * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		b->cells = c;
+		b->cap = cap;
+	}
+	row = &b->cells[b->nrows * o->nf];
+	for (size_t i = 0; i < o->nf; i++)
+		row[i] = (o->f[i].flags & CB_FIELD_VIEW) ? cell_text(o, i, &v[i]) : NULL;
+	b->nrows++;
+	if (!o->stream)
+		return 0;
+	if (!b->laid) {
+		layout(o, b);
+		print_header(o, b);
+		b->laid = true;
+	}
+	print_line(o, b, (const char *const *)row, false);
+	free_rows(b, o->nf);
+	return ferror(o->fp) ? -EIO : 0;
+}
+
+static int table_block_end(struct cb_out *o)
+{
+	struct cb_out_block *b = o->state;
+
+	if (!b)
+		return 0;
+	if (!o->stream && b->nrows) {
+		layout(o, b);
+		print_header(o, b);
+		for (size_t r = 0; r < b->nrows; r++)
+			print_line(o, b, (const char *const *)&b->cells[r * o->nf], false);
+	}
+	free_rows(b, o->nf);
+	b->laid = false;
+	return ferror(o->fp) ? -EIO : 0;
+}
+
+static int table_finish(struct cb_out *o)
+{
+	int err = table_block_end(o);
+
+	if (o->dropped[0]) {
+		char line[700];
+		size_t n = strlen(o->dropped);
+
+		o->dropped[n - 1] = '\0'; /* the list's closing comma */
+		snprintf(line, sizeof(line), "(left out to fit %d columns:%s; --columns=NAME,... chooses)", o->width,
+			 o->dropped + 1);
+		cb_print_wrapped(o->fp, o->width, 1, line);
+		o->dropped[0] = '\0';
+	}
+	if (o->state)
+		free(((struct cb_out_block *)o->state)->cells);
+	free(o->state);
+	o->state = NULL;
+	return err ? err : ferror(o->fp) ? -EIO : 0;
+}
+
+const struct cb_out_writer cb_writer_table = {
+	.name = "table",
+	.record = table_record,
+	.block_end = table_block_end,
+	.finish = table_finish,
+};
