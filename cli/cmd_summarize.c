@@ -35,7 +35,7 @@ struct sum_opts {
 	const char *output;
 	bool force;
 	bool quiet;
-	int keyw; /* width of the cell column in the table */
+	const char *columns; /* --columns: the table's */
 	enum cb_center ratio_center; /* --ratio-center: mean or trimmed */
 };
 
@@ -73,6 +73,8 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
+static bool opt_columns(void *o, const char *v);
+
 static bool opt_ratio_center(void *o, const char *v)
 {
 	return cli_parse_ratio_center(v, &SOPTS(o)->ratio_center);
@@ -83,8 +85,10 @@ static const struct cli_option sum_options[] = {
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
 	  .parse = opt_baseline },
 	{ "ratio-center", "mean|trimmed", "that ratio divides means (the default) or 10 % trimmed means", .parse = opt_ratio_center },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	{ "format", "table|csv|json|markdown", "output: a table for people (default), CSV, JSON Lines or Markdown",
 	  CLI_SET(CLI_STORE_FORMAT, struct sum_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
 	  CLI_SET(CLI_STORE_FILE, struct sum_opts, output) },
 	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) },
@@ -105,127 +109,154 @@ static void sum_usage(void)
 	cli_print_options(sum_options, N_SUM_OPTIONS);
 }
 
-/* A CSV number (cowbench/report.h): empty when not measured; ratio-like values keep 4 decimals. */
-static void num(FILE *fp, double v, bool fixed)
+/*
+ * A summary line's fields (cowbench/output.h): CSV columns and JSON keys as
+ * scripts read them, and the table's columns for people. Where CSV and
+ * JSON always differed (ratio_pairs: empty in CSV when unpaired, 0 in
+ * JSON; JSON's noise_explained), a field is in one of them only.
+ */
+enum sum_field {
+	SF_CELL, SF_METRIC, SF_N, SF_FAILED, SF_MEDIAN, SF_MEAN, SF_STDDEV, SF_CI_LO, SF_CI_HI, SF_CI, SF_CV, SF_CV_VIEW,
+	SF_OUTLIERS, SF_NOISY, SF_BASELINE, SF_PAIRS_CSV, SF_RATIO, SF_RATIO_LO, SF_RATIO_HI, SF_RATIO_VIEW, SF_PAIRS_JSON,
+	SF_TARGET, SF_FAILED_VIEW, SF_EXPLAINED, SF_CAUSE, SF_COUNT
+};
+
+#define CSV_JSON CB_FIELD_DATA
+#define RATIO_JSON (CB_FIELD_JSON | CB_FIELD_OMIT_NULL)
+
+static const struct cb_field sum_fields[SF_COUNT] = {
+	[SF_CELL] = { "cell", "cell", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 20, 0 },
+	[SF_METRIC] = { "metric", "metric", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[SF_N] = { "n", "n", CB_KIND_COUNT, CB_FIELD_ALL, 3, -1, 3, 0 },
+	[SF_FAILED] = { "failed", "failed", CB_KIND_COUNT, CSV_JSON, 0, -1, 0, 0 },
+	[SF_MEDIAN] = { "median", "median", CB_KIND_NUMBER, CB_FIELD_ALL, 0, -1, 0, 0 },
+	[SF_MEAN] = { "mean", "mean", CB_KIND_NUMBER, CB_FIELD_ALL, 5, -1, 0, 0 },
+	[SF_STDDEV] = { "stddev", "stddev", CB_KIND_NUMBER, CB_FIELD_ALL, 6, -1, 0, 0 },
+	[SF_CI_LO] = { "ci95_lo", "ci95_lo", CB_KIND_NUMBER, CSV_JSON, 0, -1, 0, 0 },
+	[SF_CI_HI] = { "ci95_hi", "ci95_hi", CB_KIND_NUMBER, CSV_JSON, 0, -1, 0, 0 },
+	[SF_CI] = { "ci95", "95 % CI of mean", CB_KIND_TEXT, CB_FIELD_VIEW, 1, -1, 0, 0 },
+	[SF_CV] = { "cv", "cv", CB_KIND_FRACTION, CSV_JSON, 0, 4, 0, 0 },
+	[SF_CV_VIEW] = { "cv", "CV", CB_KIND_TEXT, CB_FIELD_VIEW, 2, -1, 0, 0 },
+	[SF_OUTLIERS] = { "outliers", "outliers", CB_KIND_COUNT, CB_FIELD_ALL, 6, -1, 0, 0 },
+	[SF_NOISY] = { "noisy", "noisy", CB_KIND_BOOL, CSV_JSON, 0, -1, 0, 0 },
+	[SF_BASELINE] = { "baseline", "baseline", CB_KIND_TEXT, CB_FIELD_CSV | RATIO_JSON, 0, -1, 0, 0 },
+	[SF_PAIRS_CSV] = { "ratio_pairs", "ratio_pairs", CB_KIND_COUNT, CB_FIELD_CSV, 0, -1, 0, 0 },
+	[SF_RATIO] = { "ratio", "ratio", CB_KIND_RATIO, CB_FIELD_CSV | RATIO_JSON, 0, 4, 0, 0 },
+	[SF_RATIO_LO] = { "ratio_ci95_lo", "ratio_ci95_lo", CB_KIND_RATIO, CB_FIELD_CSV | RATIO_JSON, 0, 4, 0, 0 },
+	[SF_RATIO_HI] = { "ratio_ci95_hi", "ratio_ci95_hi", CB_KIND_RATIO, CB_FIELD_CSV | RATIO_JSON, 0, 4, 0, 0 },
+	[SF_RATIO_VIEW] = { "ratio", "ratio to baseline [95 % CI]", CB_KIND_TEXT, CB_FIELD_VIEW, 1, -1, 0, 0 },
+	[SF_PAIRS_JSON] = { "ratio_pairs", "ratio_pairs", CB_KIND_COUNT, RATIO_JSON, 0, -1, 0, 0 },
+	[SF_TARGET] = { "target_ci", "--target-ci", CB_KIND_TEXT, CB_FIELD_VIEW, 2, -1, 0, 0 },
+	[SF_FAILED_VIEW] = { "failed", "failed", CB_KIND_COUNT, CB_FIELD_VIEW, 4, -1, 0, 0 },
+	[SF_EXPLAINED] = { "noise_explained", "noise_explained", CB_KIND_BOOL, RATIO_JSON, 0, -1, 0, 0 },
+	[SF_CAUSE] = { "noise_cause", "noise_cause", CB_KIND_TEXT, CB_FIELD_CSV | RATIO_JSON, 0, -1, 0, 0 },
+};
+
+/* The texts a line's record points at, alive until the record is written. */
+struct sum_texts {
+	char key[4 * CB_ROW_KEY_LEN], ci[96], cv[24], ratio[96], target[32];
+};
+
+/*
+ * Adaptive reps (--target-ci): whether the cell's headline metric met the
+ * target, from the stop column of its last rep; false for other lines.
+ */
+static bool target_text(const struct cb_summary_line *l, char *buf, size_t len)
 {
-	cb_csv_number(fp, v, fixed ? 4 : -1);
+	const struct cb_row_group *g = l->group;
+	const struct cb_workload *w;
+
+	if (!g || !g->n || !(w = cb_workload_find(g->rows[0]->workload)) || strcmp(cb_workload_headline(w), l->metric))
+		return false;
+	for (size_t i = g->n; i-- > 0;) {
+		const char *stop = g->rows[i]->stop;
+
+		if (!stop[0])
+			continue;
+		if (!strcmp(stop, "target"))
+			snprintf(buf, len, "met");
+		else
+			snprintf(buf, len, "not met (%s)", stop);
+		return true;
+	}
+	return false;
 }
 
-static void csv_header(FILE *fp)
+static void sum_record(const struct sum_opts *o, const struct cb_summary_line *l, struct cb_val v[SF_COUNT],
+		       struct sum_texts *t, bool people, enum cb_units_style st)
 {
-	fputs("cell,metric,n,failed,median,mean,stddev,ci95_lo,ci95_hi,cv,outliers,noisy,baseline,ratio_pairs,ratio,ratio_ci95_lo,"
-	      "ratio_ci95_hi,noise_cause",
-	      fp);
-	cb_record_end(fp);
-}
+	enum cb_kind unit = cb_kind_of_metric(l->metric);
+	char lo[24], hi[24];
+	bool noisy = cb_summary_line_noisy(l);
 
-static void csv_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
-{
-	cb_csv_write_field(fp, l->key);
-	fprintf(fp, ",%s,%zu,%zu,", l->metric, l->s.n, l->failed);
-	num(fp, l->s.median, false);
-	fputc(',', fp);
-	num(fp, l->s.mean, false);
-	fputc(',', fp);
-	num(fp, l->s.stddev, false);
-	fputc(',', fp);
-	num(fp, l->s.ci_lo, false);
-	fputc(',', fp);
-	num(fp, l->s.ci_hi, false);
-	fputc(',', fp);
-	num(fp, l->s.cv, true);
-	fprintf(fp, ",%zu,%d,%s,", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
+	for (size_t i = 0; i < SF_COUNT; i++)
+		v[i] = cb_none();
+	/* A CSV's text never drives the terminal: the table shows it made printable. */
+	v[SF_CELL] = cb_text(people ? cli_printable(l->key, t->key, sizeof(t->key)) : l->key);
+	v[SF_METRIC] = cb_text(l->metric);
+	v[SF_N] = cb_num((double)l->s.n);
+	v[SF_FAILED] = cb_num((double)l->failed);
+	v[SF_MEDIAN] = cb_num(l->s.median);
+	v[SF_MEAN] = cb_num(l->s.mean);
+	v[SF_STDDEV] = cb_num(l->s.stddev);
+	v[SF_CI_LO] = cb_num(l->s.ci_lo);
+	v[SF_CI_HI] = cb_num(l->s.ci_hi);
+	v[SF_MEDIAN].kind = v[SF_MEAN].kind = v[SF_STDDEV].kind = unit;
+	cb_fmt_value(lo, sizeof(lo), &v[SF_CI_LO], unit, st);
+	cb_fmt_value(hi, sizeof(hi), &v[SF_CI_HI], unit, st);
+	snprintf(t->ci, sizeof(t->ci), "[%s, %s]", lo, hi);
+	v[SF_CI] = cb_text(t->ci);
+	v[SF_CV] = cb_num(l->s.cv);
+	if (!isnan(l->s.cv)) {
+		snprintf(t->cv, sizeof(t->cv), "%.1f %%%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
+		v[SF_CV_VIEW] = cb_text(t->cv);
+	}
+	v[SF_OUTLIERS] = cb_num((double)l->s.outliers);
+	v[SF_NOISY] = cb_bool(l->s.cv > CB_NOISY_CV);
+	if (l->has_ratio) {
+		v[SF_BASELINE] = cb_text(o->baseline);
+		v[SF_RATIO] = cb_num(l->ratio);
+		v[SF_RATIO_LO] = cb_num(l->rlo);
+		v[SF_RATIO_HI] = cb_num(l->rhi);
+		v[SF_PAIRS_JSON] = cb_num((double)l->pairs);
+		cb_fmt_ratio_ci(t->ratio, sizeof(t->ratio) - 8, l->ratio, l->rlo, l->rhi);
+		if (l->pairs)
+			strcat(t->ratio, " paired");
+		v[SF_RATIO_VIEW] = cb_text(t->ratio);
+	}
 	if (l->pairs)
-		fprintf(fp, "%zu", l->pairs);
-	fputc(',', fp);
-	if (l->has_ratio) {
-		num(fp, l->ratio, true);
-		fputc(',', fp);
-		num(fp, l->rlo, true);
-		fputc(',', fp);
-		num(fp, l->rhi, true);
-	} else {
-		fputs(",,", fp);
-	}
-	fputc(',', fp);
-	cb_csv_write_field(fp, cb_summary_line_noisy(l) ? l->cause : "");
-	cb_record_end(fp);
-}
-
-static void json_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
-{
-	fputs("{\"cell\":", fp);
-	cb_json_string(fp, l->key);
-	fputs(",\"metric\":", fp);
-	cb_json_string(fp, l->metric);
-	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
-	cb_json_number(fp, "median", l->s.median);
-	cb_json_number(fp, "mean", l->s.mean);
-	cb_json_number(fp, "stddev", l->s.stddev);
-	cb_json_number(fp, "ci95_lo", l->s.ci_lo);
-	cb_json_number(fp, "ci95_hi", l->s.ci_hi);
-	cb_json_number(fp, "cv", l->s.cv);
-	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
-	if (l->has_ratio) {
-		fputs(",\"baseline\":", fp);
-		cb_json_string(fp, baseline);
-		cb_json_number(fp, "ratio", l->ratio);
-		cb_json_number(fp, "ratio_ci95_lo", l->rlo);
-		cb_json_number(fp, "ratio_ci95_hi", l->rhi);
-		fprintf(fp, ",\"ratio_pairs\":%zu", l->pairs);
-	}
-	if (cb_summary_line_noisy(l)) {
-		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
-		cb_json_string(fp, l->cause);
-	}
-	fputc('}', fp);
-	cb_record_end(fp);
-}
-
-static void table_header(FILE *fp, bool ratios, enum cb_center c, int keyw)
-{
-	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %21s %6s %4s", keyw, "cell", "metric", "n", "median", "mean", "stddev",
-		"95% CI of mean", "CV%", "out");
-	if (ratios)
-		fprintf(fp, "  %-26s", c == CB_CENTER_TRIMMED ? "ratio of trimmed means [95% CI]" :
-						       "ratio to baseline [95% CI]");
-	fputc('\n', fp);
-}
-
-static void table_line(FILE *fp, const struct cb_summary_line *l, bool ratios, int keyw)
-{
-	char med[24], mean[24], sd[24], lo[24], hi[24], ci[56], cv[16], key[4 * CB_ROW_KEY_LEN];
-	enum cb_units_style st = cb_units_style_for(fp);
-
-	cb_fmt_metric(med, sizeof(med), l->s.median, l->metric, st);
-	cb_fmt_metric(mean, sizeof(mean), l->s.mean, l->metric, st);
-	cb_fmt_metric(sd, sizeof(sd), l->s.stddev, l->metric, st);
-	cb_fmt_metric(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
-	cb_fmt_metric(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
-
-	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
-	if (isnan(l->s.cv))
-		snprintf(cv, sizeof(cv), "-");
-	else
-		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)), l->metric,
-		l->s.n, cb_pad_width(med, 9),
-		med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd, cb_pad_width(ci, 21), ci, cv, l->s.outliers);
-	if (ratios && l->has_ratio)
-		fprintf(fp, "  %.3f [%.3f, %.3f]%s", l->ratio, l->rlo, l->rhi, l->pairs ? " paired" : "");
+		v[SF_PAIRS_CSV] = cb_num((double)l->pairs);
+	if (target_text(l, t->target, sizeof(t->target)))
+		v[SF_TARGET] = cb_text(t->target);
 	if (l->failed)
-		fprintf(fp, "  (%zu failed)", l->failed);
-	fputc('\n', fp);
+		v[SF_FAILED_VIEW] = cb_num((double)l->failed);
+	if (noisy) {
+		v[SF_EXPLAINED] = cb_bool(l->explained);
+		v[SF_CAUSE] = cb_text(l->cause);
+	}
 }
 
-static void emit(FILE *fp, const struct sum_opts *o, const struct cb_summary_line *l)
+static bool opt_columns(void *o, const char *v)
 {
-	if (o->format == CB_FORMAT_CSV)
-		csv_line(fp, l, o->baseline);
-	else if (o->format == CB_FORMAT_JSON)
-		json_line(fp, l, o->baseline);
-	else
-		table_line(fp, l, o->baseline != NULL, o->keyw);
+	if (!cli_check_columns(sum_fields, SF_COUNT, v))
+		return false;
+	SOPTS(o)->columns = v;
+	return true;
+}
+
+/* Table and Markdown: for people, who read the noisy cells in the closing section. */
+static bool people(enum cb_format f)
+{
+	return f == CB_FORMAT_TABLE || f == CB_FORMAT_MARKDOWN;
+}
+
+static void emit(struct cb_out *out, const struct sum_opts *o, const struct cb_summary_line *l)
+{
+	struct cb_val v[SF_COUNT];
+	struct sum_texts t;
+
+	sum_record(o, l, v, &t, people(o->format), out->units);
+	cb_out_record(out, v);
 }
 
 /* What the table prints under itself: each noisy line and what co-varied with its odd reps. */
@@ -251,7 +282,7 @@ static void noisy_add(struct noisy_list *nl, const struct cb_summary_line *l)
 
 /* Each line the library computes, printed; a noisy one also said on stderr where stdout is data. */
 struct printer {
-	FILE *fp;
+	struct cb_out *out;
 	const struct sum_opts *o;
 	size_t ratios;
 	struct noisy_list nl;
@@ -264,7 +295,7 @@ static int print_line(void *arg, const struct cb_summary_line *l)
 	if (cb_summary_line_noisy(l)) {
 		noisy_add(&pr->nl, l);
 		/* The table says it in its closing section: stderr only where stdout is data. */
-		if (!pr->o->quiet && pr->o->format != CB_FORMAT_TABLE) {
+		if (!pr->o->quiet && !people(pr->o->format)) {
 			char key[4 * CB_ROW_KEY_LEN];
 
 			fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
@@ -272,55 +303,61 @@ static int print_line(void *arg, const struct cb_summary_line *l)
 				l->cause);
 		}
 	}
-	emit(pr->fp, pr->o, l);
+	emit(pr->out, pr->o, l);
 	pr->ratios += l->has_ratio;
 	return 0;
 }
 
-static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-			  const char *baseline, enum cb_center ratio_center, bool quiet)
+static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const struct sum_opts *opts)
 {
-	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet,
-			      .ratio_center = ratio_center };
+	struct sum_opts o = *opts;
 	struct cb_row_group *g;
 	size_t ng;
-	struct printer pr = { .fp = fp, .o = &o };
+	struct cb_field fields[SF_COUNT];
+	struct cb_out out;
+	struct printer pr = { .out = &out, .o = &o };
 	struct noisy_list *nl = &pr.nl;
-	int err;
+	char line[256];
+	int err, width;
 
-	if (baseline && !opt_baseline(&o, baseline))
+	if (o.baseline && !opt_baseline(&o, o.baseline))
+		return -EINVAL;
+	memcpy(fields, sum_fields, sizeof(fields));
+	if (o.ratio_center == CB_CENTER_TRIMMED)
+		fields[SF_RATIO_VIEW].label = "ratio of trimmed means [95 % CI]";
+	if (cb_out_open(&out, fp, o.format, fields, SF_COUNT, o.columns) < 0)
 		return -EINVAL;
 	if (cb_group_rows(rows, n, &g, &ng) < 0)
 		return -ENOMEM;
-	o.keyw = 20;
-	for (size_t i = 0; i < ng; i++)
-		if ((int)strlen(g[i].key) > o.keyw)
-			o.keyw = (int)strlen(g[i].key);
-	if (format == CB_FORMAT_CSV)
-		csv_header(fp);
-	else if (format == CB_FORMAT_TABLE)
-		table_header(fp, baseline != NULL, o.ratio_center, o.keyw);
+	width = out.width;
 	err = cb_summarize_cells(g, ng,
-				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = baseline ? o.base_name : NULL,
+				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = o.baseline ? o.base_name : NULL,
 							      .base_value = o.base_value, .ratio_center = o.ratio_center,
 							      .seed = BOOT_SEED },
 				 print_line, &pr);
-	if (!err && format == CB_FORMAT_TABLE) {
-		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n, CB_NOISY_CV * 100);
+	cb_out_close(&out);
+	if (!err && people(o.format)) {
+		int k = snprintf(line, sizeof(line), "%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n,
+				 CB_NOISY_CV * 100);
+
 		if (nl->n)
-			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl->explained,
-				nl->n - nl->explained);
+			snprintf(line + k, sizeof(line) - (size_t)k, ", marked !; %zu with a stated cause, %zu without",
+				 nl->explained, nl->n - nl->explained);
 		fputc('\n', fp);
+		cb_print_wrapped(fp, width, 2, line);
 		if (nl->n)
-			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):\n");
-		for (size_t i = 0; i < nl->n; i++)
-			fprintf(fp, "  %s\n", nl->text[i]);
+			cb_print_wrapped(fp, width, 2,
+					 "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):");
+		for (size_t i = 0; i < nl->n; i++) {
+			fputs("  ", fp);
+			cb_print_wrapped(fp, width ? width - 2 : 0, 4, nl->text[i]);
+		}
 	}
 	for (size_t i = 0; i < nl->n; i++)
 		free(nl->text[i]);
 	free(nl->text);
-	if (!err && baseline && pr.ratios == 0)
-		cli_note("--baseline %s: no cell has a matching baseline cell", baseline);
+	if (!err && o.baseline && pr.ratios == 0)
+		cli_note("--baseline %s: no cell has a matching baseline cell", o.baseline);
 	cb_row_groups_free(g, ng);
 	return err;
 }
@@ -333,8 +370,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->ratio_center,
-				 o->quiet);
+	err = summarize_rows(out.fp, in->rows, in->nrows, o);
 	if (err) {
 		cli_output_abort(&out);
 		cli_error("summarize: %s", strerror(-err));

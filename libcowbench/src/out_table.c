@@ -17,6 +17,7 @@
 
 #define CELL 512
 #define SEP 2 /* spaces between columns */
+#define STACK_INDENT 2
 
 struct cb_out_block {
 	char **cells; /* nrows x nf, NULL where the row has no value */
@@ -25,6 +26,7 @@ struct cb_out_block {
 	size_t ncol;
 	unsigned char col[CB_OUT_MAX_FIELDS];
 	int w[CB_OUT_MAX_FIELDS];
+	bool stack;   /* too wide still: the first column on a line of its own, the others indented below */
 };
 
 static enum cb_kind kind_of(const struct cb_field *f, const struct cb_val *v)
@@ -34,7 +36,7 @@ static enum cb_kind kind_of(const struct cb_field *f, const struct cb_val *v)
 
 static bool left(const struct cb_out *o, size_t pos, size_t i)
 {
-	return pos == 0 || (o->f[i].flags & CB_FIELD_LEFT) || o->f[i].kind == CB_KIND_TEXT;
+	return pos == 0 || (o->f[i].flags & CB_FIELD_LEFT);
 }
 
 /* The least width: the label, and room for a scaled unit ("999.9 ms") where the cells have one. */
@@ -77,24 +79,38 @@ static void note_dropped(struct cb_out *o, const struct cb_field *f)
 	snprintf(o->dropped + n, sizeof(o->dropped) - n, "%s %s,", n ? "" : ",", f->name);
 }
 
-/* Leave out columns by priority until the line fits o->width (--columns: the user's choice stands). */
+/*
+ * Leave out columns by priority until the line fits o->width; where it still
+ * does not, stack: the first column (the cell's name) on a line of its own.
+ * --columns: the user's choice stands, stacked where it is too wide.
+ */
 static void fit(struct cb_out *o, struct cb_out_block *b)
 {
-	for (;;) {
-		int total = 0, worst = -1;
+	int all = 0;
 
-		for (size_t k = 0; k < b->ncol; k++)
-			total += b->w[k] + (k ? SEP : 0);
-		if (o->width <= 0 || total <= o->width || o->nchosen)
+	for (size_t k = 0; k < b->ncol; k++)
+		all += b->w[k] + (k ? SEP : 0);
+	/* A first column that takes 40 % of the line (long cell names) goes on its own line first. */
+	b->stack = o->width > 0 && all > o->width && b->ncol > 1 && b->w[0] * 5 > o->width * 2;
+	for (;;) {
+		int total = b->stack ? STACK_INDENT : 0, worst = -1;
+
+		for (size_t k = b->stack ? 1 : 0; k < b->ncol; k++)
+			total += b->w[k] + (k > (b->stack ? 1u : 0u) ? SEP : 0);
+		if (o->width <= 0 || total <= o->width)
 			return;
-		for (size_t k = 0; k < b->ncol; k++) {
+		for (size_t k = 0; k < b->ncol && !o->nchosen; k++) {
 			int p = o->f[b->col[k]].priority;
 
 			if (p > 0 && (worst < 0 || p >= o->f[b->col[worst]].priority))
 				worst = (int)k;
 		}
-		if (worst < 0)
-			return;
+		if (worst < 0) {
+			if (b->stack || b->ncol < 2)
+				return;
+			b->stack = true;
+			continue;
+		}
 		note_dropped(o, &o->f[b->col[worst]]);
 		memmove(&b->col[worst], &b->col[worst + 1], b->ncol - (size_t)worst - 1);
 		memmove(&b->w[worst], &b->w[worst + 1], (b->ncol - (size_t)worst - 1) * sizeof(b->w[0]));
@@ -106,18 +122,27 @@ static void fit(struct cb_out *o, struct cb_out_block *b)
 static void print_line(struct cb_out *o, struct cb_out_block *b, const char *const *cells, bool header)
 {
 	int col = 0;
+	size_t k0 = 0;
 
-	for (size_t k = 0; k < b->ncol; k++) {
+	if (b->stack) {
+		size_t i = b->col[0];
+
+		cb_print_wrapped(o->fp, o->width, 2 * STACK_INDENT, header ? o->f[i].label : cells[i] ? cells[i] : "-");
+		fprintf(o->fp, "%*s", STACK_INDENT, "");
+		col = STACK_INDENT;
+		k0 = 1;
+	}
+	for (size_t k = k0; k < b->ncol; k++) {
 		size_t i = b->col[k];
 		const char *s = header ? o->f[i].label : cells[i] ? cells[i] : "-";
 		bool last = k + 1 == b->ncol;
 		int w = b->w[k], tw = cb_text_width(s);
 
-		if (k) {
+		if (k > k0) {
 			fputs("  ", o->fp);
 			col += SEP;
 		}
-		if (last && left(o, k, i) && o->width > 0 && col + tw > o->width && o->width - col > 4) {
+		if (last && left(o, k - k0, i) && o->width > 0 && col + tw > o->width && o->width - col > 4) {
 			/* A long text (a matrix cell) ends at the screen's edge, marked. */
 			int room = o->width - col - 3, used = 0;
 			const char *p = s;
@@ -134,10 +159,10 @@ static void print_line(struct cb_out *o, struct cb_out_block *b, const char *con
 			fputs("...", o->fp);
 			break;
 		}
-		if (last && left(o, k, i))
+		if (last && left(o, k - k0, i))
 			fputs(s, o->fp); /* no trailing spaces */
 		else
-			fprintf(o->fp, "%*s", cb_pad_width(s, left(o, k, i) ? -w : w), s);
+			fprintf(o->fp, "%*s", cb_pad_width(s, left(o, k - k0, i) ? -w : w), s);
 		col += tw > w ? tw : w;
 	}
 	fputc('\n', o->fp);

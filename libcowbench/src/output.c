@@ -41,6 +41,15 @@ const struct cb_out_writer *cb_writer_for(enum cb_format f)
 	return &cb_writer_table;
 }
 
+/* The table's field of that name (a record may have a data field and a view field of one name). */
+static const struct cb_field *view_field(const struct cb_field *f, size_t nf, const char *name)
+{
+	for (size_t i = 0; i < nf; i++)
+		if ((f[i].flags & CB_FIELD_VIEW) && strcmp(f[i].name, name) == 0)
+			return &f[i];
+	return NULL;
+}
+
 const struct cb_field *cb_field_find(const struct cb_field *f, size_t nf, const char *name)
 {
 	for (size_t i = 0; i < nf; i++)
@@ -83,9 +92,7 @@ struct check_ctx {
 static int check_one(void *arg, const char *name)
 {
 	struct check_ctx *c = arg;
-	const struct cb_field *fd = cb_field_find(c->f, c->nf, name);
-
-	if (fd && (fd->flags & CB_FIELD_VIEW))
+	if (view_field(c->f, c->nf, name))
 		return 0;
 	snprintf(c->err, c->errlen, "unknown column '%s'", name);
 	c->bad = name;
@@ -105,7 +112,7 @@ int cb_out_columns_check(const struct cb_field *f, size_t nf, const char *list, 
 	o = strlen(err);
 	o += (size_t)snprintf(err + o, o < errlen ? errlen - o : 0, "; the table's columns:");
 	for (size_t i = 0, k = 0; i < nf && o < errlen; i++)
-		if (f[i].flags & CB_FIELD_VIEW)
+		if (view_field(f, nf, f[i].name) == &f[i])
 			o += (size_t)snprintf(err + o, errlen - o, "%s %s", k++ ? "," : "", f[i].name);
 	return -EINVAL;
 }
@@ -117,9 +124,9 @@ struct choose_ctx {
 static int choose_one(void *arg, const char *name)
 {
 	struct cb_out *o = ((struct choose_ctx *)arg)->o;
-	const struct cb_field *fd = cb_field_find(o->f, o->nf, name);
+	const struct cb_field *fd = view_field(o->f, o->nf, name);
 
-	if (!fd || !(fd->flags & CB_FIELD_VIEW))
+	if (!fd)
 		return -EINVAL;
 	if (o->nchosen < CB_OUT_MAX_FIELDS)
 		o->chosen[o->nchosen++] = (unsigned char)(fd - o->f);
@@ -282,9 +289,11 @@ const char *cb_fmt_ratio_ci(char *buf, size_t len, double r, double lo, double h
 	char a[32], b[32], c[32];
 
 	cb_fmt_ratio(a, sizeof(a), r);
+	cb_fmt_ratio(b, sizeof(b), lo);
+	cb_fmt_ratio(c, sizeof(c), hi);
 	if (!isfinite(lo) || !isfinite(hi))
 		snprintf(buf, len, "%s", a);
-	else if (!strcmp(cb_fmt_ratio(b, sizeof(b), lo), a) && !strcmp(cb_fmt_ratio(c, sizeof(c), hi), a))
+	else if (!strcmp(b, a) && !strcmp(c, a))
 		snprintf(buf, len, "%s", a); /* every rep gave that one ratio: no interval to show */
 	else
 		snprintf(buf, len, "%s [%s, %s]", a, b, c);

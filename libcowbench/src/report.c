@@ -303,7 +303,8 @@ static void build_row_fields(void)
 		f->kind = c->view.pos ? c->view.kind : c->type == CB_COL_STR ? CB_KIND_TEXT : cb_kind_of_metric(c->name);
 		f->flags = CB_FIELD_DATA | (c->view.pos ? CB_FIELD_VIEW : 0) |
 			   (c->flags & CB_COL_LOWER_BETTER ? CB_FIELD_LOWER_BETTER : 0) |
-			   (c->flags & CB_COL_SHOWN ? CB_FIELD_ALWAYS : 0);
+			   (c->flags & CB_COL_SHOWN ? CB_FIELD_ALWAYS : 0) |
+			   (c->offset == offsetof(struct cb_row, cell) ? CB_FIELD_LEFT : 0); /* the last, long text */
 		f->priority = c->view.priority;
 		f->pos = c->view.pos;
 		f->decimals = c->type == CB_COL_FLOAT ? c->decimals : -1;
