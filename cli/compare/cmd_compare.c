@@ -39,6 +39,14 @@ static bool is_lower_better(const char *metric)
 
 /* ---- options ---- */
 
+static bool opt_columns(void *o, const char *v)
+{
+	if (!cli_check_columns(cmp_fields, cmp_nfields, v))
+		return false;
+	COPTS(o)->columns = v;
+	return true;
+}
+
 static bool opt_metric(void *o, const char *v)
 {
 	char copy[512], *save = NULL;
@@ -164,8 +172,10 @@ static const struct cli_option cmp_options[] = {
 	{ "correction", "bh|holm|none", "adjust p-values over the comparison set (default bh: Benjamini-Hochberg)",
 	  .parse = opt_correction },
 	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", .parse = opt_fail_above },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	{ "format", "table|csv|json|markdown", "output: a table for people (default), CSV, JSON Lines or Markdown",
 	  CLI_SET(CLI_STORE_FORMAT, struct cmp_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
 	  CLI_SET(CLI_STORE_FILE, struct cmp_opts, output) },
 	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct cmp_opts, force) },

@@ -18,6 +18,7 @@
 #define CELL 512
 #define SEP 2 /* spaces between columns */
 #define STACK_INDENT 2
+#define WRAP_ROOM 24 /* a long text last wraps in a column this wide at least */
 
 struct cb_out_block {
 	char **cells; /* nrows x nf, NULL where the row has no value */
@@ -79,6 +80,14 @@ static void note_dropped(struct cb_out *o, const struct cb_field *f)
 	snprintf(o->dropped + n, sizeof(o->dropped) - n, "%s %s,", n ? "" : ",", f->name);
 }
 
+/* What a column needs of the line: a long text last wraps, so a short part of it will do. */
+static int col_room(const struct cb_out *o, const struct cb_out_block *b, size_t k)
+{
+	if (k + 1 == b->ncol && k > 0 && (o->f[b->col[k]].flags & CB_FIELD_LEFT) && b->w[k] > WRAP_ROOM)
+		return WRAP_ROOM;
+	return b->w[k];
+}
+
 /*
  * Leave out columns by priority until the line fits o->width; where it still
  * does not, stack: the first column (the cell's name) on a line of its own.
@@ -89,14 +98,14 @@ static void fit(struct cb_out *o, struct cb_out_block *b)
 	int all = 0;
 
 	for (size_t k = 0; k < b->ncol; k++)
-		all += b->w[k] + (k ? SEP : 0);
+		all += col_room(o, b, k) + (k ? SEP : 0);
 	/* A first column that takes 40 % of the line (long cell names) goes on its own line first. */
 	b->stack = o->width > 0 && all > o->width && b->ncol > 1 && b->w[0] * 5 > o->width * 2;
 	for (;;) {
 		int total = b->stack ? STACK_INDENT : 0, worst = -1;
 
 		for (size_t k = b->stack ? 1 : 0; k < b->ncol; k++)
-			total += b->w[k] + (k > (b->stack ? 1u : 0u) ? SEP : 0);
+			total += col_room(o, b, k) + (k > (b->stack ? 1u : 0u) ? SEP : 0);
 		if (o->width <= 0 || total <= o->width)
 			return;
 		for (size_t k = 0; k < b->ncol && !o->nchosen; k++) {
@@ -118,52 +127,59 @@ static void fit(struct cb_out *o, struct cb_out_block *b)
 	}
 }
 
-/* One line: cells padded to the widths; the last column cut where the terminal ends. */
+/* A cell's text: "-" for a number not measured, nothing for an empty text at the left. */
+static const char *shown(const struct cb_out *o, size_t i, const char *const *cells, bool header)
+{
+	if (header)
+		return o->f[i].label;
+	if (cells[i])
+		return cells[i];
+	return (o->f[i].flags & CB_FIELD_LEFT) && o->f[i].kind == CB_KIND_TEXT ? "" : "-";
+}
+
+/*
+ * One line: cells padded to the widths, no spaces at its end; a long text
+ * last wraps where the terminal ends.
+ */
 static void print_line(struct cb_out *o, struct cb_out_block *b, const char *const *cells, bool header)
 {
-	int col = 0;
+	int col = 0, pad = 0; /* pad: spaces owed before the next text */
 	size_t k0 = 0;
 
 	if (b->stack) {
-		size_t i = b->col[0];
-
-		cb_print_wrapped(o->fp, o->width, 2 * STACK_INDENT, header ? o->f[i].label : cells[i] ? cells[i] : "-");
-		fprintf(o->fp, "%*s", STACK_INDENT, "");
-		col = STACK_INDENT;
+		cb_print_wrapped(o->fp, o->width, 2 * STACK_INDENT, shown(o, b->col[0], cells, header));
+		pad = col = STACK_INDENT;
 		k0 = 1;
 	}
 	for (size_t k = k0; k < b->ncol; k++) {
 		size_t i = b->col[k];
-		const char *s = header ? o->f[i].label : cells[i] ? cells[i] : "-";
-		bool last = k + 1 == b->ncol;
+		const char *s = shown(o, i, cells, header);
+		bool last = k + 1 == b->ncol, l = left(o, k - k0, i);
 		int w = b->w[k], tw = cb_text_width(s);
 
 		if (k > k0) {
-			fputs("  ", o->fp);
+			pad += SEP;
 			col += SEP;
 		}
-		if (last && left(o, k - k0, i) && o->width > 0 && col + tw > o->width && o->width - col > 4) {
-			/* A long text (a matrix cell) ends at the screen's edge, marked. */
-			int room = o->width - col - 3, used = 0;
-			const char *p = s;
-
-			while (*p && used < room) {
-				int len = 1;
-
-				while ((p[len] & 0xc0) == 0x80)
-					len++;
-				fwrite(p, 1, (size_t)len, o->fp);
-				p += len;
-				used++;
-			}
-			fputs("...", o->fp);
-			break;
+		if (!l && tw < w) {
+			pad += w - tw;
+			col += w - tw;
 		}
-		if (last && left(o, k - k0, i))
-			fputs(s, o->fp); /* no trailing spaces */
-		else
-			fprintf(o->fp, "%*s", cb_pad_width(s, left(o, k - k0, i) ? -w : w), s);
-		col += tw > w ? tw : w;
+		if (*s) {
+			fprintf(o->fp, "%*s", pad, "");
+			pad = 0;
+		}
+		if (last && l && o->width > 0 && col + tw > o->width) {
+			/* A long text last (a matrix cell, a verdict's note) wraps under itself, or under the row. */
+			cb_print_wrapped_at(o->fp, o->width, col, o->width - col >= WRAP_ROOM ? col : 2 * STACK_INDENT, s);
+			return;
+		}
+		fputs(s, o->fp);
+		col += tw;
+		if (l && tw < w) {
+			pad += w - tw;
+			col += w - tw;
+		}
 	}
 	fputc('\n', o->fp);
 }

@@ -232,10 +232,9 @@ int cb_text_width(const char *s)
 	return w;
 }
 
-void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
+void cb_print_wrapped_at(FILE *fp, int width, int col, int indent, const char *text)
 {
 	const char *p = text;
-	int col = 0;
 
 	while (*p) {
 		const char *sp = p;
@@ -250,7 +249,7 @@ void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
 		memcpy(word, sp, n);
 		word[n] = '\0';
 		/* The spaces before the word stay where the line does not break. */
-		if (col > 0 && width > 0 && col + (int)(sp - p) + cb_text_width(word) > width) {
+		if (col > indent && width > 0 && col + (int)(sp - p) + cb_text_width(word) > width) {
 			fprintf(fp, "\n%*s", indent, "");
 			col = indent;
 		} else {
@@ -269,6 +268,11 @@ void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
 		}
 	}
 	fputc('\n', fp);
+}
+
+void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
+{
+	cb_print_wrapped_at(fp, width, 0, indent, text);
 }
 
 const char *cb_fmt_ratio(char *buf, size_t len, double r)

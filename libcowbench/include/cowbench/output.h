@@ -177,6 +177,8 @@ int cb_text_width(const char *s);
  * indent spaces. Ends with a newline.
  */
 void cb_print_wrapped(FILE *fp, int width, int indent, const char *text);
+/** The same, the first line starting at column col of a line already begun. */
+void cb_print_wrapped_at(FILE *fp, int width, int col, int indent, const char *text);
 
 /** One cell for people: v in kind's unit ("12.4 ms", "64 MiB", "2.43x", "2.8 %"); "-" when none. */
 const char *cb_fmt_value(char *buf, size_t len, const struct cb_val *v, enum cb_kind kind, enum cb_units_style st);
