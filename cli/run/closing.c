@@ -28,6 +28,7 @@ struct cli_closing {
 	struct cb_row *rows;    /* the ok reps themselves, for the warnings' causes */
 	size_t nrows;
 	double timer_ns;        /* the clock's read cost; 0: unknown */
+	char stop[12];          /* --target-ci: why the reps stopped (the stop column); "": fixed reps */
 };
 
 struct cli_closing *cli_closing_new(void)
@@ -66,6 +67,8 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 		return;
 	if (cl->ok + cl->failed == 0)
 		cl->first = *row;
+	if (row->stop[0])
+		snprintf(cl->stop, sizeof(cl->stop), "%s", row->stop);
 	if (strcmp(row->status, "ok") != 0) {
 		cl->failed++;
 		return;
@@ -126,9 +129,9 @@ void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spe
 		cl->reference_p50 = row.lat_p50_ns;
 }
 
-/* Median, relative standard deviation and range of one value over reps. */
+/* Median, coefficient of variation and 95 % interval of the mean of one value over reps. */
 struct spread {
-	double median, rsd, min, max;
+	double median, cv, ci_lo, ci_hi;
 	size_t n;
 };
 
@@ -140,28 +143,26 @@ static bool spread_of(const struct cli_closing *cl, int which, struct spread *s)
 
 	if (n == 0 || cb_summarize(v, n, 1, &sum) < 0)
 		return false;
-	*s = (struct spread){ .median = sum.median, .rsd = sum.cv, .min = v[0], .max = v[0], .n = n };
-	for (size_t i = 1; i < n; i++) {
-		s->min = v[i] < s->min ? v[i] : s->min;
-		s->max = v[i] > s->max ? v[i] : s->max;
-	}
+	*s = (struct spread){ .median = sum.median, .cv = sum.cv, .ci_lo = sum.ci_lo, .ci_hi = sum.ci_hi, .n = n };
 	return true;
 }
 
-/* "over 5 reps ± 1.2 % (2.81 µs to 3.05 µs)" */
+/* "over 5 reps, CV 1.2 %, 95 % CI of the mean [2.81 µs, 3.05 µs]": each number says what it is. */
 static void print_spread(FILE *fp, const struct spread *s, bool time, enum cb_units_style st)
 {
 	char lo[24], hi[24];
 
 	fprintf(fp, " over %zu rep%s", s->n, s->n == 1 ? "" : "s");
-	if (isnan(s->rsd))
+	if (isnan(s->cv))
+		return;
+	fprintf(fp, ", CV %.1f %%", s->cv * 100);
+	if (!isfinite(s->ci_lo) || !isfinite(s->ci_hi))
 		return;
 	if (time)
-		fprintf(fp, " %s %.1f %% (%s to %s)", st == CB_UNITS_UTF8 ? "\302\261" : "+-", s->rsd * 100, cb_fmt_ns(lo, sizeof(lo), s->min, st),
-			cb_fmt_ns(hi, sizeof(hi), s->max, st));
+		fprintf(fp, ", 95 %% CI of the mean [%s, %s]", cb_fmt_ns(lo, sizeof(lo), s->ci_lo, st),
+			cb_fmt_ns(hi, sizeof(hi), s->ci_hi, st));
 	else
-		fprintf(fp, " %s %.1f %% (%.3g to %.3g)", st == CB_UNITS_UTF8 ? "\302\261" : "+-", s->rsd * 100, s->min,
-			s->max);
+		fprintf(fp, ", 95 %% CI of the mean [%.3g, %.3g]", s->ci_lo, s->ci_hi);
 }
 
 static void print_writes(const struct cli_closing *cl, FILE *fp, enum cb_units_style st)
@@ -213,14 +214,19 @@ static void warn(const struct cli_closing *cl, FILE *fp, enum cb_units_style st)
 	cli_noise_warnings(&in, fp, st);
 }
 
-void cli_closing_print(const struct cli_closing *cl, FILE *fp)
+void cli_closing_print(const struct cli_closing *cl, FILE *out)
 {
-	enum cb_units_style st = cb_units_style_for(fp);
+	enum cb_units_style st = cb_units_style_for(out);
 	const struct cb_row *r;
 	struct spread s;
-	char a[24], size[24];
+	char a[24], size[24], *text = NULL;
+	size_t len = 0;
+	FILE *fp;
 
 	if (!cl || cl->ok + cl->failed == 0)
+		return;
+	/* Written whole, then wrapped to the terminal's width. */
+	if (!(fp = open_memstream(&text, &len)))
 		return;
 	r = &cl->first;
 	fprintf(fp, "\n%s %s", r->workload, cb_fmt_bytes(size, sizeof(size), (double)r->size_bytes));
@@ -244,6 +250,13 @@ void cli_closing_print(const struct cli_closing *cl, FILE *fp)
 	}
 	if (cl->failed)
 		fprintf(fp, "; %zu of %zu reps failed (see status)", cl->failed, cl->ok + cl->failed);
+	if (cl->stop[0] && !strcmp(cl->stop, "target"))
+		fprintf(fp, ";\n  --target-ci: met after %zu reps", cl->ok + cl->failed);
+	else if (cl->stop[0])
+		fprintf(fp, ";\n  --target-ci: not met, stopped at %s after %zu reps", cl->stop, cl->ok + cl->failed);
 	fputc('\n', fp);
 	warn(cl, fp, st);
+	if (fclose(fp) == 0 && text)
+		cb_print_wrapped(out, cb_terminal_width(out), 4, text);
+	free(text);
 }

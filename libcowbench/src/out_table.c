@@ -234,13 +234,30 @@ static void print_header(struct cb_out *o, struct cb_out_block *b)
 	print_line(o, b, NULL, true);
 }
 
-static int table_record(struct cb_out *o, const struct cb_val *v)
+static int add_row(struct cb_out *o, struct cb_out_block *b, const struct cb_val *v);
+
+static int table_header(struct cb_out *o, const struct cb_val *v)
 {
 	struct cb_out_block *b = block(o);
-	char **row;
+	int err;
 
 	if (!b)
 		return -ENOMEM;
+	if (!o->stream || b->laid)
+		return 0;
+	if ((err = add_row(o, b, v)) < 0)
+		return err;
+	layout(o, b);
+	print_header(o, b);
+	b->laid = true;
+	free_rows(b, o->nf);
+	return ferror(o->fp) ? -EIO : 0;
+}
+
+static int add_row(struct cb_out *o, struct cb_out_block *b, const struct cb_val *v)
+{
+	char **row;
+
 	if (b->nrows == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 16;
 		char **c = realloc(b->cells, cap * o->nf * sizeof(*c));
@@ -254,6 +271,21 @@ static int table_record(struct cb_out *o, const struct cb_val *v)
 	for (size_t i = 0; i < o->nf; i++)
 		row[i] = (o->f[i].flags & CB_FIELD_VIEW) ? cell_text(o, i, &v[i]) : NULL;
 	b->nrows++;
+	return 0;
+}
+
+static int table_record(struct cb_out *o, const struct cb_val *v)
+{
+	struct cb_out_block *b = block(o);
+	char **row;
+
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	if ((err = add_row(o, b, v)) < 0)
+		return err;
+	row = &b->cells[(b->nrows - 1) * o->nf];
 	if (!o->stream)
 		return 0;
 	if (!b->laid) {
@@ -306,6 +338,7 @@ static int table_finish(struct cb_out *o)
 
 const struct cb_out_writer cb_writer_table = {
 	.name = "table",
+	.header = table_header,
 	.record = table_record,
 	.block_end = table_block_end,
 	.finish = table_finish,

@@ -192,6 +192,15 @@ int cb_out_record(struct cb_out *o, const struct cb_val *v)
 	return o->w->record(o, v);
 }
 
+int cb_out_header(struct cb_out *o, const struct cb_val *v)
+{
+	int err = begin(o);
+
+	if (err)
+		return err;
+	return o->w->header ? o->w->header(o, v) : 0;
+}
+
 int cb_out_block_end(struct cb_out *o)
 {
 	return o->w->block_end ? o->w->block_end(o) : 0;
@@ -232,33 +241,50 @@ int cb_text_width(const char *s)
 	return w;
 }
 
+/* Columns of the n bytes at s on screen. */
+static int span_width(const char *s, size_t n)
+{
+	int w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
 void cb_print_wrapped_at(FILE *fp, int width, int col, int indent, const char *text)
 {
 	const char *p = text;
 
 	while (*p) {
-		const char *sp = p;
+		const char *word = p;
 		size_t n;
-		char word[1024];
 
-		while (*sp == ' ')
-			sp++;
-		n = strcspn(sp, " \n");
-		if (n >= sizeof(word))
-			n = sizeof(word) - 1;
-		memcpy(word, sp, n);
-		word[n] = '\0';
+		while (*word == ' ')
+			word++;
+		n = strcspn(word, " \n");
 		/* The spaces before the word stay where the line does not break. */
-		if (col > indent && width > 0 && col + (int)(sp - p) + cb_text_width(word) > width) {
+		if (col > indent && width > 0 && col + span_width(p, (size_t)(word - p) + n) > width) {
 			fprintf(fp, "\n%*s", indent, "");
 			col = indent;
 		} else {
-			fprintf(fp, "%.*s", (int)(sp - p), p);
-			col += (int)(sp - p);
+			fwrite(p, 1, (size_t)(word - p), fp);
+			col += (int)(word - p);
 		}
-		fputs(word, fp);
-		col += cb_text_width(word);
-		p = sp + n;
+		/* A word wider than the line (a path, a call chain) breaks where the line ends. */
+		for (size_t i = 0; i < n;) {
+			size_t len = 1;
+
+			while (i + len < n && (word[i + len] & 0xc0) == 0x80)
+				len++;
+			if (width > 0 && col >= width && width > indent + 8) {
+				fprintf(fp, "\n%*s", indent, "");
+				col = indent;
+			}
+			fwrite(word + i, 1, len, fp);
+			i += len;
+			col++;
+		}
+		p = word + n;
 		if (*p == '\n') {
 			fputc('\n', fp);
 			col = 0;

@@ -107,6 +107,7 @@ struct cb_out_writer {
 	const char *name;                      /* as --format spells it */
 	int (*begin)(struct cb_out *o);        /* before the first record (CSV: the header) */
 	int (*record)(struct cb_out *o, const struct cb_val *v);
+	int (*header)(struct cb_out *o, const struct cb_val *v); /* optional: a streamed header now, laid out for v */
 	int (*block_end)(struct cb_out *o);    /* a table block ends: the next record starts a new header */
 	int (*finish)(struct cb_out *o);       /* after the last record */
 };
@@ -144,6 +145,11 @@ struct cb_out {
  */
 int cb_out_open(struct cb_out *o, FILE *fp, enum cb_format format, const struct cb_field *f, size_t nf,
 		const char *columns);
+/**
+ * Write the header now, before any record (a streamed table laid out as
+ * for the record v): whoever reads the output sees that watching began.
+ */
+int cb_out_header(struct cb_out *o, const struct cb_val *v);
 /** Write one record: v[i] is field f[i]'s value. */
 int cb_out_record(struct cb_out *o, const struct cb_val *v);
 /** End a table block (its rows print, then the footer saying which columns did not fit). */
