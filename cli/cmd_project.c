@@ -45,8 +45,8 @@ static bool opt_format(void *o, const char *v)
 {
 	if (!cli_parse_format(v, &OPTS(o)->format))
 		return false;
-	if (OPTS(o)->format == CB_FORMAT_JSON) {
-		cli_error("--format for project is csv or table, not json");
+	if (OPTS(o)->format == CB_FORMAT_JSON || OPTS(o)->format == CB_FORMAT_MARKDOWN) {
+		cli_error("--format for project is csv or table, not %s", v);
 		return false;
 	}
 	return true;

@@ -85,6 +85,14 @@ bool cli_parse_format(const char *text, enum cb_format *out)
 	return true;
 }
 
+bool cli_row_columns(const char *list)
+{
+	size_t n;
+	const struct cb_field *f = cb_row_fields(&n);
+
+	return cli_check_columns(f, n, list);
+}
+
 bool cli_check_columns(const struct cb_field *f, size_t nf, const char *list)
 {
 	char why[2048];
