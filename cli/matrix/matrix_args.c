@@ -171,7 +171,7 @@ static const struct cli_option matrix_options[] = {
 	{ "output", "FILE", "write rows to FILE (a new file) instead of standard output",
 	  M_SET(CLI_STORE_FILE, output) },
 	{ "force", NULL, "replace an existing non-empty --output FILE", M_SET(CLI_STORE_TRUE, force) },
-	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
+	{ "format", "csv|json|table|markdown", "row format; default a table on a terminal, csv when piped or with --output "
 	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct matrix_opts, format) },
 	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what the rows have and the terminal fits)",
 	  .parse = opt_columns },

@@ -280,7 +280,7 @@ static const struct cli_option generic_options[] = {
 	  CLI_SET(CLI_STORE_FILE, struct run_opts, output), .not_axis = true },
 	{ "force", NULL, "replace an existing non-empty --output FILE", CLI_SET(CLI_STORE_TRUE, struct run_opts, force),
 	  .not_axis = true },
-	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
+	{ "format", "csv|json|table|markdown", "row format; default a table on a terminal, csv when piped or with --output "
 	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct run_opts, format), .not_axis = true },
 	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what the rows have and the terminal fits)",
 	  .parse = opt_columns, .not_axis = true },
