@@ -262,7 +262,7 @@ START_TEST(summarize_table_and_json)
 
 	ck_assert_int_eq(t.status, 0);
 	ck_assert_uint_eq(t.err_len, 0);
-	ck_assert_ptr_nonnull(strstr(t.out, "95% CI of mean"));
+	ck_assert_ptr_nonnull(strstr(t.out, "95 % CI of mean"));
 	ck_assert_ptr_nonnull(strstr(t.out, "2 cells, 11 rows"));
 	ck_assert_int_eq(j.status, 0);
 	ck_assert_int_eq(tu_count_lines(j.out), 2);

@@ -112,7 +112,7 @@ static void change_text(char *buf, size_t len, const struct line *l)
 	if (isnan(c->ratio))
 		snprintf(buf, len, "-");
 	else if (c->ratio < 2)
-		snprintf(buf, len, isnan(c->ratio_lo) ? "%+.1f %%" : "%+.1f %% [%+.1f, %+.1f]", l->change, l->change_lo,
+		snprintf(buf, len, isnan(c->ratio_lo) ? "%+.1f %%" : "%+.1f %% [%+.1f %%, %+.1f %%]", l->change, l->change_lo,
 			 l->change_hi);
 	else
 		cb_fmt_ratio_ci(buf, len, c->ratio, c->ratio_lo, c->ratio_hi);

@@ -377,6 +377,7 @@ static int open_out(struct cb_report *r)
 	if ((err = cb_out_open(&r->out, r->fp, r->format, f, n, r->columns)) < 0)
 		return err;
 	r->out.stream = true; /* a row prints when its rep ends */
+	r->out.began = r->started; /* set before the first row: a resumed file has its header */
 	r->open = true;
 	return 0;
 }

@@ -197,7 +197,7 @@ struct cb_report {
 	FILE *fp;
 	enum cb_format format;
 	bool sync;         /* fsync after every row (files) */
-	bool started;
+	bool started;      /* set true before the first row: the header is there already (--resume) */
 	size_t rows;
 	const char *columns; /* --columns for the table (checked with cb_out_columns_check), or NULL */
 	struct cb_out out;
