@@ -60,6 +60,10 @@ double cli_now_s(void);
 bool cli_parse_seconds(const char *option, const char *text, double *out);
 /* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
+/* --columns=NAME[,NAME]: names of the table's columns in f; false after printing them all. */
+bool cli_check_columns(const struct cb_field *f, size_t nf, const char *list);
+/* The same for the rows' table (run, matrix). */
+bool cli_row_columns(const char *list);
 bool cli_parse_output(const char *text, const char **out);
 /* --target-ci=PCT (a fraction out), --max-time=DURATION (ns); false after printing why. */
 bool cli_parse_target_ci(const char *text, double *out);

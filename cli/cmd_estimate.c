@@ -8,6 +8,7 @@
 #include <cowbench/compare.h>
 #include <cowbench/error.h>
 #include <cowbench/estimate.h>
+#include <cowbench/output.h>
 #include <cowbench/report.h>
 #include <cowbench/units.h>
 
@@ -27,6 +28,7 @@ struct est_opts {
 	const char *baseline;
 	double alpha, threshold;
 	enum cb_format format;
+	const char *columns; /* --columns: the table's */
 	const char *output;
 	bool force;
 };
@@ -58,11 +60,15 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
+static bool opt_columns(void *o, const char *v);
+
 static const struct cli_option est_options[] = {
 	{ "baseline", "GROUP", "also each group against the set's GROUP: ratio (or difference), interval, p, verdict",
 	  .parse = opt_baseline },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	{ "format", "table|csv|json|markdown", "output: a table for people (default), CSV, JSON Lines or Markdown",
 	  CLI_SET(CLI_STORE_FORMAT, struct est_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
 	  CLI_SET(CLI_STORE_FILE, struct est_opts, output) },
 	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct est_opts, force) },
@@ -232,112 +238,127 @@ static int estimate_all(const struct est_opts *o, struct groups *gs)
 	return err;
 }
 
-static void print_json(FILE *fp, const struct groups *gs)
+/*
+ * A group's fields (cowbench/output.h): the CSV columns and JSON keys the
+ * scripts read (analysis/cbstats.py), then the table's columns. A change's
+ * fields are in JSON only for a group compared with its baseline, as a
+ * ratio where every value is > 0, else as a difference.
+ */
+enum est_field {
+	EF_SET, EF_GROUP, EF_N, EF_CENTRE, EF_CI_LO, EF_CI_HI, EF_CI, EF_CI_LEVEL, EF_RATIO, EF_RATIO_LO, EF_RATIO_HI,
+	EF_DIFF, EF_DIFF_LO, EF_DIFF_HI, EF_CHANGE, EF_CHANGE_LEVEL, EF_P, EF_P_ADJ, EF_P_VIEW, EF_VERDICT,
+	EF_RATIO_TEXT, EF_REPS_NEEDED, EF_COUNT
+};
+
+#define CHANGE_JSON (CB_FIELD_JSON | CB_FIELD_OMIT_NULL)
+#define CHANGE_DATA (CB_FIELD_CSV | CHANGE_JSON)
+
+static const struct cb_field est_fields[EF_COUNT] = {
+	[EF_SET] = { "set", "set", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[EF_GROUP] = { "group", "group", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[EF_N] = { "n", "n", CB_KIND_COUNT, CB_FIELD_ALL, 3, -1, 3, 0 },
+	[EF_CENTRE] = { "centre", "centre", CB_KIND_NUMBER, CB_FIELD_ALL, 0, -1, 0, 0 },
+	[EF_CI_LO] = { "ci_lo", "ci_lo", CB_KIND_NUMBER, CB_FIELD_DATA, 0, -1, 0, 0 },
+	[EF_CI_HI] = { "ci_hi", "ci_hi", CB_KIND_NUMBER, CB_FIELD_DATA, 0, -1, 0, 0 },
+	[EF_CI] = { "ci", "CI of centre", CB_KIND_TEXT, CB_FIELD_VIEW, 1, -1, 0, 0 },
+	[EF_CI_LEVEL] = { "ci_level", "CI level", CB_KIND_FRACTION, CB_FIELD_ALL, 2, -1, 0, 0 },
+	[EF_RATIO] = { "ratio", "ratio", CB_KIND_RATIO, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_RATIO_LO] = { "ratio_ci_lo", "ratio_ci_lo", CB_KIND_RATIO, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_RATIO_HI] = { "ratio_ci_hi", "ratio_ci_hi", CB_KIND_RATIO, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_DIFF] = { "difference", "difference", CB_KIND_NUMBER, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_DIFF_LO] = { "difference_ci_lo", "difference_ci_lo", CB_KIND_NUMBER, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_DIFF_HI] = { "difference_ci_hi", "difference_ci_hi", CB_KIND_NUMBER, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_CHANGE] = { "change", "against the baseline [CI]", CB_KIND_TEXT, CB_FIELD_VIEW, 0, -1, 0, 0 },
+	[EF_CHANGE_LEVEL] = { "change_ci_level", "change CI level", CB_KIND_FRACTION, CHANGE_DATA | CB_FIELD_VIEW, 4, -1,
+			      0, 0 },
+	[EF_P] = { "p", "p", CB_KIND_NUMBER, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_P_ADJ] = { "p_adj", "p_adj", CB_KIND_NUMBER, CHANGE_DATA, 0, -1, 0, 0 },
+	[EF_P_VIEW] = { "p", "p (adj)", CB_KIND_TEXT, CB_FIELD_VIEW | CB_FIELD_LEFT, 2, -1, 0, 0 },
+	[EF_VERDICT] = { "verdict", "verdict", CB_KIND_TEXT, CHANGE_DATA | CB_FIELD_VIEW | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[EF_RATIO_TEXT] = { "ratio_text", "ratio_text", CB_KIND_TEXT, CHANGE_JSON, 0, -1, 0, 0 },
+	[EF_REPS_NEEDED] = { "reps_needed", "reps needed", CB_KIND_COUNT, CHANGE_JSON | CB_FIELD_VIEW, 3, -1, 0, 0 },
+};
+
+static bool opt_columns(void *o, const char *v)
 {
-	for (size_t i = 0; i < gs->n; i++) {
-		const struct group *g = &gs->g[i];
-
-		fputs("{\"set\":", fp);
-		cb_json_string(fp, g->set);
-		fputs(",\"group\":", fp);
-		cb_json_string(fp, g->name);
-		fprintf(fp, ",\"n\":%zu", g->e.n);
-		cb_json_number(fp, "centre", g->e.centre);
-		cb_json_number(fp, "ci_lo", g->e.lo);
-		cb_json_number(fp, "ci_hi", g->e.hi);
-		cb_json_number(fp, "ci_level", g->e.level);
-		if (g->has_change) {
-			const struct cb_change *c = &g->c.change;
-			const char *k = c->ratio ? "ratio" : "difference";
-			char name[32], text[96];
-
-			cb_json_number(fp, k, c->est);
-			snprintf(name, sizeof(name), "%s_ci_lo", k);
-			cb_json_number(fp, name, c->lo);
-			snprintf(name, sizeof(name), "%s_ci_hi", k);
-			cb_json_number(fp, name, c->hi);
-			cb_json_number(fp, "change_ci_level", c->level);
-			cb_json_number(fp, "p", g->c.p);
-			cb_json_number(fp, "p_adj", g->c.p_adj);
-			fprintf(fp, ",\"verdict\":\"%s\"", g->verdict);
-			if (c->ratio) {
-				cb_ratio_text(text, sizeof(text), c->est, c->lo, c->hi);
-				fputs(",\"ratio_text\":", fp);
-				cb_json_string(fp, text);
-			}
-			if (g->c.reps_needed)
-				fprintf(fp, ",\"reps_needed\":%zu", g->c.reps_needed);
-		}
-		fputc('}', fp);
-		cb_record_end(fp);
-	}
+	if (!cli_check_columns(est_fields, EF_COUNT, v))
+		return false;
+	EOPTS(o)->columns = v;
+	return true;
 }
 
-static void print_csv(FILE *fp, const struct groups *gs)
+/* The texts a group's record points at, alive until it is written. */
+struct est_texts {
+	char set[64], name[64], ci[64], change[96], ratio_text[96], p[40];
+};
+
+static void est_record(const struct group *g, struct cb_val v[EF_COUNT], struct est_texts *t, bool people,
+		       enum cb_units_style st)
 {
-	fputs("set,group,n,centre,ci_lo,ci_hi,ci_level,ratio,ratio_ci_lo,ratio_ci_hi,difference,difference_ci_lo,"
-	      "difference_ci_hi,change_ci_level,p,p_adj,verdict",
-	      fp);
-	cb_record_end(fp);
-	for (size_t i = 0; i < gs->n; i++) {
-		const struct group *g = &gs->g[i];
-		const struct cb_change *c = &g->c.change;
-		const double nums[] = { g->e.centre, g->e.lo, g->e.hi, g->e.level };
+	const struct cb_change *c = &g->c.change;
+	char a[32], b[32];
 
-		cb_csv_write_field(fp, g->set);
-		fputc(',', fp);
-		cb_csv_write_field(fp, g->name);
-		fprintf(fp, ",%zu", g->e.n);
-		for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
-			fputc(',', fp);
-			cb_csv_number(fp, nums[k], -1);
-		}
-		for (int diff = 0; diff <= 1; diff++) {
-			bool here = g->has_change && c->ratio == !diff;
-
-			fputc(',', fp);
-			cb_csv_number(fp, here ? c->est : NAN, -1);
-			fputc(',', fp);
-			cb_csv_number(fp, here ? c->lo : NAN, -1);
-			fputc(',', fp);
-			cb_csv_number(fp, here ? c->hi : NAN, -1);
-		}
-		fputc(',', fp);
-		cb_csv_number(fp, g->has_change ? c->level : NAN, -1);
-		fputc(',', fp);
-		cb_csv_number(fp, g->has_change ? g->c.p : NAN, -1);
-		fputc(',', fp);
-		cb_csv_number(fp, g->has_change ? g->c.p_adj : NAN, -1);
-		fprintf(fp, ",%s", g->verdict);
-		cb_record_end(fp);
+	for (size_t i = 0; i < EF_COUNT; i++)
+		v[i] = cb_none();
+	/* A CSV's text never drives the terminal: the table shows it made printable. */
+	v[EF_SET] = cb_text(people ? cli_printable(g->set, t->set, sizeof(t->set)) : g->set);
+	v[EF_GROUP] = cb_text(people ? cli_printable(g->name, t->name, sizeof(t->name)) : g->name);
+	v[EF_N] = cb_num((double)g->e.n);
+	v[EF_CENTRE] = cb_num(g->e.centre);
+	v[EF_CI_LO] = cb_num(g->e.lo);
+	v[EF_CI_HI] = cb_num(g->e.hi);
+	v[EF_CI_LEVEL] = cb_num(g->e.level);
+	if (!isnan(g->e.lo)) {
+		snprintf(t->ci, sizeof(t->ci), "[%s, %s]", cb_fmt_value(a, sizeof(a), &v[EF_CI_LO], CB_KIND_NUMBER, st),
+			 cb_fmt_value(b, sizeof(b), &v[EF_CI_HI], CB_KIND_NUMBER, st));
+		v[EF_CI] = cb_text(t->ci);
 	}
+	if (!g->has_change)
+		return;
+	v[c->ratio ? EF_RATIO : EF_DIFF] = cb_num(c->est);
+	v[c->ratio ? EF_RATIO_LO : EF_DIFF_LO] = cb_num(c->lo);
+	v[c->ratio ? EF_RATIO_HI : EF_DIFF_HI] = cb_num(c->hi);
+	v[EF_CHANGE_LEVEL] = cb_num(c->level);
+	v[EF_P] = cb_num(g->c.p);
+	v[EF_P_ADJ] = cb_num(g->c.p_adj);
+	v[EF_VERDICT] = cb_text(g->verdict);
+	if (c->ratio) {
+		/* The one spelling of a ratio (cb_ratio_text), as every command prints it. */
+		cb_ratio_text(t->ratio_text, sizeof(t->ratio_text), c->est, c->lo, c->hi);
+		v[EF_RATIO_TEXT] = cb_text(t->ratio_text);
+		v[EF_CHANGE] = cb_text(t->ratio_text);
+	} else {
+		struct cb_val lo = cb_num(c->lo), hi = cb_num(c->hi);
+
+		snprintf(t->change, sizeof(t->change), isnan(c->lo) ? "%+.6g" : "%+.6g [%s, %s]", c->est,
+			 cb_fmt_value(a, sizeof(a), &lo, CB_KIND_NUMBER, st), cb_fmt_value(b, sizeof(b), &hi, CB_KIND_NUMBER, st));
+		v[EF_CHANGE] = cb_text(t->change);
+	}
+	snprintf(t->p, sizeof(t->p), "%.3g (%.3g)", g->c.p, g->c.p_adj);
+	v[EF_P_VIEW] = cb_text(t->p);
+	if (g->c.reps_needed)
+		v[EF_REPS_NEEDED] = cb_num((double)g->c.reps_needed);
 }
 
-static void print_table(FILE *fp, const struct groups *gs)
+/* Every group through the output layer: one writer per format, the table fitted to the terminal. */
+static int print_groups(FILE *fp, const struct est_opts *o, const struct groups *gs)
 {
-	fprintf(fp, "%-16s %-16s %5s %12s %27s %6s  %s\n", "set", "group", "n", "centre", "CI of centre", "CI%",
-		"against the baseline [CI] p (adj) verdict");
+	bool people = o->format == CB_FORMAT_TABLE || o->format == CB_FORMAT_MARKDOWN;
+	struct cb_out out;
+	struct cb_val v[EF_COUNT];
+	struct est_texts t;
+	int err;
+
+	if (cb_out_open(&out, fp, o->format, est_fields, EF_COUNT, o->columns) < 0)
+		return -EINVAL; /* --columns was checked when parsed */
 	for (size_t i = 0; i < gs->n; i++) {
-		const struct group *g = &gs->g[i];
-		char set[64], name[64], ci[64];
-
-		snprintf(ci, sizeof(ci), isnan(g->e.lo) ? "-" : "[%.6g, %.6g]", g->e.lo, g->e.hi);
-		fprintf(fp, "%-16s %-16s %5zu %12.6g %27s %6.2f", cli_printable(g->set, set, sizeof(set)),
-			cli_printable(g->name, name, sizeof(name)), g->e.n, g->e.centre, ci,
-			isnan(g->e.level) ? 0 : g->e.level * 100);
-		if (g->has_change) {
-			const struct cb_change *c = &g->c.change;
-			char text[96];
-
-			if (c->ratio)
-				cb_ratio_text(text, sizeof(text), c->est, c->lo, c->hi);
-			else
-				snprintf(text, sizeof(text), isnan(c->lo) ? "%+.6g" : "%+.6g [%.6g, %.6g]", c->est, c->lo,
-					 c->hi);
-			fprintf(fp, "  %s p %.3g (%.3g) %s", text, g->c.p, g->c.p_adj, g->verdict);
+		est_record(&gs->g[i], v, &t, people, out.units);
+		if ((err = cb_out_record(&out, v)) < 0) {
+			cb_out_close(&out);
+			return err;
 		}
-		fputc('\n', fp);
 	}
+	return cb_out_close(&out);
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -381,13 +402,13 @@ int cmd_estimate(int argc, char **argv)
 		cli_error("estimate: %s", strerror(-err));
 		status = EXIT_INTERNAL;
 	} else if (!err && cli_output_begin(&out, o.output, o.force) == 0) {
-		if (o.format == CB_FORMAT_JSON)
-			print_json(out.fp, &gs);
-		else if (o.format == CB_FORMAT_CSV)
-			print_csv(out.fp, &gs);
-		else
-			print_table(out.fp, &gs);
-		status = cli_output_commit(&out) < 0 ? EXIT_RUN_FAILED : 0;
+		if (print_groups(out.fp, &o, &gs) < 0) {
+			cli_output_abort(&out);
+			cli_error("estimate: cannot write the output");
+			status = EXIT_INTERNAL;
+		} else {
+			status = cli_output_commit(&out) < 0 ? EXIT_RUN_FAILED : 0;
+		}
 	}
 	free_groups(&gs);
 	return status;

@@ -45,8 +45,8 @@ static bool opt_format(void *o, const char *v)
 {
 	if (!cli_parse_format(v, &OPTS(o)->format))
 		return false;
-	if (OPTS(o)->format == CB_FORMAT_JSON) {
-		cli_error("--format for project is csv or table, not json");
+	if (OPTS(o)->format == CB_FORMAT_JSON || OPTS(o)->format == CB_FORMAT_MARKDOWN) {
+		cli_error("--format for project is csv or table, not %s", v);
 		return false;
 	}
 	return true;
@@ -197,12 +197,6 @@ static void put_str(FILE *fp, const char *s, bool first)
 	cb_csv_write_field(fp, s);
 }
 
-#define CELL_HEADER "cell,boot,kernel,workload,size_bytes,precopy,precopy_depth,reps,writes,faults,precopied," \
-	"measured_ns,predicted_ns,model_error_pct,measured_change_pct,native_ns,native_change_pct," \
-	"native_change_lo_pct,native_change_hi_pct,native_batch_lo_ns,native_batch_ns,native_batch_hi_ns," \
-	"fault_pages_max,fault_path_p999_ns,fault_path_max_ns,native_stall_ns,native_stall_hi_ns,first_ns," \
-	"measured_centre_ns,model_error_centre_pct,measured_centre_lo_ns,measured_centre_hi_ns," \
-	"model_error_centre_lo_pct,model_error_centre_hi_pct\n"
 
 struct projection {
 	double predicted, error, change, nat_ns, ch_lo, ch_mid, ch_hi;
@@ -280,68 +274,95 @@ static void project_cell(const struct cb_row *rows, size_t n, const struct cb_ro
 	p->stall_hi = cb_project_stall_ns(&u, p->batch.hi, p->pages_max);
 }
 
-static void write_cell_csv(FILE *fp, const struct cell *c, const struct projection *p)
+/*
+ * A projected cell's fields (cowbench/output.h): the CSV columns scripts
+ * read, then the table's columns for people. The numbers in CSV keep the
+ * decimals they always had.
+ */
+#define PF(name, dec) { name, name, CB_KIND_NUMBER, CB_FIELD_CSV, 0, dec, 0, 0 }
+#define PT(name) { name, name, CB_KIND_TEXT, CB_FIELD_CSV, 0, -1, 0, 0 }
+
+enum { PJ_CELL, PJ_BOOT, PJ_KERNEL, PJ_WORKLOAD, PJ_SIZE, PJ_FIRST_NUM, PJ_NDATA = PJ_FIRST_NUM + 29, PJ_REPS_VIEW = PJ_NDATA,
+       PJ_ERR_MED_VIEW, PJ_ERR_VIEW, PJ_CHANGE_VIEW, PJ_NATIVE_VIEW, PJ_NFIELDS };
+
+static const struct cb_field project_fields[PJ_NFIELDS] = {
+	[PJ_CELL] = { "cell", "cell", CB_KIND_TEXT, CB_FIELD_CSV | CB_FIELD_VIEW | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[PJ_BOOT] = PT("boot"), [PJ_KERNEL] = PT("kernel"), [PJ_WORKLOAD] = PT("workload"), [PJ_SIZE] = PF("size_bytes", 0),
+	PF("precopy", 0), PF("precopy_depth", 0), PF("reps", 0), PF("writes", 1), PF("faults", 1), PF("precopied", 1),
+	PF("measured_ns", 0), PF("predicted_ns", 0), PF("model_error_pct", 2), PF("measured_change_pct", 2),
+	PF("native_ns", 0), PF("native_change_pct", 2), PF("native_change_lo_pct", 2), PF("native_change_hi_pct", 2),
+	PF("native_batch_lo_ns", 1), PF("native_batch_ns", 1), PF("native_batch_hi_ns", 1), PF("fault_pages_max", 0),
+	PF("fault_path_p999_ns", 0), PF("fault_path_max_ns", 0), PF("native_stall_ns", 0), PF("native_stall_hi_ns", 0),
+	PF("first_ns", 0), PF("measured_centre_ns", 0), PF("model_error_centre_pct", 2), PF("measured_centre_lo_ns", 0),
+	PF("measured_centre_hi_ns", 0), PF("model_error_centre_lo_pct", 2), PF("model_error_centre_hi_pct", 2),
+	[PJ_REPS_VIEW] = { "reps", "reps", CB_KIND_COUNT, CB_FIELD_VIEW, 3, -1, 5, 0 },
+	[PJ_ERR_MED_VIEW] = { "model_error_centre_pct", "err(centre)", CB_KIND_PERCENT, CB_FIELD_VIEW, 2, -1, 11, 0 },
+	[PJ_ERR_VIEW] = { "model_error_pct", "err(mean)", CB_KIND_PERCENT, CB_FIELD_VIEW, 4, -1, 10, 0 },
+	[PJ_CHANGE_VIEW] = { "measured_change_pct", "measured", CB_KIND_PERCENT, CB_FIELD_VIEW, 1, -1, 9, 0 },
+	[PJ_NATIVE_VIEW] = { "native_change_pct", "native change [bounds]", CB_KIND_TEXT, CB_FIELD_VIEW | CB_FIELD_LEFT, 0,
+			     -1, 0, 0 },
+};
+
+static void cell_values(const struct cell *c, const struct projection *p, struct cb_val *v, char *kname, size_t klen,
+			char *native, size_t nlen)
 {
 	const struct cb_row *r = c->first;
-	char kname[32] = "";
+	double num[PJ_NDATA - PJ_FIRST_NUM];
+	size_t k = 0;
 
+	for (size_t i = 0; i < PJ_NFIELDS; i++)
+		v[i] = cb_none();
+	kname[0] = '\0';
 	if (strncmp(c->key, "kernel=", 7) == 0) /* the matrix's kernel axis: a --kernel cell's first pair */
-		snprintf(kname, sizeof(kname), "%.*s", (int)strcspn(c->key + 7, " "), c->key + 7);
-	put_str(fp, c->key, true);
-	put_str(fp, c->boot, false);
-	put_str(fp, kname, false);
-	put_str(fp, r->workload, false);
-	fprintf(fp, ",%lld", (long long)r->size_bytes);
+		snprintf(kname, klen, "%.*s", (int)strcspn(c->key + 7, " "), c->key + 7);
+	v[PJ_CELL] = cb_text(c->key);
+	v[PJ_BOOT] = cb_text(c->boot);
+	v[PJ_KERNEL] = cb_text(kname);
+	v[PJ_WORKLOAD] = cb_text(r->workload);
+	v[PJ_SIZE] = cb_num((double)r->size_bytes);
 	if (!c->have_counts) { /* no timed rep with its counts: nothing to say but who it is */
-		fputs(",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n", fp);
+		v[PJ_NATIVE_VIEW] = cb_text("no timed rep with its counts");
 		return;
 	}
-	put_num(fp, r->precopy == CB_NA ? NAN : (double)r->precopy, 0);
-	put_num(fp, r->precopy_depth == CB_NA ? NAN : (double)r->precopy_depth, 0);
-	fprintf(fp, ",%u", c->counts.reps);
-	put_num(fp, c->counts.writes, 1);
-	put_num(fp, c->counts.faults, 1);
-	put_num(fp, c->counts.precopied, 1);
-	put_num(fp, c->counts.elapsed_ns, 0);
-	put_num(fp, p->predicted, 0);
-	put_num(fp, 100 * p->error, 2);
-	put_num(fp, 100 * p->change, 2);
-	put_num(fp, p->nat_ns, 0);
-	put_num(fp, 100 * p->ch_mid, 2);
-	put_num(fp, 100 * p->ch_lo, 2);
-	put_num(fp, 100 * p->ch_hi, 2);
-	put_num(fp, p->batch.lo, 1);
-	put_num(fp, p->batch.mid, 1);
-	put_num(fp, p->batch.hi, 1);
-	put_num(fp, p->pages_max, 0);
-	put_num(fp, p->path_p999, 0);
-	put_num(fp, p->path_max, 0);
-	put_num(fp, p->stall, 0);
-	put_num(fp, p->stall_hi, 0);
-	put_num(fp, p->first, 0);
-	put_num(fp, c->counts.elapsed_centre_ns, 0);
-	put_num(fp, 100 * p->error_median, 2);
-	put_num(fp, p->med_lo, 0);
-	put_num(fp, p->med_hi, 0);
-	put_num(fp, 100 * p->err_lo, 2);
-	put_num(fp, 100 * p->err_hi, 2);
-	fputc('\n', fp);
-}
-
-static void write_cell_table(FILE *fp, const struct cell *c, const struct projection *p)
-{
-	if (!c->have_counts) {
-		fprintf(fp, "%-58.58s no timed rep with its counts\n", c->key);
-		return;
+	num[k++] = r->precopy == CB_NA ? NAN : (double)r->precopy;
+	num[k++] = r->precopy_depth == CB_NA ? NAN : (double)r->precopy_depth;
+	num[k++] = c->counts.reps;
+	num[k++] = c->counts.writes;
+	num[k++] = c->counts.faults;
+	num[k++] = c->counts.precopied;
+	num[k++] = c->counts.elapsed_ns;
+	num[k++] = p->predicted;
+	num[k++] = 100 * p->error;
+	num[k++] = 100 * p->change;
+	num[k++] = p->nat_ns;
+	num[k++] = 100 * p->ch_mid;
+	num[k++] = 100 * p->ch_lo;
+	num[k++] = 100 * p->ch_hi;
+	num[k++] = p->batch.lo;
+	num[k++] = p->batch.mid;
+	num[k++] = p->batch.hi;
+	num[k++] = p->pages_max;
+	num[k++] = p->path_p999;
+	num[k++] = p->path_max;
+	num[k++] = p->stall;
+	num[k++] = p->stall_hi;
+	num[k++] = p->first;
+	num[k++] = c->counts.elapsed_centre_ns;
+	num[k++] = 100 * p->error_median;
+	num[k++] = p->med_lo;
+	num[k++] = p->med_hi;
+	num[k++] = 100 * p->err_lo;
+	num[k++] = 100 * p->err_hi;
+	for (size_t i = 0; i < k; i++)
+		v[PJ_FIRST_NUM + i] = cb_num(num[i]);
+	v[PJ_REPS_VIEW] = cb_num(c->counts.reps);
+	v[PJ_ERR_MED_VIEW] = cb_num(100 * p->error_median);
+	v[PJ_ERR_VIEW] = cb_num(100 * p->error);
+	v[PJ_CHANGE_VIEW] = cb_num(100 * p->change);
+	if (!isnan(p->ch_mid)) {
+		snprintf(native, nlen, "%+.1f %% [%+.1f %%, %+.1f %%]", 100 * p->ch_mid, 100 * p->ch_lo, 100 * p->ch_hi);
+		v[PJ_NATIVE_VIEW] = cb_text(native);
 	}
-	fprintf(fp, "%-58.58s %5u %+8.1f %% %+8.1f %%", c->key, c->counts.reps, 100 * p->error_median, 100 * p->error);
-	if (!isnan(p->change))
-		fprintf(fp, "  %+7.1f %%", 100 * p->change);
-	else
-		fprintf(fp, "  %9s", "-");
-	if (!isnan(p->ch_mid))
-		fprintf(fp, "  %+7.1f %% [%+.1f, %+.1f]", 100 * p->ch_mid, 100 * p->ch_lo, 100 * p->ch_hi);
-	fputc('\n', fp);
 }
 
 static int write_cells(FILE *fp, const struct project_opts *o, const struct cb_row *rows, size_t n,
@@ -351,23 +372,23 @@ static int write_cells(FILE *fp, const struct project_opts *o, const struct cb_r
 	struct cell *cells = NULL;
 	size_t ncells = 0;
 	int rc = keys && group_cells(rows, n, keys, &cells, &ncells) == 0 ? 0 : -1;
+	struct cb_out out;
 
 	if (rc)
 		cli_error("out of memory");
-	else if (o->format == CB_FORMAT_CSV)
-		fputs(CELL_HEADER, fp);
 	else
-		fprintf(fp, "%-58s %5s %10s %10s  %9s  %s\n", "cell", "reps", "err(med)", "err(mean)", "measured",
-			"native change [bounds]");
+		cb_out_open(&out, fp, o->format, project_fields, PJ_NFIELDS, NULL);
 	for (size_t i = 0; !rc && i < ncells; i++) {
 		struct projection p;
+		struct cb_val v[PJ_NFIELDS];
+		char kname[32], native[96];
 
 		project_cell(rows, n, nat, nnat, &cells[i], off_twin(cells, ncells, &cells[i]), &p);
-		if (o->format == CB_FORMAT_CSV)
-			write_cell_csv(fp, &cells[i], &p);
-		else
-			write_cell_table(fp, &cells[i], &p);
+		cell_values(&cells[i], &p, v, kname, sizeof(kname), native, sizeof(native));
+		cb_out_record(&out, v);
 	}
+	if (!rc)
+		cb_out_close(&out);
 	for (size_t i = 0; cells && i < ncells; i++)
 		free(cells[i].rows);
 	free(cells);

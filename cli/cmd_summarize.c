@@ -34,7 +34,7 @@ struct sum_opts {
 	const char *output;
 	bool force;
 	bool quiet;
-	int keyw; /* width of the cell column in the table */
+	const char *columns; /* --columns: the table's */
 };
 
 #define SOPTS(p) ((struct sum_opts *)(p))
@@ -71,12 +71,16 @@ static bool opt_baseline(void *o, const char *v)
 	return true;
 }
 
+static bool opt_columns(void *o, const char *v);
+
 static const struct cli_option sum_options[] = {
 	{ "metric", "COL[,COL]", "numeric columns to summarise; default " DEFAULT_METRICS, .parse = opt_metric },
 	{ "baseline", "NAME=VALUE", "also print each cell's ratio to the cell with NAME=VALUE (e.g. precopy=0)",
 	  .parse = opt_baseline },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	{ "format", "table|csv|json|markdown", "output: a table for people (default), CSV, JSON Lines or Markdown",
 	  CLI_SET(CLI_STORE_FORMAT, struct sum_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
 	  CLI_SET(CLI_STORE_FILE, struct sum_opts, output) },
 	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct sum_opts, force) },
@@ -94,180 +98,208 @@ static void sum_usage(void)
 	       "coefficient of variation and Tukey outliers. With --baseline, each cell's\n"
 	       "ratio to its baseline cell as compare computes it: Hodges-Lehmann ratio, its\n"
 	       "exact interval, Mann-Whitney p adjusted over every ratio printed\n"
-	       "(Benjamini-Hochberg), higher/lower or ~ (docs/reference.md, Statistics). Rows whose\n"
+	       "(Benjamini-Hochberg), and the verdict: better or worse where the metric has\n"
+	       "a direction (less is better: times, faults), else higher or lower, or ~\n"
+	       "(docs/reference.md, Statistics). Rows whose\n"
 	       "status is not ok are counted as failed and left out, and so are the times of\n"
 	       "evidence reps (rep_kind=evidence: an instrumented machine's; their evidence\n"
 	       "columns count). A cell whose CV exceeds 10 %% is reported as noisy on stderr.\n\n");
 	cli_print_options(sum_options, N_SUM_OPTIONS);
 }
 
-/* A CSV number (cowbench/report.h): empty when not measured; ratio-like values keep 4 decimals. */
-static void num(FILE *fp, double v, bool fixed)
-{
-	cb_csv_number(fp, v, fixed ? 4 : -1);
-}
+/*
+ * A summary line's fields (cowbench/output.h): CSV columns and JSON keys as
+ * scripts read them, and the table's columns for people. The numbers are
+ * the engine's (cowbench/estimate.h); a ratio's or difference's fields are
+ * in JSON only where the line has one (a ratio where every value is > 0,
+ * else a difference), and JSON alone says whether a noisy line's cause was
+ * found and spells the ratio as every command does (ratio_text).
+ */
+enum sum_field {
+	SF_CELL, SF_METRIC, SF_N, SF_FAILED, SF_MEDIAN, SF_MEAN, SF_STDDEV, SF_CENTRE, SF_CI_LO, SF_CI_HI, SF_CI,
+	SF_CI_LEVEL, SF_CV, SF_CV_VIEW, SF_OUTLIERS, SF_NOISY, SF_BASELINE, SF_RATIO, SF_RATIO_LO, SF_RATIO_HI, SF_DIFF,
+	SF_DIFF_LO, SF_DIFF_HI, SF_RATIO_VIEW, SF_CHANGE_LEVEL, SF_P, SF_P_ADJ, SF_P_VIEW, SF_VERDICT, SF_RATIO_TEXT,
+	SF_REPS_NEEDED, SF_TARGET, SF_FAILED_VIEW, SF_EXPLAINED, SF_CAUSE, SF_COUNT
+};
 
-static void csv_header(FILE *fp)
-{
-	fputs("cell,metric,n,failed,median,mean,stddev,centre,ci_lo,ci_hi,ci_level,cv,outliers,noisy,baseline,ratio,ratio_ci_lo,"
-	      "ratio_ci_hi,difference,difference_ci_lo,difference_ci_hi,change_ci_level,p,p_adj,verdict,reps_needed,noise_cause",
-	      fp);
-	cb_record_end(fp);
-}
+#define CSV_JSON CB_FIELD_DATA
+#define RATIO_JSON (CB_FIELD_JSON | CB_FIELD_OMIT_NULL)
+#define RATIO_DATA (CB_FIELD_CSV | RATIO_JSON)
 
-static void csv_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
-{
-	cb_csv_write_field(fp, l->key);
-	fprintf(fp, ",%s,%zu,%zu,", l->metric, l->s.n, l->failed);
-	num(fp, l->s.median, false);
-	fputc(',', fp);
-	num(fp, l->s.mean, false);
-	fputc(',', fp);
-	num(fp, l->s.stddev, false);
-	fputc(',', fp);
-	num(fp, l->s.centre, false);
-	fputc(',', fp);
-	num(fp, l->s.ci_lo, false);
-	fputc(',', fp);
-	num(fp, l->s.ci_hi, false);
-	fputc(',', fp);
-	num(fp, l->s.ci_level, true);
-	fputc(',', fp);
-	num(fp, l->s.cv, true);
-	fprintf(fp, ",%zu,%d,%s", l->s.outliers, l->s.cv > CB_NOISY_CV, l->has_ratio ? baseline : "");
-	for (int diff = 0; diff <= 1; diff++) {
-		bool here = l->has_ratio && l->c.change.ratio == !diff;
+static const struct cb_field sum_fields[SF_COUNT] = {
+	[SF_CELL] = { "cell", "cell", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 20, 0 },
+	[SF_METRIC] = { "metric", "metric", CB_KIND_TEXT, CB_FIELD_ALL | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[SF_N] = { "n", "n", CB_KIND_COUNT, CB_FIELD_ALL, 3, -1, 3, 0 },
+	[SF_FAILED] = { "failed", "failed", CB_KIND_COUNT, CSV_JSON, 0, -1, 0, 0 },
+	[SF_MEDIAN] = { "median", "median", CB_KIND_NUMBER, CB_FIELD_ALL, 5, -1, 0, 0 },
+	[SF_MEAN] = { "mean", "mean", CB_KIND_NUMBER, CB_FIELD_ALL, 6, -1, 0, 0 },
+	[SF_STDDEV] = { "stddev", "stddev", CB_KIND_NUMBER, CB_FIELD_ALL, 6, -1, 0, 0 },
+	[SF_CENTRE] = { "centre", "centre", CB_KIND_NUMBER, CB_FIELD_ALL, 0, -1, 0, 0 },
+	[SF_CI_LO] = { "ci_lo", "ci_lo", CB_KIND_NUMBER, CSV_JSON, 0, -1, 0, 0 },
+	[SF_CI_HI] = { "ci_hi", "ci_hi", CB_KIND_NUMBER, CSV_JSON, 0, -1, 0, 0 },
+	[SF_CI] = { "ci", "CI of centre", CB_KIND_TEXT, CB_FIELD_VIEW, 1, -1, 0, 0 },
+	[SF_CI_LEVEL] = { "ci_level", "CI level", CB_KIND_FRACTION, CB_FIELD_ALL, 3, 4, 0, 0 },
+	[SF_CV] = { "cv", "cv", CB_KIND_FRACTION, CSV_JSON, 0, 4, 0, 0 },
+	[SF_CV_VIEW] = { "cv", "CV", CB_KIND_TEXT, CB_FIELD_VIEW, 2, -1, 0, 0 },
+	[SF_OUTLIERS] = { "outliers", "outliers", CB_KIND_COUNT, CB_FIELD_ALL, 6, -1, 0, 0 },
+	[SF_NOISY] = { "noisy", "noisy", CB_KIND_BOOL, CSV_JSON, 0, -1, 0, 0 },
+	[SF_BASELINE] = { "baseline", "baseline", CB_KIND_TEXT, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_RATIO] = { "ratio", "ratio", CB_KIND_RATIO, RATIO_DATA, 0, 4, 0, 0 },
+	[SF_RATIO_LO] = { "ratio_ci_lo", "ratio_ci_lo", CB_KIND_RATIO, RATIO_DATA, 0, 4, 0, 0 },
+	[SF_RATIO_HI] = { "ratio_ci_hi", "ratio_ci_hi", CB_KIND_RATIO, RATIO_DATA, 0, 4, 0, 0 },
+	[SF_DIFF] = { "difference", "difference", CB_KIND_NUMBER, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_DIFF_LO] = { "difference_ci_lo", "difference_ci_lo", CB_KIND_NUMBER, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_DIFF_HI] = { "difference_ci_hi", "difference_ci_hi", CB_KIND_NUMBER, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_RATIO_VIEW] = { "ratio", "ratio to baseline [CI]", CB_KIND_TEXT, CB_FIELD_VIEW, 0, -1, 0, 0 },
+	[SF_CHANGE_LEVEL] = { "change_ci_level", "ratio CI level", CB_KIND_FRACTION, RATIO_DATA | CB_FIELD_VIEW, 4, 4, 0, 0 },
+	[SF_P] = { "p", "p", CB_KIND_NUMBER, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_P_ADJ] = { "p_adj", "p_adj", CB_KIND_NUMBER, RATIO_DATA, 0, -1, 0, 0 },
+	[SF_P_VIEW] = { "p", "p (adj)", CB_KIND_TEXT, CB_FIELD_VIEW | CB_FIELD_LEFT, 2, -1, 0, 0 },
+	[SF_VERDICT] = { "verdict", "verdict", CB_KIND_TEXT, RATIO_DATA | CB_FIELD_VIEW | CB_FIELD_LEFT, 0, -1, 0, 0 },
+	[SF_RATIO_TEXT] = { "ratio_text", "ratio_text", CB_KIND_TEXT, RATIO_JSON, 0, -1, 0, 0 },
+	[SF_REPS_NEEDED] = { "reps_needed", "reps needed", CB_KIND_COUNT, RATIO_DATA | CB_FIELD_VIEW, 3, -1, 0, 0 },
+	[SF_TARGET] = { "target_ci", "--target-ci", CB_KIND_TEXT, CB_FIELD_VIEW, 2, -1, 0, 0 },
+	[SF_FAILED_VIEW] = { "failed", "failed", CB_KIND_COUNT, CB_FIELD_VIEW, 4, -1, 0, 0 },
+	[SF_EXPLAINED] = { "noise_explained", "noise_explained", CB_KIND_BOOL, RATIO_JSON, 0, -1, 0, 0 },
+	[SF_CAUSE] = { "noise_cause", "noise_cause", CB_KIND_TEXT, CB_FIELD_CSV | RATIO_JSON, 0, -1, 0, 0 },
+};
 
-		fputc(',', fp);
-		num(fp, here ? l->ratio : NAN, !diff);
-		fputc(',', fp);
-		num(fp, here ? l->rlo : NAN, !diff);
-		fputc(',', fp);
-		num(fp, here ? l->rhi : NAN, !diff);
+/* The texts a line's record points at, alive until the record is written. */
+struct sum_texts {
+	char key[4 * CB_ROW_KEY_LEN], ci[96], cv[24], ratio[96], ratio_text[96], p[40], target[32];
+};
+
+/*
+ * Adaptive reps (--target-ci): whether the cell's headline metric met the
+ * target, from the stop column of its last rep; false for other lines.
+ */
+static bool target_text(const struct cb_summary_line *l, char *buf, size_t len)
+{
+	const struct cb_row_group *g = l->group;
+	const struct cb_workload *w;
+
+	if (!g || !g->n || !(w = cb_workload_find(g->rows[0]->workload)) || strcmp(cb_workload_headline(w), l->metric))
+		return false;
+	for (size_t i = g->n; i-- > 0;) {
+		const char *stop = g->rows[i]->stop;
+
+		if (!stop[0])
+			continue;
+		if (!strcmp(stop, "target"))
+			snprintf(buf, len, "met");
+		else
+			snprintf(buf, len, "not met (%s)", stop);
+		return true;
 	}
-	fputc(',', fp);
-	num(fp, l->has_ratio ? l->c.change.level : NAN, true);
-	fputc(',', fp);
-	num(fp, l->has_ratio ? l->c.p : NAN, false);
-	fputc(',', fp);
-	num(fp, l->has_ratio ? l->c.p_adj : NAN, false);
-	fprintf(fp, ",%s,", l->verdict);
-	if (l->has_ratio && l->c.reps_needed)
-		fprintf(fp, "%zu", l->c.reps_needed);
-	fputc(',', fp);
-	cb_csv_write_field(fp, cb_summary_line_noisy(l) ? l->cause : "");
-	cb_record_end(fp);
+	return false;
 }
 
-static void json_line(FILE *fp, const struct cb_summary_line *l, const char *baseline)
+/* A difference to the baseline (a value <= 0: no ratio) in the metric's unit: "+3 [+1, +5]". */
+static void difference_text(char *buf, size_t len, const struct cb_summary_line *l, enum cb_kind unit,
+			    enum cb_units_style st)
 {
-	fputs("{\"cell\":", fp);
-	cb_json_string(fp, l->key);
-	fputs(",\"metric\":", fp);
-	cb_json_string(fp, l->metric);
-	fprintf(fp, ",\"n\":%zu,\"failed\":%zu", l->s.n, l->failed);
-	cb_json_number(fp, "median", l->s.median);
-	cb_json_number(fp, "mean", l->s.mean);
-	cb_json_number(fp, "stddev", l->s.stddev);
-	cb_json_number(fp, "centre", l->s.centre);
-	cb_json_number(fp, "ci_lo", l->s.ci_lo);
-	cb_json_number(fp, "ci_hi", l->s.ci_hi);
-	cb_json_number(fp, "ci_level", l->s.ci_level);
-	cb_json_number(fp, "cv", l->s.cv);
-	fprintf(fp, ",\"outliers\":%zu,\"noisy\":%s", l->s.outliers, l->s.cv > CB_NOISY_CV ? "true" : "false");
+	struct cb_val d = cb_num(l->ratio), lo = cb_num(l->rlo), hi = cb_num(l->rhi);
+	char a[24], b[24], c[24];
+
+	cb_fmt_value(a, sizeof(a), &d, unit, st);
+	cb_fmt_value(b, sizeof(b), &lo, unit, st);
+	cb_fmt_value(c, sizeof(c), &hi, unit, st);
+	snprintf(buf, len, isnan(l->rlo) ? "%s%s" : "%s%s [%s, %s]", l->ratio >= 0 ? "+" : "", a, b, c);
+}
+
+static void sum_record(const struct sum_opts *o, const struct cb_summary_line *l, struct cb_val v[SF_COUNT],
+		       struct sum_texts *t, bool people, enum cb_units_style st)
+{
+	enum cb_kind unit = cb_kind_of_metric(l->metric);
+	char lo[24], hi[24];
+	bool noisy = cb_summary_line_noisy(l);
+
+	for (size_t i = 0; i < SF_COUNT; i++)
+		v[i] = cb_none();
+	/* A CSV's text never drives the terminal: the table shows it made printable. */
+	v[SF_CELL] = cb_text(people ? cli_printable(l->key, t->key, sizeof(t->key)) : l->key);
+	v[SF_METRIC] = cb_text(l->metric);
+	v[SF_N] = cb_num((double)l->s.n);
+	v[SF_FAILED] = cb_num((double)l->failed);
+	v[SF_MEDIAN] = cb_num(l->s.median);
+	v[SF_MEAN] = cb_num(l->s.mean);
+	v[SF_STDDEV] = cb_num(l->s.stddev);
+	v[SF_CENTRE] = cb_num(l->s.centre);
+	v[SF_CI_LO] = cb_num(l->s.ci_lo);
+	v[SF_CI_HI] = cb_num(l->s.ci_hi);
+	v[SF_CI_LEVEL] = cb_num(l->s.ci_level);
+	v[SF_MEDIAN].kind = v[SF_MEAN].kind = v[SF_STDDEV].kind = v[SF_CENTRE].kind = unit;
+	if (!isnan(l->s.ci_lo)) {
+		cb_fmt_value(lo, sizeof(lo), &v[SF_CI_LO], unit, st);
+		cb_fmt_value(hi, sizeof(hi), &v[SF_CI_HI], unit, st);
+		snprintf(t->ci, sizeof(t->ci), "[%s, %s]", lo, hi);
+		v[SF_CI] = cb_text(t->ci);
+	}
+	v[SF_CV] = cb_num(l->s.cv);
+	if (!isnan(l->s.cv)) {
+		snprintf(t->cv, sizeof(t->cv), "%.1f %%%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
+		v[SF_CV_VIEW] = cb_text(t->cv);
+	}
+	v[SF_OUTLIERS] = cb_num((double)l->s.outliers);
+	v[SF_NOISY] = cb_bool(l->s.cv > CB_NOISY_CV);
 	if (l->has_ratio) {
-		const char *k = l->c.change.ratio ? "ratio" : "difference";
-		char name[32], text[96];
+		bool ratio = l->c.change.ratio;
 
-		fputs(",\"baseline\":", fp);
-		cb_json_string(fp, baseline);
-		cb_json_number(fp, k, l->ratio);
-		snprintf(name, sizeof(name), "%s_ci_lo", k);
-		cb_json_number(fp, name, l->rlo);
-		snprintf(name, sizeof(name), "%s_ci_hi", k);
-		cb_json_number(fp, name, l->rhi);
-		cb_json_number(fp, "change_ci_level", l->c.change.level);
-		cb_json_number(fp, "p", l->c.p);
-		cb_json_number(fp, "p_adj", l->c.p_adj);
-		fprintf(fp, ",\"verdict\":\"%s\"", l->verdict);
-		if (l->c.change.ratio) {
-			cb_ratio_text(text, sizeof(text), l->ratio, l->rlo, l->rhi);
-			fputs(",\"ratio_text\":", fp);
-			cb_json_string(fp, text);
-		}
-		if (l->c.reps_needed)
-			fprintf(fp, ",\"reps_needed\":%zu", l->c.reps_needed);
-	}
-	if (cb_summary_line_noisy(l)) {
-		fprintf(fp, ",\"noise_explained\":%s,\"noise_cause\":", l->explained ? "true" : "false");
-		cb_json_string(fp, l->cause);
-	}
-	fputc('}', fp);
-	cb_record_end(fp);
-}
-
-static void table_header(FILE *fp, bool ratios, int keyw)
-{
-	fprintf(fp, "%-*s %-19s %3s %9s %9s %9s %9s %21s %5s %6s %4s", keyw, "cell", "metric", "n", "median", "mean",
-		"stddev", "centre", "CI of centre", "CI%", "CV%", "out");
-	if (ratios)
-		fprintf(fp, "  %-26s %-5s %-9s %s", "ratio to baseline [CI]", "CI%", "p (adj)", "verdict");
-	fputc('\n', fp);
-}
-
-static void table_line(FILE *fp, const struct cb_summary_line *l, bool ratios, int keyw)
-{
-	char med[24], mean[24], sd[24], ctr[24], lo[24], hi[24], ci[56], cv[16], lvl[16], key[4 * CB_ROW_KEY_LEN];
-	enum cb_units_style st = cb_units_style_for(fp);
-
-	cb_fmt_metric(med, sizeof(med), l->s.median, l->metric, st);
-	cb_fmt_metric(mean, sizeof(mean), l->s.mean, l->metric, st);
-	cb_fmt_metric(sd, sizeof(sd), l->s.stddev, l->metric, st);
-	cb_fmt_metric(ctr, sizeof(ctr), l->s.centre, l->metric, st);
-	cb_fmt_metric(lo, sizeof(lo), l->s.ci_lo, l->metric, st);
-	cb_fmt_metric(hi, sizeof(hi), l->s.ci_hi, l->metric, st);
-
-	snprintf(ci, sizeof(ci), "[%s, %s]", lo, hi);
-	if (isnan(l->s.cv))
-		snprintf(cv, sizeof(cv), "-");
-	else
-		snprintf(cv, sizeof(cv), "%.1f%s", l->s.cv * 100, l->s.cv > CB_NOISY_CV ? "!" : "");
-	snprintf(lvl, sizeof(lvl), isnan(l->s.ci_level) ? "-" : "%.1f", l->s.ci_level * 100);
-	fprintf(fp, "%-*s %-19s %3zu %*s %*s %*s %*s %*s %5s %6s %4zu", keyw, cli_printable(l->key, key, sizeof(key)),
-		l->metric, l->s.n, cb_pad_width(med, 9), med, cb_pad_width(mean, 9), mean, cb_pad_width(sd, 9), sd,
-		cb_pad_width(ctr, 9), ctr, cb_pad_width(ci, 21), ci, lvl, cv, l->s.outliers);
-	if (ratios && l->has_ratio) {
-		char change[96], p[40];
-
-		if (l->c.change.ratio) {
-			cb_ratio_text(change, sizeof(change), l->ratio, l->rlo, l->rhi);
+		v[SF_BASELINE] = cb_text(o->baseline);
+		v[ratio ? SF_RATIO : SF_DIFF] = cb_num(l->ratio);
+		v[ratio ? SF_RATIO_LO : SF_DIFF_LO] = cb_num(l->rlo);
+		v[ratio ? SF_RATIO_HI : SF_DIFF_HI] = cb_num(l->rhi);
+		v[SF_CHANGE_LEVEL] = cb_num(l->c.change.level);
+		v[SF_P] = cb_num(l->c.p);
+		v[SF_P_ADJ] = cb_num(l->c.p_adj);
+		v[SF_VERDICT] = cb_text(l->verdict);
+		if (ratio) {
+			/* The one spelling of a ratio (cb_ratio_text): the table's and JSON's alike. */
+			cb_ratio_text(t->ratio_text, sizeof(t->ratio_text), l->ratio, l->rlo, l->rhi);
+			v[SF_RATIO_TEXT] = cb_text(t->ratio_text);
+			v[SF_RATIO_VIEW] = cb_text(t->ratio_text);
 		} else {
-			cb_fmt_metric(ctr, sizeof(ctr), l->ratio, l->metric, st);
-			cb_fmt_metric(lo, sizeof(lo), l->rlo, l->metric, st);
-			cb_fmt_metric(hi, sizeof(hi), l->rhi, l->metric, st);
-			snprintf(change, sizeof(change), isnan(l->rlo) ? "%s%s" : "%s%s [%s, %s]", l->ratio >= 0 ? "+" : "",
-				 ctr, lo, hi);
+			difference_text(t->ratio, sizeof(t->ratio), l, unit, st);
+			v[SF_RATIO_VIEW] = cb_text(t->ratio);
 		}
-		snprintf(lvl, sizeof(lvl), isnan(l->c.change.level) ? "-" : "%.1f", l->c.change.level * 100);
-		snprintf(p, sizeof(p), l->c.p < 0.001 ? "<0.001" : "%.3f", l->c.p);
-		snprintf(p + strlen(p), sizeof(p) - strlen(p), l->c.p_adj < 0.001 ? " (<0.001)" : " (%.3f)", l->c.p_adj);
-		fprintf(fp, "  %-26s %-5s %-9s %s", change, lvl, p, l->verdict);
+		snprintf(t->p, sizeof(t->p), l->c.p < 0.001 ? "<0.001" : "%.3f", l->c.p);
+		snprintf(t->p + strlen(t->p), sizeof(t->p) - strlen(t->p), l->c.p_adj < 0.001 ? " (<0.001)" : " (%.3f)",
+			 l->c.p_adj);
+		v[SF_P_VIEW] = cb_text(t->p);
 		if (l->c.reps_needed)
-			fprintf(fp, " needs >= %zu reps", l->c.reps_needed);
+			v[SF_REPS_NEEDED] = cb_num((double)l->c.reps_needed);
 	}
+	if (target_text(l, t->target, sizeof(t->target)))
+		v[SF_TARGET] = cb_text(t->target);
 	if (l->failed)
-		fprintf(fp, "  (%zu failed)", l->failed);
-	fputc('\n', fp);
+		v[SF_FAILED_VIEW] = cb_num((double)l->failed);
+	if (noisy) {
+		v[SF_EXPLAINED] = cb_bool(l->explained);
+		v[SF_CAUSE] = cb_text(l->cause);
+	}
 }
 
-static void emit(FILE *fp, const struct sum_opts *o, const struct cb_summary_line *l)
+static bool opt_columns(void *o, const char *v)
 {
-	if (o->format == CB_FORMAT_CSV)
-		csv_line(fp, l, o->baseline);
-	else if (o->format == CB_FORMAT_JSON)
-		json_line(fp, l, o->baseline);
-	else
-		table_line(fp, l, o->baseline != NULL, o->keyw);
+	if (!cli_check_columns(sum_fields, SF_COUNT, v))
+		return false;
+	SOPTS(o)->columns = v;
+	return true;
+}
+
+/* Table and Markdown: for people, who read the noisy cells in the closing section. */
+static bool people(enum cb_format f)
+{
+	return f == CB_FORMAT_TABLE || f == CB_FORMAT_MARKDOWN;
+}
+
+static void emit(struct cb_out *out, const struct sum_opts *o, const struct cb_summary_line *l)
+{
+	struct cb_val v[SF_COUNT];
+	struct sum_texts t;
+
+	sum_record(o, l, v, &t, people(o->format), out->units);
+	cb_out_record(out, v);
 }
 
 /* What the table prints under itself: each noisy line and what co-varied with its odd reps. */
@@ -293,7 +325,7 @@ static void noisy_add(struct noisy_list *nl, const struct cb_summary_line *l)
 
 /* Each line the library computes, printed; a noisy one also said on stderr where stdout is data. */
 struct printer {
-	FILE *fp;
+	struct cb_out *out;
 	const struct sum_opts *o;
 	size_t ratios;
 	struct noisy_list nl;
@@ -306,7 +338,7 @@ static int print_line(void *arg, const struct cb_summary_line *l)
 	if (cb_summary_line_noisy(l)) {
 		noisy_add(&pr->nl, l);
 		/* The table says it in its closing section: stderr only where stdout is data. */
-		if (!pr->o->quiet && pr->o->format != CB_FORMAT_TABLE) {
+		if (!pr->o->quiet && !people(pr->o->format)) {
 			char key[4 * CB_ROW_KEY_LEN];
 
 			fprintf(stderr, "cowbench: warning: noisy cell (CV %.1f %% > %.0f %%): %s %s: %s\n",
@@ -314,59 +346,70 @@ static int print_line(void *arg, const struct cb_summary_line *l)
 				l->cause);
 		}
 	}
-	emit(pr->fp, pr->o, l);
+	emit(pr->out, pr->o, l);
 	pr->ratios += l->has_ratio;
 	return 0;
 }
 
-static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const char *metrics, int format,
-			  const char *baseline, bool quiet)
+static int summarize_rows(FILE *fp, const struct cb_row *rows, size_t n, const struct sum_opts *opts)
 {
-	struct sum_opts o = { .metrics = metrics ? metrics : DEFAULT_METRICS, .format = format, .quiet = quiet };
+	struct sum_opts o = *opts;
 	struct cb_row_group *g;
 	size_t ng;
-	struct printer pr = { .fp = fp, .o = &o };
+	struct cb_out out;
+	struct printer pr = { .out = &out, .o = &o };
 	struct noisy_list *nl = &pr.nl;
-	int err;
+	char line[512];
+	int err, width;
 
-	if (baseline && !opt_baseline(&o, baseline))
+	if (o.baseline && !opt_baseline(&o, o.baseline))
+		return -EINVAL;
+	if (cb_out_open(&out, fp, o.format, sum_fields, SF_COUNT, o.columns) < 0)
 		return -EINVAL;
 	if (cb_group_rows(rows, n, &g, &ng) < 0)
 		return -ENOMEM;
-	o.keyw = 20;
-	for (size_t i = 0; i < ng; i++)
-		if ((int)strlen(g[i].key) > o.keyw)
-			o.keyw = (int)strlen(g[i].key);
-	if (format == CB_FORMAT_CSV)
-		csv_header(fp);
-	else if (format == CB_FORMAT_TABLE)
-		table_header(fp, baseline != NULL, o.keyw);
+	width = out.width;
 	err = cb_summarize_cells(g, ng,
-				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = baseline ? o.base_name : NULL,
+				 &(struct cb_summarize_opts){ .metrics = o.metrics, .base_name = o.baseline ? o.base_name : NULL,
 							      .base_value = o.base_value },
 				 print_line, &pr);
-	if (!err && format == CB_FORMAT_TABLE) {
-		fprintf(fp, "\n%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n, CB_NOISY_CV * 100);
+	cb_out_close(&out);
+	if (!err && people(o.format)) {
+		int k = snprintf(line, sizeof(line), "%zu cells, %zu rows; %zu noisy (CV > %.0f %%)", ng, n, nl->n,
+				 CB_NOISY_CV * 100);
+
 		if (nl->n)
-			fprintf(fp, ", marked !; %zu with a stated cause, %zu without", nl->explained,
-				nl->n - nl->explained);
+			snprintf(line + k, sizeof(line) - (size_t)k, ", marked !; %zu with a stated cause, %zu without",
+				 nl->explained, nl->n - nl->explained);
 		fputc('\n', fp);
-		fputs("centre: Hodges-Lehmann (on logs); CI: its exact distribution-free interval, CI% its level "
-		      "(95 or more where n allows); docs/reference.md, Statistics\n", fp);
-		if (baseline)
-			fputs("ratio: two-sample Hodges-Lehmann (a difference where a value is <= 0); p: Mann-Whitney U, "
-			      "adjusted over every ratio (Benjamini-Hochberg); higher/lower: p (adj) < 0.05 and the CI "
-			      "beyond +-5 % (counts: and more than 8 apart)\n", fp);
+		cb_print_wrapped(fp, width, 2, line);
+		cb_print_wrapped(fp, width, 2,
+				 "centre: Hodges-Lehmann (on logs); CI: its exact distribution-free interval, CI level its "
+				 "exact coverage (95 % or more where n allows); docs/reference.md, Statistics.");
+		if (o.baseline) {
+			struct cb_compare_opts co = CB_COMPARE_DEFAULTS;
+
+			snprintf(line, sizeof(line),
+				 "ratio: two-sample Hodges-Lehmann (a difference where a value is <= 0); p: Mann-Whitney "
+				 "U, adjusted over every ratio (Benjamini-Hochberg); better/worse (less is better) or "
+				 "higher/lower (no direction): p (adj) < %g and the CI beyond +-%g %% (counts: and more "
+				 "than %g apart).",
+				 co.alpha, co.threshold * 100, CB_COUNT_FLOOR);
+			cb_print_wrapped(fp, width, 2, line);
+		}
 		if (nl->n)
-			fprintf(fp, "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):\n");
-		for (size_t i = 0; i < nl->n; i++)
-			fprintf(fp, "  %s\n", nl->text[i]);
+			cb_print_wrapped(fp, width, 2,
+					 "\nNoisy cells and what co-varied with their odd reps (noise columns: docs/reference.md):");
+		for (size_t i = 0; i < nl->n; i++) {
+			fputs("  ", fp);
+			cb_print_wrapped(fp, width ? width - 2 : 0, 4, nl->text[i]);
+		}
 	}
 	for (size_t i = 0; i < nl->n; i++)
 		free(nl->text[i]);
 	free(nl->text);
-	if (!err && baseline && pr.ratios == 0)
-		cli_note("--baseline %s: no cell has a matching baseline cell", baseline);
+	if (!err && o.baseline && pr.ratios == 0)
+		cli_note("--baseline %s: no cell has a matching baseline cell", o.baseline);
 	cb_row_groups_free(g, ng);
 	return err;
 }
@@ -379,7 +422,7 @@ static int write_summary(const struct sum_opts *o, const struct cli_inputs *in)
 
 	if (cli_output_begin(&out, o->output, o->force) < 0)
 		return EXIT_USAGE;
-	err = summarize_rows(out.fp, in->rows, in->nrows, o->metrics, o->format, o->baseline, o->quiet);
+	err = summarize_rows(out.fp, in->rows, in->nrows, o);
 	if (err) {
 		cli_output_abort(&out);
 		cli_error("summarize: %s", strerror(-err));

@@ -238,15 +238,15 @@ START_TEST(test_cli_table)
 	ck_assert_uint_eq(r.err_len, 0);
 	/* +20 % on 8 + 7 reps at CV 3 %: significant, and worse for a time (Hodges-Lehmann ratio 1.180). */
 	l = line_with(r.out, "workload=seq size=1M fork=1 ", "elapsed_ns");
-	ck_assert_msg(l && strstr(l, "worse") && strstr(l, "+18.0% [+14.5%, +21.2%]") && strstr(l, "(0+1 failed)"), "%s",
-		      r.out);
+	ck_assert_msg(l && strstr(l, "worse") && strstr(l, "+18.0 % [+14.5 %, +21.2 %]") && strstr(l, "(0+1 failed)"),
+		      "%s", r.out);
 	l = line_with(r.out, "workload=seq size=1M fork=1 ", "faults");
-	ck_assert_msg(l && strstr(l, "better") && strstr(l, "-75.0%"), "%s", r.out);
+	ck_assert_msg(l && strstr(l, "better") && strstr(l, "-75.0 %"), "%s", r.out);
 	/* The same distribution on both sides: '~'. */
 	l = line_with(r.out, "workload=seq size=1M fork=0 ", "elapsed_ns");
 	ck_assert_msg(l && strstr(l, " ~") && !strstr(l, "worse") && !strstr(l, "better"), "%s", r.out);
 	/* Noise too shows its change and interval. */
-	ck_assert_msg(l && strstr(l, "+0.3% [-3.0%, +2.9%]"), "%s", r.out);
+	ck_assert_msg(l && strstr(l, "+0.3 % [-3.0 %, +2.9 %]"), "%s", r.out);
 	/* Equal counts: '~' with no note about a floor (nothing to lift). */
 	l = line_with(r.out, "workload=seq size=1M fork=0 ", "faults");
 	ck_assert_msg(l && strstr(l, " ~") && !strstr(l, "layout"), "%s", r.out);
@@ -255,7 +255,7 @@ START_TEST(test_cli_table)
 	ck_assert_ptr_nonnull(strstr(r.out, "1 better, 1 worse, 0 changed, 4 ~"));
 	/* The footer states the rule. */
 	ck_assert_ptr_nonnull(strstr(r.out, "better/worse: p adjusted (Benjamini-Hochberg over 6 comparisons) < 0.05, "
-					    "the change's interval beyond +-5% and, for counts, more than 8 apart"));
+					    "the change's interval beyond +-5 % and, for counts, more than 8 apart"));
 	tu_free(&r);
 }
 END_TEST
@@ -271,9 +271,9 @@ START_TEST(test_cli_threshold_and_correction)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	/* +18.0 % [+14.5 %, +21.2 %] reaches into +-25 %: no longer worse; -75 % faults still better. */
 	l = line_with(r.out, "workload=seq size=1M fork=1 ", "elapsed_ns");
-	ck_assert_msg(l && !strstr(l, "worse") && strstr(l, "+18.0%"), "%s", r.out);
+	ck_assert_msg(l && !strstr(l, "worse") && strstr(l, "+18.0 %"), "%s", r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "0 better, 0 worse") == NULL ? strstr(r.out, "1 better, 0 worse") : NULL);
-	ck_assert_ptr_nonnull(strstr(r.out, "beyond +-25%"));
+	ck_assert_ptr_nonnull(strstr(r.out, "beyond +-25 %"));
 	tu_free(&r);
 	r = tu_run_cli(holm);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
@@ -415,8 +415,8 @@ START_TEST(test_cli_by_axis_interleaved)
 
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	l = line_with(r.out, "workload=seq size=1M ", "elapsed_ns");
-	ck_assert_msg(l && strstr(l, "20+20") && strstr(l, "-2.8% [-11.2%, +6.0%]") &&
-			      strstr(l, "~ needs >= 547 reps (from the spread, for the interval to clear +-1 %)"),
+	ck_assert_msg(l && strstr(l, "20+20") && strstr(l, "-2.8 % [-11.2 %, +6.0 %]") && strstr(l, " ~ ") &&
+			      strstr(l, "needs >= 547 reps (from the spread, for the interval to clear +-1 %)"),
 		      "%s", r.out);
 	tu_free(&r);
 	r = tu_run_cli(csv);

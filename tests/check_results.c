@@ -263,6 +263,25 @@ START_TEST(summarize_table_diagnosis_once)
 }
 END_TEST
 
+/*
+ * Markdown (report.md, pull requests) of summarize --baseline: the first line is a baseline
+ * cell, which has no ratio, yet the table has the ratio columns, and the fork cells say worse
+ * (elapsed_ns: less is better) with the ratio in its one spelling.
+ */
+START_TEST(summarize_markdown_baseline)
+{
+	const char *md[] = { "cowbench", "summarize", "--quiet", "--format=markdown", "--baseline=fork=0",
+			     "--metric=elapsed_ns", FX("stats_fork.csv"), NULL };
+	struct cli_result r = tu_run_cli(md);
+
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "| ratio to baseline [CI] |") && strstr(r.out, "| verdict |"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "| 158x [129x, 284x] |") && strstr(r.out, "| worse |"), "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, "| higher |"));
+	tu_free(&r);
+}
+END_TEST
+
 START_TEST(summarize_table_and_json)
 {
 	const char *table[] = { "cowbench", "summarize", "--quiet", FX("results_known.csv"), NULL };
@@ -513,6 +532,7 @@ static Suite *results_suite(void)
 	tcase_add_test(cli, summarize_known_csv);
 	tcase_add_test(cli, summarize_depth_cell_pairs_with_precopy_off);
 	tcase_add_test(cli, summarize_table_and_json);
+	tcase_add_test(cli, summarize_markdown_baseline);
 	tcase_add_test(cli, summarize_table_diagnosis_once);
 	tcase_add_loop_test(cli, summarize_bad_input, 0, sizeof(bad_inputs) / sizeof(bad_inputs[0]));
 	tcase_add_test(cli, summarize_bad_options);

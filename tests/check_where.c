@@ -34,7 +34,7 @@ START_TEST(test_where_usage_errors)
 	tu_assert_usage_error(folded, "--where=code");
 	tu_assert_usage_error(system, "needs a process");
 	tu_assert_usage_error(nodir, "cannot write in /nonexistent/dir/");
-	tu_assert_usage_error(format, "text, csv or json");
+	tu_assert_usage_error(format, "table, csv or json");
 }
 END_TEST
 

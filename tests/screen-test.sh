@@ -37,7 +37,7 @@ grep -q '\[rep [0-9]\|\[warm-up [0-9]\|  elapsed [0-9]' <<<"$screen" && fail "a 
 grep -q '  elapsed  faults  write p50  write p99' <<<"$screen" || fail "no table header naming quantities"
 grep -q 'elapsed_ns\|lat_p50_ns' <<<"$screen" && fail "the table header names CSV columns"
 grep -q '^seq 8 MiB, child writes after fork: COW write p50 [0-9.]* [µm]*s (p99 ' <<<"$screen" || fail "no closing summary"
-grep -q 'over 3 reps ± [0-9.]* %' <<<"$screen" || fail "no spread in the summary"
+grep -q 'over 3 reps, CV [0-9.]* %, [0-9.]* % CI \[' <<<"$screen" || fail "no labelled spread in the summary"
 grep -q '× the same write without COW ([0-9.]* [nµ]s' <<<"$screen" || fail "no no-fork reference"
 grep -q 'a 4 KiB memcpy in user space takes' <<<"$screen" || fail "no memcpy reference"
 

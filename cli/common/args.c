@@ -74,11 +74,31 @@ bool cli_parse_long(const char *text, long min, long max, long *out)
 
 bool cli_parse_format(const char *text, enum cb_format *out)
 {
-	static const char *const formats[] = { "table", "csv", "json" };
+	static const char *const formats[] = { "table", "csv", "json", "markdown" };
 	char hint[64];
 
 	if (cb_format_parse(text, out) < 0) {
-		cli_error("--format must be table, csv or json, not '%s'%s", text, cli_hint(text, formats, 3, hint, sizeof(hint)));
+		cli_error("--format must be table, csv, json or markdown, not '%s'%s", text,
+			  cli_hint(text, formats, 4, hint, sizeof(hint)));
+		return false;
+	}
+	return true;
+}
+
+bool cli_row_columns(const char *list)
+{
+	size_t n;
+	const struct cb_field *f = cb_row_fields(&n);
+
+	return cli_check_columns(f, n, list);
+}
+
+bool cli_check_columns(const struct cb_field *f, size_t nf, const char *list)
+{
+	char why[2048];
+
+	if (cb_out_columns_check(f, nf, list, why, sizeof(why)) < 0) {
+		cli_error("--columns: %s", why);
 		return false;
 	}
 	return true;
@@ -307,7 +327,7 @@ static bool store_value(const struct cli_option *o, void *opts, const char *valu
 		return cli_parse_format(value, (enum cb_format *)field);
 	case CLI_STORE_ROW_FORMAT:
 		if (cb_format_parse(value, (enum cb_format *)field) < 0) {
-			cli_error("--format must be csv, json or table, not '%s'", value);
+			cli_error("--format must be csv, json, table or markdown, not '%s'", value);
 			return false;
 		}
 		return true;

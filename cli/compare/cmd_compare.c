@@ -30,27 +30,23 @@
 
 #define COPTS(p) ((struct cmp_opts *)(p))
 
-/* Metrics where less is better: time, faults, copies. Others have no direction (never a regression). */
-static const char *const lower_is_better[] = {
-	"elapsed_ns", "ns_per_page", "faults", "memcpy_ns", "cow_faults", "cow_copy_ns", "writer_ns", "slowdown",
-	"copy_ns", "reunite_ns", "user_ns", "sys_ns", "cow_copies", "wp_faults", "fork_ns", "child_start_ns",
-	"child_exit_ns", "wait_ns", "ms_per_gib", "vm_pte_kb", "wpcopy_count", "wpcopy_ns", "kernel_copy_ns_mean",
-	"perf_minflt", "perf_majflt", "perf_cs", "perf_migrations",
-};
-
+/* Metrics where less is better (the column table's CB_COL_LOWER_BETTER). Others have no direction (never a regression). */
 static bool is_lower_better(const char *metric)
 {
-	size_t n = strlen(metric);
+	const struct cb_column *c = cb_column_find(metric);
 
-	if (strncmp(metric, "lat_", 4) == 0 && n > 3 && strcmp(metric + n - 3, "_ns") == 0)
-		return true; /* every first-write latency percentile */
-	for (size_t i = 0; i < sizeof(lower_is_better) / sizeof(lower_is_better[0]); i++)
-		if (strcmp(metric, lower_is_better[i]) == 0)
-			return true;
-	return false;
+	return c && (c->flags & CB_COL_LOWER_BETTER);
 }
 
 /* ---- options ---- */
+
+static bool opt_columns(void *o, const char *v)
+{
+	if (!cli_check_columns(cmp_fields, cmp_nfields, v))
+		return false;
+	COPTS(o)->columns = v;
+	return true;
+}
 
 static bool opt_metric(void *o, const char *v)
 {
@@ -177,8 +173,10 @@ static const struct cli_option cmp_options[] = {
 	{ "correction", "bh|holm|none", "adjust p-values over the comparison set (default bh: Benjamini-Hochberg)",
 	  .parse = opt_correction },
 	{ "fail-above", "PCT", "exit 1 when a metric gets significantly worse by more than PCT %", .parse = opt_fail_above },
-	{ "format", "table|csv|json", "output: a table for people (default), CSV or JSON Lines",
+	{ "format", "table|csv|json|markdown", "output: a table for people (default), CSV, JSON Lines or Markdown",
 	  CLI_SET(CLI_STORE_FORMAT, struct cmp_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 	{ "output", "FILE", "write to FILE instead of standard output (an existing FILE needs --force)",
 	  CLI_SET(CLI_STORE_FILE, struct cmp_opts, output) },
 	{ "force", NULL, "replace an existing --output FILE", CLI_SET(CLI_STORE_TRUE, struct cmp_opts, force) },

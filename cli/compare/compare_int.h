@@ -14,6 +14,7 @@
 #include <cowbench/matrix.h>
 #include <cowbench/summary.h>
 #include <cowbench/report.h>
+#include <cowbench/output.h>
 
 #define MAX_METRICS 32
 
@@ -27,6 +28,7 @@ struct cmp_opts {
 	enum cb_p_adjust correction;
 	double fail_above; /* percent; < 0 when not given */
 	enum cb_format format;
+	const char *columns; /* --columns: the table's */
 	const char *output;
 	bool force, quiet;
 };
@@ -57,6 +59,10 @@ struct lines {
 	size_t n, cap;
 	size_t compared; /* lines with a metric compared on both sides: the set the correction spans */
 };
+
+/** A compared line's fields (cowbench/output.h): CSV, JSON and the table's columns. */
+extern const struct cb_field cmp_fields[];
+extern const size_t cmp_nfields;
 
 /** Print the comparison in o->format; returns how many metrics got worse beyond --fail-above. */
 size_t cmp_print_lines(FILE *fp, const struct cmp_opts *o, const struct lines *ls);

@@ -31,6 +31,7 @@ struct matrix_opts {
 	unsigned shard_i, shard_n;
 	const char *resume, *output;
 	enum cb_format format;
+	const char *columns; /* --columns: the table's */
 	bool force;
 	bool build;       /* --build: guest kernels and QEMU's packages may be built and installed */
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */

@@ -129,6 +129,14 @@ static bool opt_plan(void *o, const char *v)
 
 #define M_SET(how, field) CLI_SET(how, struct matrix_opts, field)
 
+static bool opt_columns(void *o, const char *v)
+{
+	if (!cli_row_columns(v))
+		return false;
+	MOPTS(o)->columns = v;
+	return true;
+}
+
 /* Matrix-level options, in the one shape of every command's; everything else named --NAME is an axis. */
 static const struct cli_option matrix_options[] = {
 	{ "reps", "N", "measured repetitions per cell; default 5", .parse = opt_reps },
@@ -155,8 +163,10 @@ static const struct cli_option matrix_options[] = {
 	{ "output", "FILE", "write rows to FILE (a new file) instead of standard output",
 	  M_SET(CLI_STORE_FILE, output) },
 	{ "force", NULL, "replace an existing non-empty --output FILE", M_SET(CLI_STORE_TRUE, force) },
-	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
+	{ "format", "csv|json|table|markdown", "row format; default a table on a terminal, csv when piped or with --output "
 	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct matrix_opts, format) },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what the rows have and the terminal fits)",
+	  .parse = opt_columns },
 	{ "dry-run", NULL, "print the cells and exit without measuring", M_SET(CLI_STORE_TRUE, dry_run) },
 	{ "build", NULL, "--kernel=stock/patched: build a kernel not yet cached and apt-get install QEMU if missing "
 	  "(without it: ask on a terminal, else exit 2 naming the command)", M_SET(CLI_STORE_TRUE, build) },

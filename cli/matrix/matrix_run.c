@@ -573,6 +573,7 @@ int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 	/* Rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row. */
 	setvbuf(out, NULL, _IOFBF, 1 << 16);
 	cb_report_init(&rep, out, o->format, o->resume || o->output);
+	rep.columns = o->columns;
 	rep.started = append; /* the resumed file has its header */
 	pin_unset_sysctls(p);
 	if (!o->plan)

@@ -28,6 +28,7 @@ struct cli_closing {
 	struct cb_row *rows;    /* the ok reps themselves, for the warnings' causes */
 	size_t nrows;
 	double timer_ns;        /* the clock's read cost; 0: unknown */
+	char stop[12];          /* --target-ci: why the reps stopped (the stop column); "": fixed reps */
 };
 
 struct cli_closing *cli_closing_new(void)
@@ -66,6 +67,8 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 		return;
 	if (cl->ok + cl->failed == 0)
 		cl->first = *row;
+	if (row->stop[0])
+		snprintf(cl->stop, sizeof(cl->stop), "%s", row->stop);
 	if (strcmp(row->status, "ok") != 0) {
 		cl->failed++;
 		return;
@@ -126,9 +129,13 @@ void cli_closing_reference(struct cli_closing *cl, const struct cb_run_spec *spe
 		cl->reference_p50 = row.lat_p50_ns;
 }
 
-/* Median, relative standard deviation and range of one value over reps. */
+/*
+ * One value over reps: the engine's centre and its interval at the level
+ * the reps allow (cb_summarize, cowbench/estimate.h), and the CV: the
+ * point and its interval from one method, as summarize prints them.
+ */
 struct spread {
-	double median, rsd, min, max;
+	double centre, cv, ci_lo, ci_hi, level;
 	size_t n;
 };
 
@@ -140,28 +147,27 @@ static bool spread_of(const struct cli_closing *cl, int which, struct spread *s)
 
 	if (n == 0 || cb_summarize(v, n, &sum) < 0)
 		return false;
-	*s = (struct spread){ .median = sum.median, .rsd = sum.cv, .min = v[0], .max = v[0], .n = n };
-	for (size_t i = 1; i < n; i++) {
-		s->min = v[i] < s->min ? v[i] : s->min;
-		s->max = v[i] > s->max ? v[i] : s->max;
-	}
+	*s = (struct spread){ .centre = sum.centre, .cv = sum.cv, .ci_lo = sum.ci_lo, .ci_hi = sum.ci_hi,
+			      .level = sum.ci_level, .n = n };
 	return true;
 }
 
-/* "over 5 reps ± 1.2 % (2.81 µs to 3.05 µs)" */
+/* "over 5 reps, CV 1.2 %, 93.8 % CI [2.81 µs, 3.05 µs]": each number says what it is, the CI its exact level. */
 static void print_spread(FILE *fp, const struct spread *s, bool time, enum cb_units_style st)
 {
 	char lo[24], hi[24];
 
 	fprintf(fp, " over %zu rep%s", s->n, s->n == 1 ? "" : "s");
-	if (isnan(s->rsd))
+	if (isnan(s->cv))
+		return;
+	fprintf(fp, ", CV %.1f %%", s->cv * 100);
+	if (!isfinite(s->ci_lo) || !isfinite(s->ci_hi) || isnan(s->level))
 		return;
 	if (time)
-		fprintf(fp, " %s %.1f %% (%s to %s)", st == CB_UNITS_UTF8 ? "\302\261" : "+-", s->rsd * 100, cb_fmt_ns(lo, sizeof(lo), s->min, st),
-			cb_fmt_ns(hi, sizeof(hi), s->max, st));
+		fprintf(fp, ", %.1f %% CI [%s, %s]", s->level * 100, cb_fmt_ns(lo, sizeof(lo), s->ci_lo, st),
+			cb_fmt_ns(hi, sizeof(hi), s->ci_hi, st));
 	else
-		fprintf(fp, " %s %.1f %% (%.3g to %.3g)", st == CB_UNITS_UTF8 ? "\302\261" : "+-", s->rsd * 100, s->min,
-			s->max);
+		fprintf(fp, ", %.1f %% CI [%.3g, %.3g]", s->level * 100, s->ci_lo, s->ci_hi);
 }
 
 static void print_writes(const struct cli_closing *cl, FILE *fp, enum cb_units_style st)
@@ -173,31 +179,31 @@ static void print_writes(const struct cli_closing *cl, FILE *fp, enum cb_units_s
 	if (!spread_of(cl, V_P50, &p50))
 		return;
 	if (r->fork == 1)
-		fprintf(fp, ", %s writes after fork: COW write p50 %s", r->writer, cb_fmt_ns(a, sizeof(a), p50.median, st));
+		fprintf(fp, ", %s writes after fork: COW write p50 %s", r->writer, cb_fmt_ns(a, sizeof(a), p50.centre, st));
 	else if (r->fork == 0)
-		fprintf(fp, ", %s writes without fork: write p50 %s", r->writer, cb_fmt_ns(a, sizeof(a), p50.median, st));
+		fprintf(fp, ", %s writes without fork: write p50 %s", r->writer, cb_fmt_ns(a, sizeof(a), p50.centre, st));
 	else
-		fprintf(fp, ": write p50 %s", cb_fmt_ns(a, sizeof(a), p50.median, st));
+		fprintf(fp, ": write p50 %s", cb_fmt_ns(a, sizeof(a), p50.centre, st));
 	if (spread_of(cl, V_P99, &p99))
-		fprintf(fp, " (p99 %s)", cb_fmt_ns(b, sizeof(b), p99.median, st));
+		fprintf(fp, " (p99 %s)", cb_fmt_ns(b, sizeof(b), p99.centre, st));
 	print_spread(fp, &p50, true, st);
 	if (!isnan(cl->reference_p50) && cl->reference_p50 > 0 && cli_at_timer_floor(cl->reference_p50, cl->timer_ns))
 		/* The measured private write is mostly the timer's own cost: the true one is smaller, the ratio larger. */
 		fprintf(fp, ";\n  at least %.0f%s the same write without COW (%s, one unrecorded --no-fork rep, is within "
 			    "%d reads of the timer's cost, %s a read: the private write is below what the timer resolves)",
-			p50.median / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x",
+			p50.centre / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x",
 			cb_fmt_ns(a, sizeof(a), cl->reference_p50, st), CLI_TIMER_FLOOR_READS,
 			cb_fmt_ns(b, sizeof(b), cl->timer_ns, st));
 	else if (!isnan(cl->reference_p50) && cl->reference_p50 > 0)
 		fprintf(fp, ";\n  %.0f%s the same write without COW (%s, one unrecorded --no-fork rep)",
-			p50.median / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x", cb_fmt_ns(a, sizeof(a), cl->reference_p50, st));
+			p50.centre / cl->reference_p50, st == CB_UNITS_UTF8 ? "\303\227" : "x", cb_fmt_ns(a, sizeof(a), cl->reference_p50, st));
 	if (spread_of(cl, V_MEMCPY, &mc)) {
 		struct spread cold;
 
-		fprintf(fp, ";\n  a 4 KiB memcpy in user space takes %s (warm)", cb_fmt_ns(b, sizeof(b), mc.median, st));
+		fprintf(fp, ";\n  a 4 KiB memcpy in user space takes %s (warm)", cb_fmt_ns(b, sizeof(b), mc.centre, st));
 		if (spread_of(cl, V_MEMCPY_COLD, &cold))
-			fprintf(fp, ", %s into a page just populated (its first touch%s)", cb_fmt_ns(a, sizeof(a), cold.median, st),
-				cold.median > 4 * mc.median && cold.median - mc.median > 1000
+			fprintf(fp, ", %s into a page just populated (its first touch%s)", cb_fmt_ns(a, sizeof(a), cold.centre, st),
+				cold.centre > 4 * mc.centre && cold.centre - mc.centre > 1000
 					? ": the host backs this VM's memory lazily, and every COW copy pays it too; "
 					  "cowbench info, --prefault"
 					: "");
@@ -222,37 +228,49 @@ static void warn(const struct cli_closing *cl, FILE *fp, enum cb_units_style st)
 	cli_noise_warnings(&in, fp, st);
 }
 
-void cli_closing_print(const struct cli_closing *cl, FILE *fp)
+void cli_closing_print(const struct cli_closing *cl, FILE *out)
 {
-	enum cb_units_style st = cb_units_style_for(fp);
+	enum cb_units_style st = cb_units_style_for(out);
 	const struct cb_row *r;
 	struct spread s;
-	char a[24], size[24];
+	char a[24], size[24], *text = NULL;
+	size_t len = 0;
+	FILE *fp;
 
 	if (!cl || cl->ok + cl->failed == 0)
+		return;
+	/* Written whole, then wrapped to the terminal's width. */
+	if (!(fp = open_memstream(&text, &len)))
 		return;
 	r = &cl->first;
 	fprintf(fp, "\n%s %s", r->workload, cb_fmt_bytes(size, sizeof(size), (double)r->size_bytes));
 	if (r->method[0])
 		fprintf(fp, " (%s)", r->method);
 	if (spread_of(cl, V_FORK, &s)) {
-		fprintf(fp, ": fork() %s median", cb_fmt_ns(a, sizeof(a), s.median, st));
+		fprintf(fp, ": fork() %s", cb_fmt_ns(a, sizeof(a), s.centre, st));
 		print_spread(fp, &s, true, st);
 		if (spread_of(cl, V_MSGIB, &s))
-			fprintf(fp, "; %.3g ms per GiB", s.median);
+			fprintf(fp, "; %.3g ms per GiB", s.centre);
 		if (spread_of(cl, V_PTE, &s))
-			fprintf(fp, ", page tables %s", cb_fmt_bytes(a, sizeof(a), s.median * 1024));
+			fprintf(fp, ", page tables %s", cb_fmt_bytes(a, sizeof(a), s.centre * 1024));
 	} else if (spread_of(cl, V_SLOWDOWN, &s)) {
-		fprintf(fp, ": writers %.2f%s as slow as without a snapshot (median)", s.median,
+		fprintf(fp, ": writers %.2f%s as slow as without a snapshot", s.centre,
 			st == CB_UNITS_UTF8 ? "\303\227" : "x");
 		print_spread(fp, &s, false, st);
 		if (spread_of(cl, V_COPY, &s))
-			fprintf(fp, "; checkpoint %s", cb_fmt_ns(a, sizeof(a), s.median, st));
+			fprintf(fp, "; checkpoint %s", cb_fmt_ns(a, sizeof(a), s.centre, st));
 	} else {
 		print_writes(cl, fp, st);
 	}
 	if (cl->failed)
 		fprintf(fp, "; %zu of %zu reps failed (see status)", cl->failed, cl->ok + cl->failed);
+	if (cl->stop[0] && !strcmp(cl->stop, "target"))
+		fprintf(fp, ";\n  --target-ci: met after %zu reps", cl->ok + cl->failed);
+	else if (cl->stop[0])
+		fprintf(fp, ";\n  --target-ci: not met, stopped at %s after %zu reps", cl->stop, cl->ok + cl->failed);
 	fputc('\n', fp);
 	warn(cl, fp, st);
+	if (fclose(fp) == 0 && text)
+		cb_print_wrapped(out, cb_terminal_width(out), 4, text);
+	free(text);
 }

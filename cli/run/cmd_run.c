@@ -314,6 +314,7 @@ int cmd_run(int argc, char **argv)
 	if (!o.quiet && isatty(STDOUT_FILENO) == 1)
 		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
+	report.columns = o.columns;
 	status = run_reps(&o, &spec, &report, ex, cl);
 	if ((err = cb_report_finish(&report)) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(-err));

@@ -145,15 +145,28 @@ static bool opt_folded(void *o, const char *v)
 
 static bool opt_format(void *o, const char *v)
 {
-	static const char *const names[] = { [STAT_TEXT] = "text", [STAT_CSV] = "csv", [STAT_JSON] = "json" };
+	enum cb_format f;
 
-	for (int f = STAT_TEXT; f <= STAT_JSON; f++)
-		if (strcmp(v, names[f]) == 0) {
-			OPTS(o)->format = (enum stat_format)f;
-			return true;
-		}
-	cli_error("--format must be text, csv or json, not '%s'", v);
-	return false;
+	/* "text" is what stat called its table before every command said "table": scripts may still say it. */
+	if (!strcmp(v, "text"))
+		v = "table";
+	if (cb_format_parse(v, &f) < 0 || f == CB_FORMAT_MARKDOWN) {
+		cli_error("--format must be table, csv or json, not '%s'", v);
+		return false;
+	}
+	OPTS(o)->format = f;
+	return true;
+}
+
+static bool opt_columns(void *o, const char *v)
+{
+	size_t n;
+	const struct cb_field *f = stat_line_fields(&n);
+
+	if (!cli_check_columns(f, n, v))
+		return false;
+	OPTS(o)->columns = v;
+	return true;
 }
 
 static const struct cli_option stat_options[] = {
@@ -170,7 +183,10 @@ static const struct cli_option stat_options[] = {
 	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", .parse = opt_folded },
 	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
 	  "alone, no process is needed", CLI_SET(CLI_STORE_TRUE, struct stat_opts, system) },
-	{ "format", "text|csv|json", "aligned text (default), CSV or JSON Lines", .parse = opt_format },
+	{ "format", "table|csv|json", "a table for people (default; 'text' is its old name), CSV or JSON Lines",
+	  .parse = opt_format },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what fits the terminal)",
+	  .parse = opt_columns },
 };
 
 #define N_STAT_OPTIONS ((int)(sizeof(stat_options) / sizeof(stat_options[0])))
@@ -253,22 +269,6 @@ static struct line sum_line(const struct stat_state *st, bool total)
 	return l;
 }
 
-static void cell_int(bool csv, int width, int64_t v)
-{
-	if (csv)
-		v >= 0 ? printf(",%" PRId64, v) : printf(",");
-	else
-		v >= 0 ? printf(" %*" PRId64, width, v) : printf(" %*s", width, "-");
-}
-
-static void cell_flt(bool csv, int width, int decimals, double v)
-{
-	if (csv)
-		!isnan(v) ? printf(",%.*f", decimals, v) : printf(",");
-	else
-		!isnan(v) ? printf(" %*.*f", width, decimals, v) : printf(" %*s", width, "-");
-}
-
 /* Where the counts come from: the kernel's copy count (cow_copies), or write faults on present pages (wp_faults). */
 static const char *copies_source(const struct stat_state *st)
 {
@@ -279,8 +279,6 @@ static const char *copies_source(const struct stat_state *st)
 	return st->ts_err == 0 ? "taskstats" : "";
 }
 
-/* Write faults on present pages by cause (forkcow.h); the names of their columns. */
-static const char *const cause_cols[CB_FC_NCLASS] = { "fork_copies", "fork_reuses", "zero_copies", "other_wp_faults" };
 
 /* The text header names what cow_copies counts here: every kernel copy, or write faults. */
 static const char *copies_label(const struct stat_state *st)
@@ -290,82 +288,128 @@ static const char *copies_label(const struct stat_state *st)
 	return st->ts_err == 0 && !st->system_only ? "all_copies" : "cow_copies";
 }
 
-static void print_header(const struct stat_state *st)
+/*
+ * A sample line's fields (cowbench/output.h): CSV columns and JSON keys as
+ * scripts read them (the two orders differ: copy_ns_mean and copies_source
+ * have a field for each), then the table's, in its own order (pos).
+ */
+enum stat_field {
+	SF_LINE, SF_TIME, SF_PROCS, SF_COPIES, SF_COPY_NS, SF_MEAN_CSV, SF_MINFLT, SF_MAJFLT, SF_PDIRTY, SF_SYS,
+	SF_MEAN_JSON, SF_SOURCE_CSV, SF_CAUSE0, SF_WP_FAULTS = SF_CAUSE0 + CB_FC_NCLASS, SF_SOURCE_JSON, SF_COPY_MS, SF_US_COPY,
+	SF_NFIELDS
+};
+
+#define ALL CB_FIELD_ALL
+
+static struct cb_field stat_fields[SF_NFIELDS] = {
+	[SF_LINE] = { "line", "line", CB_KIND_TEXT, CB_FIELD_JSON, 0, -1, 0, 0 },
+	[SF_TIME] = { "time_s", "time_s", CB_KIND_NUMBER, ALL, 0, -1, 8, 1 },
+	[SF_PROCS] = { "procs", "procs", CB_KIND_COUNT, ALL, 3, -1, 5, 2 },
+	[SF_COPIES] = { "cow_copies", "cow_copies", CB_KIND_COUNT, ALL, 0, -1, 10, 7 },
+	[SF_COPY_NS] = { "copy_ns", "copy_ns", CB_KIND_COUNT, CB_FIELD_DATA, 0, -1, 0, 0 },
+	[SF_MEAN_CSV] = { "copy_ns_mean", "copy_ns_mean", CB_KIND_NUMBER, CB_FIELD_CSV, 0, -1, 0, 0 },
+	[SF_MINFLT] = { "minflt", "minflt", CB_KIND_COUNT, ALL, 3, -1, 9, 10 },
+	[SF_MAJFLT] = { "majflt", "majflt", CB_KIND_COUNT, ALL, 5, -1, 6, 11 },
+	[SF_PDIRTY] = { "private_dirty_kb", "private_dirty_kb", CB_KIND_COUNT, ALL, 4, -1, 0, 12 },
+	[SF_SYS] = { "sys_cow_faults", "sys_cow_faults", CB_KIND_COUNT, ALL, 2, -1, 0, 13 },
+	[SF_MEAN_JSON] = { "copy_ns_mean", "copy_ns_mean", CB_KIND_NUMBER, CB_FIELD_JSON, 0, -1, 0, 0 },
+	[SF_SOURCE_CSV] = { "copies_source", "copies_source", CB_KIND_TEXT, CB_FIELD_CSV, 0, -1, 0, 0 },
+	[SF_CAUSE0] = { "fork_copies", "fork_copies", CB_KIND_COUNT, ALL, 6, -1, 11, 3 },
+	[SF_CAUSE0 + 1] = { "fork_reuses", "fork_reuses", CB_KIND_COUNT, ALL, 6, -1, 11, 4 },
+	[SF_CAUSE0 + 2] = { "zero_copies", "zero_copies", CB_KIND_COUNT, ALL, 7, -1, 11, 5 },
+	[SF_CAUSE0 + 3] = { "other_wp_faults", "other_wp_faults", CB_KIND_COUNT, ALL, 7, -1, 15, 6 },
+	[SF_WP_FAULTS] = { "wp_faults", "wp_faults", CB_KIND_COUNT, CB_FIELD_DATA, 0, -1, 0, 0 },
+	[SF_SOURCE_JSON] = { "copies_source", "copies_source", CB_KIND_TEXT, CB_FIELD_JSON, 0, -1, 0, 0 },
+	[SF_COPY_MS] = { "copy_ms", "copy_ms", CB_KIND_NUMBER, CB_FIELD_VIEW, 1, -1, 9, 8 },
+	[SF_US_COPY] = { "us_per_copy", "us/copy", CB_KIND_NUMBER, CB_FIELD_VIEW, 2, -1, 8, 9 },
+};
+
+const struct cb_field *stat_line_fields(size_t *n)
 {
-	if (st->o.format == STAT_CSV) {
-		printf("time_s,procs,cow_copies,copy_ns,copy_ns_mean,minflt,majflt,private_dirty_kb,sys_cow_faults,"
-		       "copies_source");
-		for (int k = 0; k < CB_FC_NCLASS; k++)
-			printf(",%s", cause_cols[k]);
-		printf(",wp_faults\n");
-	} else if (st->o.format == STAT_JSON) {
-		return;
-	} else {
-		printf("%8s %5s", "time_s", "procs");
-		if (st->causes)
-			printf(" %11s %11s %11s %15s", cause_cols[0], cause_cols[1], cause_cols[2], cause_cols[3]);
-		printf(" %10s %9s %8s %9s %6s %16s %14s\n", copies_label(st), "copy_ms", "us/copy", "minflt", "majflt",
-		       "private_dirty_kb", "sys_cow_faults");
-	}
-	cli_flush_stdout(); /* at once: whoever reads it knows the baseline is taken */
+	*n = SF_NFIELDS;
+	return stat_fields;
 }
 
-/* JSON Lines: one object per line, null for what was not measured. */
-static void print_json(const struct stat_state *st, const char *label, double t, const struct line *l)
-{
-	const int64_t v[] = { l->procs, l->copies, l->copy_ns, l->minflt, l->majflt, l->private_dirty_kb, l->sys_cow };
-	static const char *const k[] = { "procs", "cow_copies", "copy_ns", "minflt", "majflt", "private_dirty_kb",
-					 "sys_cow_faults" };
+static struct cb_out stat_out;
 
-	printf("{\"line\":\"%s\",\"time_s\":%.3f", label, t);
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		v[i] >= 0 ? printf(",\"%s\":%" PRId64, k[i], v[i]) : printf(",\"%s\":null", k[i]);
-	if (l->copies > 0 && l->copy_ns >= 0)
-		printf(",\"copy_ns_mean\":%.1f", (double)l->copy_ns / (double)l->copies);
+/* The texts of one line's numbers, alive until it is written. */
+struct stat_texts {
+	char n[SF_NFIELDS][32];
+};
+
+/* A counter: its digits, or not measured (-1): empty in CSV, null in JSON, "-" in the table. */
+static struct cb_val counter(struct stat_texts *t, size_t f, bool table, int64_t v)
+{
+	if (v < 0)
+		return table ? (struct cb_val){ .type = CB_VAL_RAW, .text = "-" } : cb_none();
+	snprintf(t->n[f], sizeof(t->n[f]), "%" PRId64, v);
+	return (struct cb_val){ .type = CB_VAL_RAW, .text = t->n[f] };
+}
+
+static struct cb_val decimal(struct stat_texts *t, size_t f, bool table, int decimals, double v)
+{
+	if (isnan(v))
+		return table ? (struct cb_val){ .type = CB_VAL_RAW, .text = "-" } : cb_none();
+	snprintf(t->n[f], sizeof(t->n[f]), "%.*f", decimals, v);
+	return (struct cb_val){ .type = CB_VAL_RAW, .text = t->n[f] };
+}
+
+static void line_values(const struct stat_state *st, const char *label, const struct line *l, struct cb_val *v,
+			struct stat_texts *t)
+{
+	bool table = st->o.format == CB_FORMAT_TABLE, total = strcmp(label, "total") == 0;
+	double mean = l->copies > 0 && l->copy_ns >= 0 ? (double)l->copy_ns / (double)l->copies : NAN;
+
+	for (size_t i = 0; i < SF_NFIELDS; i++)
+		v[i] = cb_none();
+	v[SF_LINE] = cb_text(total ? "total" : "interval");
+	if (st->o.format == CB_FORMAT_JSON)
+		v[SF_TIME] = decimal(t, SF_TIME, false, 3, total ? cli_now_s() - st->t0 : atof(label));
 	else
-		printf(",\"copy_ns_mean\":null");
-	for (int c = 0; c < CB_FC_NCLASS; c++)
-		l->cause[c] >= 0 ? printf(",\"%s\":%" PRId64, cause_cols[c], l->cause[c])
-				 : printf(",\"%s\":null", cause_cols[c]);
-	l->wp_faults >= 0 ? printf(",\"wp_faults\":%" PRId64, l->wp_faults) : printf(",\"wp_faults\":null");
-	printf(",\"copies_source\":\"%s\"}\n", copies_source(st));
-	cli_flush_stdout();
+		v[SF_TIME] = cb_text(label);
+	v[SF_PROCS] = counter(t, SF_PROCS, table, l->procs);
+	/* The table has one count column, headed by what it counts here (copies_label). */
+	v[SF_COPIES] = counter(t, SF_COPIES, table, table && st->copies_from_faults ? l->wp_faults : l->copies);
+	v[SF_WP_FAULTS] = counter(t, SF_WP_FAULTS, table, l->wp_faults);
+	v[SF_COPY_NS] = counter(t, SF_COPY_NS, table, l->copy_ns);
+	v[SF_MEAN_CSV] = v[SF_MEAN_JSON] = decimal(t, SF_MEAN_CSV, table, 1, mean);
+	v[SF_MINFLT] = counter(t, SF_MINFLT, table, l->minflt);
+	v[SF_MAJFLT] = counter(t, SF_MAJFLT, table, l->majflt);
+	v[SF_PDIRTY] = counter(t, SF_PDIRTY, table, l->private_dirty_kb);
+	v[SF_SYS] = counter(t, SF_SYS, table, l->sys_cow);
+	v[SF_SOURCE_CSV] = v[SF_SOURCE_JSON] = cb_text(copies_source(st));
+	for (int k = 0; k < CB_FC_NCLASS; k++)
+		v[SF_CAUSE0 + k] = !table || st->causes ? counter(t, SF_CAUSE0 + (size_t)k, table, l->cause[k]) : cb_none();
+	v[SF_COPY_MS] = decimal(t, SF_COPY_MS, table, 2, l->copy_ns >= 0 ? (double)l->copy_ns / 1e6 : NAN);
+	v[SF_US_COPY] = decimal(t, SF_US_COPY, table, 2, mean / 1e3);
+}
+
+static void print_header(const struct stat_state *st)
+{
+	struct cb_val v[SF_NFIELDS];
+	struct stat_texts t;
+
+	/* The header names what cow_copies counts here: every kernel copy, or write faults. */
+	stat_fields[SF_COPIES].label = copies_label(st);
+	cb_out_open(&stat_out, stdout, st->o.format, stat_fields, SF_NFIELDS, st->o.columns);
+	stat_out.stream = true;
+	line_values(st, "0.0", &(struct line){ .procs = -1, .copies = -1, .copy_ns = -1, .minflt = -1, .majflt = -1,
+						.private_dirty_kb = -1, .sys_cow = -1, .cause = { -1, -1, -1, -1 },
+						.wp_faults = -1 },
+		    v, &t);
+	cb_out_header(&stat_out, v);
+	cli_flush_stdout(); /* at once: whoever reads it knows the baseline is taken */
 }
 
 static void print_line(const struct stat_state *st, const char *label, const struct line *l)
 {
-	bool csv = st->o.format == STAT_CSV;
-	double mean = l->copies > 0 && l->copy_ns >= 0 ? (double)l->copy_ns / (double)l->copies : NAN;
+	struct cb_val v[SF_NFIELDS];
+	struct stat_texts t;
 
-	if (st->o.format == STAT_JSON) {
-		print_json(st, strcmp(label, "total") == 0 ? "total" : "interval",
-			   strcmp(label, "total") == 0 ? cli_now_s() - st->t0 : atof(label), l);
-		return;
-	}
-
-	printf(csv ? "%s" : "%8s", label);
-	cell_int(csv, 5, l->procs);
-	for (int k = 0; k < CB_FC_NCLASS && st->causes && !csv; k++)
-		cell_int(csv, k == 3 ? 15 : 11, l->cause[k]);
-	cell_int(csv, 10, st->copies_from_faults && !csv ? l->wp_faults : l->copies); /* its own header in text */
-	if (csv) {
-		cell_int(csv, 0, l->copy_ns);
-		cell_flt(csv, 0, 1, mean);
-	} else {
-		cell_flt(csv, 9, 2, l->copy_ns >= 0 ? (double)l->copy_ns / 1e6 : NAN);
-		cell_flt(csv, 8, 2, mean / 1e3);
-	}
-	cell_int(csv, 9, l->minflt);
-	cell_int(csv, 6, l->majflt);
-	cell_int(csv, 16, l->private_dirty_kb);
-	cell_int(csv, 14, l->sys_cow);
-	if (csv) {
-		printf(",%s", copies_source(st));
-		for (int k = 0; k < CB_FC_NCLASS; k++)
-			cell_int(csv, 0, l->cause[k]);
-		cell_int(csv, 0, l->wp_faults);
-	}
-	printf("\n");
+	line_values(st, label, l, v, &t);
+	cb_out_record(&stat_out, v);
+	if (!strcmp(label, "total"))
+		cb_out_close(&stat_out);
 	cli_flush_stdout();
 }
 
@@ -655,7 +699,7 @@ static int start_watching(struct stat_state *st, char **cmdv)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_state st = { .o = { .interval = 1.0, .children = true } };
+	struct stat_state st = { .o = { .interval = 1.0, .children = true, .format = CB_FORMAT_TABLE } };
 	struct line total;
 	int cmd, status;
 	bool ended;

@@ -16,7 +16,7 @@
 
 struct advice_ctx {
 	const struct stat_where *w;
-	enum stat_format fmt;
+	enum cb_format fmt;
 	FILE *out;
 	int64_t all_copies;
 	const char *source;
@@ -33,11 +33,11 @@ static void say(struct advice_ctx *c, const char *kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (c->lines++ == 0 && c->fmt == STAT_TEXT)
+	if (c->lines++ == 0 && c->fmt == CB_FORMAT_TABLE)
 		fprintf(c->out, "\nadvice (from the numbers above; copies counted by %s):\n", c->source);
-	if (c->fmt == STAT_TEXT) {
+	if (c->fmt == CB_FORMAT_TABLE) {
 		fprintf(c->out, "  - %s\n", text);
-	} else if (c->fmt == STAT_JSON) {
+	} else if (c->fmt == CB_FORMAT_JSON) {
 		fprintf(c->out, "{\"advice\":\"%s\",\"text\":\"", kind);
 		for (const char *p = text; *p; p++)
 			fprintf(c->out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
@@ -226,7 +226,7 @@ static void advise_snapshot(struct advice_ctx *c)
 	}
 }
 
-void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out)
+void where_advice_print(struct stat_where *w, enum cb_format fmt, FILE *out)
 {
 	struct advice_ctx c = { .w = w, .fmt = fmt, .out = out };
 

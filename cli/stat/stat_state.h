@@ -20,7 +20,8 @@ struct stat_opts {
 	double interval;
 	long count;
 	bool children, system;
-	enum stat_format format;
+	enum cb_format format;
+	const char *columns; /* --columns: the table's */
 	struct stat_where_opts where;
 };
 
@@ -93,5 +94,8 @@ void stat_drain_exits(struct stat_state *st);
 void stat_mark_line(struct stat_state *st);
 /* The write faults' causes settled once the watch ends. */
 void stat_finish_causes(struct stat_state *st);
+
+/* A sample line's fields (cmd_stat.c): CSV, JSON and the table's columns. */
+const struct cb_field *stat_line_fields(size_t *n);
 
 #endif

@@ -2,6 +2,8 @@
 #define COWBENCH_STAT_WHERE_H
 
 #include <stdbool.h>
+
+#include <cowbench/output.h> /* enum cb_format */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -17,7 +19,6 @@
  */
 
 enum stat_where_mode { WHERE_NONE = 0, WHERE_MAPS, WHERE_CODE };
-enum stat_format { STAT_TEXT = 0, STAT_CSV, STAT_JSON };
 
 struct stat_where_opts {
 	enum stat_where_mode mode;
@@ -66,7 +67,7 @@ struct stat_where_totals {
 };
 
 /** The tables, totals and advice (text or JSON Lines) at the end of the run. */
-void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, enum stat_format fmt, FILE *out);
+void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, enum cb_format fmt, FILE *out);
 /** Whether a file of --where (--folded) could not be written: the run then exits 1. */
 bool stat_where_write_failed(const struct stat_where *w);
 

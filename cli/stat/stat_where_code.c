@@ -294,25 +294,25 @@ static void json_str(FILE *out, const char *s)
 }
 
 static void print_table(const struct stat_where *w, const struct cb_strmap *m, const char *title, const char *kind,
-			enum stat_format fmt, FILE *out)
+			enum cb_format fmt, FILE *out)
 {
 	size_t n;
 	struct cb_strmap_entry *e = cb_strmap_sorted(m, &n);
 
 	if (!e)
 		return;
-	if (fmt == STAT_TEXT)
+	if (fmt == CB_FORMAT_TABLE)
 		fprintf(out, "%s\n%10s %6s  %s\n", title, "faults", "share", kind);
 	for (size_t i = 0; i < n && (long)i < w->o.top; i++) {
 		double share = 100.0 * (double)e[i].value / (double)w->code_samples;
 		int64_t est = (int64_t)e[i].value * w->o.sample;
 
-		if (fmt == STAT_JSON) {
+		if (fmt == CB_FORMAT_JSON) {
 			fprintf(out, "{\"where\":\"code\",\"kind\":\"%s\",\"name\":", kind);
 			json_str(out, e[i].key);
 			fprintf(out, ",\"samples\":%" PRId64 ",\"faults_est\":%" PRId64 ",\"share_pct\":%.1f}\n", (int64_t)e[i].value,
 				est, share);
-		} else if (fmt == STAT_CSV) {
+		} else if (fmt == CB_FORMAT_CSV) {
 			fprintf(out, "where_code,%s,%" PRId64 ",%" PRId64 ",%.1f,", kind, (int64_t)e[i].value, est, share);
 			json_str(out, e[i].key); /* quoted: names hold commas (C++) */
 			fputc('\n', out);
@@ -349,9 +349,9 @@ bool stat_where_write_failed(const struct stat_where *w)
 	return w && w->write_failed;
 }
 
-void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out)
+void where_code_print(struct stat_where *w, enum cb_format fmt, FILE *out)
 {
-	if (fmt == STAT_TEXT) {
+	if (fmt == CB_FORMAT_TABLE) {
 		fprintf(out, "\nwhere (code): %" PRId64 " write faults on present pages sampled", w->code_samples);
 		if (w->o.sample > 1)
 			fprintf(out, " (1 in %ld; faults below are samples x %ld)", w->o.sample, w->o.sample);

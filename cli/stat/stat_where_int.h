@@ -101,11 +101,11 @@ struct queued *where_sample_copy(const struct cb_wpfault_sample *s);
 const struct cb_wpfault_sample *where_sample_of(const struct queued *q);
 size_t where_code_process(struct stat_where *w, size_t max);
 void where_code_free(struct stat_where *w);
-void where_code_print(struct stat_where *w, enum stat_format fmt, FILE *out);
+void where_code_print(struct stat_where *w, enum cb_format fmt, FILE *out);
 /* A forked CPython child of a CPython parent (both watched). */
 bool where_is_python_child(const struct stat_where *w, const struct wproc *p);
 
 /* stat_advice.c: advice lines tied to the numbers they rest on. */
-void where_advice_print(struct stat_where *w, enum stat_format fmt, FILE *out);
+void where_advice_print(struct stat_where *w, enum cb_format fmt, FILE *out);
 
 #endif

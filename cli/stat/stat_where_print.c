@@ -45,17 +45,17 @@ static const char *thp_word(const struct vrow *r)
 }
 
 /* A number, or the format's empty cell when not measured. */
-static void cell(enum stat_format fmt, int width, bool have, int64_t v, FILE *out)
+static void cell(enum cb_format fmt, int width, bool have, int64_t v, FILE *out)
 {
-	if (fmt == STAT_TEXT)
+	if (fmt == CB_FORMAT_TABLE)
 		have ? fprintf(out, " %*" PRId64, width, v) : fprintf(out, " %*s", width, "-");
-	else if (fmt == STAT_CSV)
+	else if (fmt == CB_FORMAT_CSV)
 		have ? fprintf(out, ",%" PRId64, v) : fprintf(out, ",");
 	else
 		have ? fprintf(out, "%" PRId64, v) : fprintf(out, "null");
 }
 
-static void print_row(const struct stat_where *w, const struct prow *pr, enum stat_format fmt, FILE *out)
+static void print_row(const struct stat_where *w, const struct prow *pr, enum cb_format fmt, FILE *out)
 {
 	const struct vrow *r = pr->r;
 	bool wp = w->wp != NULL, pm = w->pagemap;
@@ -68,7 +68,7 @@ static void print_row(const struct stat_where *w, const struct prow *pr, enum st
 	static const int widths[] = { 8, 8, 9, 7, 10, 12, 11, 11 };
 
 	row_label(r, label, sizeof(label));
-	if (fmt == STAT_JSON) {
+	if (fmt == CB_FORMAT_JSON) {
 		fprintf(out, "{\"where\":\"maps\",\"pid\":%d,\"comm\":\"%s\",\"start\":\"%" PRIx64 "\",\"end\":\"%" PRIx64
 			"\",\"perms\":\"%s\",\"path\":", (int)pr->p->pid, pr->p->comm, r->start, r->end, r->perms);
 		fputc('"', out);
@@ -82,14 +82,14 @@ static void print_row(const struct stat_where *w, const struct prow *pr, enum st
 		fprintf(out, "}\n");
 		return;
 	}
-	if (fmt == STAT_CSV)
+	if (fmt == CB_FORMAT_CSV)
 		fprintf(out, "where_maps,%d,%" PRIx64 ",%" PRIx64 ",%s,%s", (int)pr->p->pid, r->start, r->end, r->perms,
 			thp_word(r));
 	else
 		fprintf(out, "%7d %-15.15s %-34.34s %4s", (int)pr->p->pid, pr->p->comm, label, thp_word(r));
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
 		cell(fmt, widths[i], have[i], vals[i], out);
-	if (fmt == STAT_CSV) /* the path last: it may hold anything */
+	if (fmt == CB_FORMAT_CSV) /* the path last: it may hold anything */
 		fprintf(out, ",\"%s\"", r->path);
 	fputc('\n', out);
 }
@@ -174,7 +174,7 @@ static void print_totals(const struct stat_where *w, const struct sums *s, size_
 			"sharer's pages turn private without a copy)\n", w->skipped_ticks);
 }
 
-static void print_maps(struct stat_where *w, const struct stat_where_totals *t, enum stat_format fmt, FILE *out)
+static void print_maps(struct stat_where *w, const struct stat_where_totals *t, enum cb_format fmt, FILE *out)
 {
 	size_t n, shown;
 	struct prow *rows = collect(w, &n);
@@ -183,22 +183,22 @@ static void print_maps(struct stat_where *w, const struct stat_where_totals *t, 
 	if (!rows)
 		return;
 	shown = n < (size_t)w->o.top ? n : (size_t)w->o.top;
-	if (fmt == STAT_TEXT) {
+	if (fmt == CB_FORMAT_TABLE) {
 		fprintf(out, "\nwhere (maps): by mapping, most copies first [faults: exceptions:page_fault_user; "
 			     "copied/zero_fill/reused/shared_now: pagemap;\n  d_*: smaps first to last look; unshared_kb: "
 			     "smaps Shared_Dirty turned Private_Dirty, per interval]\n");
 		fprintf(out, "%7s %-15s %-34s %4s %8s %8s %9s %7s %10s %12s %11s %11s\n", "pid", "comm", "mapping",
 			"thp", "faults", "copied", "zero_fill", "reused", "shared_now", "d_priv_dirty", "d_shr_dirty",
 			"unshared_kb");
-	} else if (fmt == STAT_CSV) {
+	} else if (fmt == CB_FORMAT_CSV) {
 		fprintf(out, "where_maps,pid,start,end,perms,thp,faults,copied,zero_fill,reused,shared_now,"
 			     "d_private_dirty_kb,d_shared_dirty_kb,smaps_unshared_kb,path\n");
 	}
 	for (size_t i = 0; i < shown; i++)
 		print_row(w, &rows[i], fmt, out);
-	if (fmt == STAT_TEXT)
+	if (fmt == CB_FORMAT_TABLE)
 		print_totals(w, &s, shown, n, t, out);
-	else if (fmt == STAT_JSON)
+	else if (fmt == CB_FORMAT_JSON)
 		fprintf(out, "{\"where\":\"maps-total\",\"processes\":%zu,\"mappings\":%zu,\"faults\":%" PRId64
 			",\"copied\":%" PRId64 ",\"zero_fill\":%" PRId64 ",\"reused\":%" PRId64 ",\"unclassified\":%" PRId64
 			",\"smaps_unshared_kb\":%" PRId64 "}\n", w->nprocs, n, s.faults + s.unmapped, s.copied, s.zero,
@@ -206,7 +206,44 @@ static void print_maps(struct stat_where *w, const struct stat_where_totals *t, 
 	free(rows);
 }
 
-void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, enum stat_format fmt, FILE *out)
+static void where_print(struct stat_where *w, const struct stat_where_totals *t, enum cb_format fmt, FILE *out);
+
+/*
+ * On a terminal the table's text fits its width: each line written whole,
+ * then wrapped, its continuation indented under its start (a long total,
+ * a mapping's row, a call path).
+ */
+void stat_where_print(struct stat_where *w, const struct stat_where_totals *t, enum cb_format fmt, FILE *out)
+{
+	int width = fmt == CB_FORMAT_TABLE ? cb_terminal_width(out) : 0;
+	char *text = NULL, *line;
+	size_t len = 0;
+	FILE *mem;
+
+	if (!width || !(mem = open_memstream(&text, &len))) {
+		where_print(w, t, fmt, out);
+		return;
+	}
+	where_print(w, t, fmt, mem);
+	if (fclose(mem) == 0 && text) {
+		/* line by line, the empty ones between sections kept */
+				for (line = text; *line;) {
+			char *nl = strchr(line, '\n');
+			size_t lead = strspn(line, " ");
+
+			if (nl)
+				*nl = '\0';
+			cb_print_wrapped(out, width, (int)lead + 4, line);
+			if (!nl)
+				break;
+			line = nl + 1;
+		}
+	}
+	free(text);
+	fflush(out);
+}
+
+static void where_print(struct stat_where *w, const struct stat_where_totals *t, enum cb_format fmt, FILE *out)
 {
 	if (w->o.mode == WHERE_NONE)
 		return;

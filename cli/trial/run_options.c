@@ -56,6 +56,14 @@ static bool opt_count(const char *name, const char *v, long min, long *out)
 static bool opt_reps(void *o, const char *v) { return opt_count("reps", v, 1, &OPTS(o)->reps); }
 static bool opt_warmup(void *o, const char *v) { return opt_count("warmup", v, 0, &OPTS(o)->warmup); }
 
+static bool opt_columns(void *o, const char *v)
+{
+	if (!cli_row_columns(v))
+		return false;
+	OPTS(o)->columns = v;
+	return true;
+}
+
 static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &OPTS(o)->adaptive.target); }
 static bool opt_max_reps(void *o, const char *v) { return opt_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
 static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &OPTS(o)->adaptive.max_ns); }
@@ -275,8 +283,10 @@ static const struct cli_option generic_options[] = {
 	  CLI_SET(CLI_STORE_FILE, struct run_opts, output), .not_axis = true },
 	{ "force", NULL, "replace an existing non-empty --output FILE", CLI_SET(CLI_STORE_TRUE, struct run_opts, force),
 	  .not_axis = true },
-	{ "format", "csv|json|table", "row format; default a table on a terminal, csv when piped or with --output "
+	{ "format", "csv|json|table|markdown", "row format; default a table on a terminal, csv when piped or with --output "
 	  "(json: JSON Lines)", CLI_SET(CLI_STORE_ROW_FORMAT, struct run_opts, format), .not_axis = true },
+	{ "columns", "NAME[,NAME]", "the table's columns, in this order (default: what the rows have and the terminal fits)",
+	  .parse = opt_columns, .not_axis = true },
 	{ "samples", "FILE", "also write every first write to FILE as CSV: rep,index,page,latency_ns "
 	  "(page-order workloads)", CLI_SET(CLI_STORE_FILE, struct run_opts, samples),
 	  .not_axis = true /* one file per run */ },

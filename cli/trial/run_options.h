@@ -31,6 +31,7 @@ struct run_opts {
 	const char *samples;         /* --samples=FILE: every first write as CSV */
 	bool force; /* --force: replace a non-empty --output */
 	enum cb_format format;
+	const char *columns; /* --columns: the table's */
 	long precopy, precopy_depth; /* -1: leave the sysctl alone */
 	struct cb_wl_params params;  /* the region: page type, NUMA placement */
 	bool workload_given, writer_given, seed_given, break_given; /* refused where the workload cannot honour them */

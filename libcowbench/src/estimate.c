@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cowbench/estimate.h>
+#include <cowbench/output.h>
 #include <cowbench/report.h>
 #include <cowbench/stats.h>
 
@@ -515,21 +516,18 @@ bool cb_metric_is_count(const char *column)
 }
 
 /* "141x", "2.43x", "0.344x": three digits, no exponent below a million. */
-static void factor_text(char *buf, size_t len, double f)
-{
-	snprintf(buf, len, f >= 100 && f < 1e6 ? "%.0fx" : "%.3gx", f);
-}
-
 void cb_ratio_text(char *buf, size_t len, double r, double lo, double hi)
 {
-	char a[24], b[24], c[24];
+	char a[32], b[32], c[32];
 
-	factor_text(a, sizeof(a), r);
-	if (isnan(lo) || isnan(hi)) {
+	/* Each factor as the output layer's ratio cells print it (cb_fmt_ratio: three significant digits). */
+	cb_fmt_ratio(a, sizeof(a), r);
+	cb_fmt_ratio(b, sizeof(b), lo);
+	cb_fmt_ratio(c, sizeof(c), hi);
+	if (!isfinite(lo) || !isfinite(hi))
 		snprintf(buf, len, "%s", a);
-		return;
-	}
-	factor_text(b, sizeof(b), lo);
-	factor_text(c, sizeof(c), hi);
-	snprintf(buf, len, "%s [%s, %s]", a, b, c);
+	else if (!strcmp(b, a) && !strcmp(c, a))
+		snprintf(buf, len, "%s", a); /* every value gave that one ratio: no interval to show */
+	else
+		snprintf(buf, len, "%s [%s, %s]", a, b, c);
 }

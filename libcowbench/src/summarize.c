@@ -9,6 +9,7 @@
 #include <cowbench/matrix.h>
 #include <cowbench/noise.h>
 #include <cowbench/order.h>
+#include <cowbench/report.h>
 #include <cowbench/summarize.h>
 
 static const struct cb_row_group *find_group(const struct cb_row_group *g, size_t n, const char *key)
@@ -195,10 +196,18 @@ static int judge_ratios(const struct cb_summarize_opts *o, struct line_set *ls)
 	err = cb_compare_decide(set, k, CB_ADJUST_BH, &co);
 	for (size_t i = 0; i < ls->n; i++) {
 		const struct cb_compare *c = &ls->l[i].c;
+		const struct cb_column *col = cb_column_find(ls->l[i].metric);
+		bool up = c->change.ratio ? c->change.est > 1 : c->change.est > 0;
 
-		if (ls->l[i].has_ratio)
-			ls->l[i].verdict = !c->significant ? "~" :
-					   (c->change.ratio ? c->change.est > 1 : c->change.est > 0) ? "higher" : "lower";
+		if (!ls->l[i].has_ratio)
+			continue;
+		/* The column table knows where less is better; elsewhere a change has no direction. */
+		if (!c->significant)
+			ls->l[i].verdict = "~";
+		else if (col && (col->flags & CB_COL_LOWER_BETTER))
+			ls->l[i].verdict = up ? "worse" : "better";
+		else
+			ls->l[i].verdict = up ? "higher" : "lower";
 	}
 	free(set);
 	return err;

@@ -22,6 +22,7 @@
 #include <cowbench/numa.h>
 #include <cowbench/hugepage.h>
 #include <cowbench/units.h>
+#include <cowbench/output.h>
 #include <cowbench/vmas.h>
 #include <cowbench/wpfault.h>
 #include <cowbench/noise.h>

@@ -127,7 +127,12 @@ int cb_p_adjust(const double *p, size_t n, enum cb_p_adjust m, double *adj);
 /** Whether a result column is a count (an integer column that is neither a time nor an identity). */
 bool cb_metric_is_count(const char *column);
 
-/** Text of a ratio with its interval: "608x [412x, 673x]", "1.23x [1.11x, 1.35x]", "0.981x"; the one spelling. */
+/**
+ * Text of a ratio with its interval, the one spelling every command, plot
+ * and report prints: "608x [412x, 673x]", "1.23x [1.11x, 1.35x]"; each
+ * factor as cb_fmt_ratio (cowbench/output.h) writes it; just "0.981x" when
+ * the interval is not finite or reads as the point itself ("4097x").
+ */
 void cb_ratio_text(char *buf, size_t len, double r, double lo, double hi);
 
 #endif

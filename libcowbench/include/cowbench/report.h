@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cowbench/output.h>
+
 /*
  * Result rows and their writers. The CSV schema is versioned: a change
  * that removes, renames or re-means a column bumps CB_SCHEMA_VERSION;
@@ -135,7 +137,18 @@ const char *cb_rep_kind_name(enum cb_rep_kind k);
 
 enum cb_col_type { CB_COL_INT, CB_COL_FLOAT, CB_COL_STR };
 
-/** One column: the table drives the CSV, JSON and table writers and the docs test. */
+/** Where a column shows in the table for people (cowbench/output.h); pos 0: not shown. */
+struct cb_column_view {
+	unsigned char pos;      /* the table's order, from 1 */
+	unsigned char priority; /* 0: never left out on a narrow terminal; the highest go first */
+	enum cb_kind kind;      /* the cells' unit */
+	const char *label;      /* the header: the quantity, without the unit the cells show */
+};
+
+/**
+ * One column: the table drives the CSV, JSON, table and Markdown writers
+ * (through cb_row_fields), compare's direction and the docs test.
+ */
 struct cb_column {
 	const char *name;
 	enum cb_col_type type;
@@ -143,6 +156,7 @@ struct cb_column {
 	int decimals;    /* for CB_COL_FLOAT */
 	const char *help;
 	unsigned flags;  /* CB_COL_* */
+	struct cb_column_view view;
 };
 
 /* The column says which configuration a row measured: rows of one cell agree on every one. */
@@ -154,6 +168,10 @@ struct cb_column {
 #define CB_COL_IDENTITY_LEGACY 0x2u
 /* A time (or rate) of the measured loop: what an evidence rep's instrumentation perturbs. */
 #define CB_COL_TIMED 0x4u
+/* Less is better (times, faults, copies): compare calls a rise worse; other columns have no direction. */
+#define CB_COL_LOWER_BETTER 0x8u
+/* The table shows it in every block, also where the row has none (rep, status). */
+#define CB_COL_SHOWN 0x10u
 
 /** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
 bool cb_row_is_evidence(const struct cb_row *row);
@@ -170,24 +188,26 @@ const struct cb_column *cb_columns(size_t *count);
 const struct cb_column *cb_column_find(const char *name);
 /** One cell as text; "" means not measured (or not applicable) here. */
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len);
-
-enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE };
-int cb_format_parse(const char *s, enum cb_format *out);
-
-#define CB_REPORT_MAX_TCOLS 40
+/**
+ * The row's field table for the output layer (cowbench/output.h), built
+ * from the column table: every column in CSV and JSON, those with a view in
+ * the table, in the view's order. *count gets its length.
+ */
+const struct cb_field *cb_row_fields(size_t *count);
 
 struct cb_report {
 	FILE *fp;
 	enum cb_format format;
 	bool sync;         /* fsync after every row (files) */
-	bool started;
+	bool started;      /* set true before the first row: the header is there already (--resume) */
 	size_t rows;
+	const char *columns; /* --columns for the table (checked with cb_out_columns_check), or NULL */
+	struct cb_out out;
+	bool open;
 	/* The table's current block (its columns depend on the workload). */
-	int units;                 /* enum cb_units_style of fp */
-	size_t tcols;
-	unsigned char tcol[CB_REPORT_MAX_TCOLS];
 	char table_workload[32];
-	bool table_ok, table_cell;
+	bool table_ok;
+	char cells[CB_OUT_MAX_FIELDS][32]; /* the numbers' text of the row being written */
 };
 
 /** Start a report on fp (headers are written with the first row or at close). */

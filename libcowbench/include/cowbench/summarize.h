@@ -32,7 +32,7 @@ struct cb_summary_line {
 	bool has_ratio;
 	double ratio, rlo, rhi; /* c.change: a ratio, or a difference where a value is <= 0 (c.change.ratio false) */
 	struct cb_compare c;    /* this cell against its baseline (old) cell, decided over the output's ratios */
-	const char *verdict;    /* "higher" or "lower" than the baseline (significant), "~", or "" without a ratio */
+	const char *verdict;    /* significant: "worse"/"better" than the baseline where less is better (CB_COL_LOWER_BETTER), else "higher"/"lower"; "~"; "" without a ratio */
 	const struct cb_row_group *group;
 	int explained;     /* noisy lines: 1 when cb_noise_explain found what co-varied, else 0 */
 	char cause[512];   /* noisy lines: that cause, or that none was found */
