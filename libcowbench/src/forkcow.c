@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,7 +249,7 @@ static bool parse_maps_line(const char *line, struct cb_fc_map *m)
 }
 
 /* Frames of one mapping into its bitmaps; false when pagemap cannot be read. */
-static bool snap_map(struct cb_forkcow *f, pid_t pid, struct fmap *fm)
+static bool snap_map(struct cb_forkcow *f, int pagemap_fd, struct fmap *fm)
 {
 	uint64_t pages = (fm->m.end - fm->m.start) / f->page, *e;
 	size_t bytes = (size_t)(pages + 7) / 8;
@@ -260,7 +261,7 @@ static bool snap_map(struct cb_forkcow *f, pid_t pid, struct fmap *fm)
 	fm->wp = calloc(bytes, 1);
 	fm->wc = calloc(bytes, 1);
 	if (!fm->zero || !fm->shared || !fm->wp || !fm->wc ||
-	    cb_pagemap_read(pid, (const void *)(uintptr_t)fm->m.start, pages, f->page, e) < 0) {
+	    cb_pagemap_read_fd(pagemap_fd, (uintptr_t)fm->m.start, pages, f->page, e) < 0) {
 		free(e);
 		return false;
 	}
@@ -290,10 +291,17 @@ static bool snapshot(struct cb_forkcow *f, pid_t pid, struct fork_rec *r)
 	char path[64], line[512];
 	size_t cap = 0;
 	FILE *fp;
+	int pm;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (!(fp = fopen(path, "re")))
+	/* One open of each file per fork: this runs at every fork of the watched tree, beside it on a CPU. */
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	if ((pm = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(fp = fopen(path, "re"))) {
+		close(pm);
+		return false;
+	}
 	while (fgets(line, sizeof(line), fp)) {
 		struct fmap fm;
 
@@ -302,7 +310,7 @@ static bool snapshot(struct cb_forkcow *f, pid_t pid, struct fork_rec *r)
 			continue;
 		if (!grow((void **)&r->maps, &cap, r->nmaps, sizeof(*r->maps)))
 			break;
-		if (!snap_map(f, pid, &fm)) {
+		if (!snap_map(f, pm, &fm)) {
 			drop_map(&fm);
 			continue;
 		}
@@ -310,6 +318,7 @@ static bool snapshot(struct cb_forkcow *f, pid_t pid, struct fork_rec *r)
 		r->maps[r->nmaps++] = fm;
 	}
 	fclose(fp);
+	close(pm);
 	return r->nmaps > 0;
 }
 
