@@ -78,9 +78,10 @@ static struct wproc *add_proc(struct stat_where *w, pid_t pid, pid_t ppid, bool 
 	p->ppid = ppid;
 	p->alive = true;
 	p->at_start = at_start;
-	read_comm(pid, p->comm, sizeof(p->comm));
 	if (!at_start && ppid && where_proc(w, ppid))
 		memcpy(p->comm, where_proc(w, ppid)->comm, sizeof(p->comm)); /* a fork child runs its parent's program */
+	else
+		read_comm(pid, p->comm, sizeof(p->comm));
 	return p;
 }
 
