@@ -1,9 +1,12 @@
 """A forking CPython loop for bench_stat: N times, fork a child that walks a list of objects
 (touching their reference counts, so COW copies the pages they sit on) and exits; the parent
-waits for each child. usage: forkloop.py [FORKS] [OBJECTS]"""
+waits for each child. usage: forkloop.py [FORKS] [OBJECTS] [TIMEFILE]; TIMEFILE gets the seconds
+the program itself ran (building the objects and the loop), apart from what starts or ends it."""
 import os
 import sys
+import time
 
+t0 = time.monotonic()
 forks = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 objects = [str(i) * 3 for i in range(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)]
 for _ in range(forks):
@@ -14,3 +17,6 @@ for _ in range(forks):
             n += len(o)
         os._exit(0)
     os.waitpid(pid, 0)
+if len(sys.argv) > 3:
+    with open(sys.argv[3], "w", encoding="ascii") as f:
+        f.write(f"{time.monotonic() - t0:.6f}\n")

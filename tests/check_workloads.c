@@ -331,6 +331,53 @@ START_TEST(test_replay_gaps)
 }
 END_TEST
 
+/*
+ * replay without --size: the region is the trace's mappings (here one of 16,400 pages, more than the usual
+ * 64M), in run and in every matrix cell; an explicit --size below that is refused naming it, above it is kept.
+ */
+START_TEST(test_replay_size_from_trace)
+{
+	char dir[] = "/tmp/cbtest-rsize.XXXXXX", trace[96], opt[128];
+	const long long need = 16400LL * 4096;
+	struct {
+		const char *cmd, *size;
+		long long bytes; /* size_bytes of the row; 0: refused */
+	} cases[] = {
+		{ "run", NULL, need }, { "matrix", NULL, need }, { "run", "--size=65600K", need },
+		{ "run", "--size=80M", 80LL << 20 }, { "run", "--size=65596K", 0 }, { "matrix", "--size=64M", 0 },
+	};
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(trace, sizeof(trace), "%s/s.trace", dir);
+	snprintf(opt, sizeof(opt), "--trace=%s", trace);
+	fp = fopen(trace, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("# cowbench-trace 1\n# source: t\n# kernel: k\n# command: c\nt_ns,fork,side,pid,map,kind,map_pages,page,"
+	      "class\n5000,1,child,7,0,heap,16400,3,copy\n6000,1,child,7,0,heap,16400,16399,copy\n"
+	      "# end records=2 lost=0 complete\n", fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { CB_CLI_PATH, cases[i].cmd, "--workload=replay", opt, "--writer=child", "--reps=1",
+				       "--warmup=0", "--probes=none", "--format=json", cases[i].size, NULL };
+		struct cli_result r = tu_run_cli(argv);
+
+		if (cases[i].bytes) {
+			ck_assert_msg(r.status == 0, "%s %s: exit %d: %s", cases[i].cmd, cases[i].size, r.status, r.err);
+			ck_assert_int_eq(json_num(r.out, "size_bytes"), cases[i].bytes);
+			ck_assert_int_eq(json_num(r.out, "touched"), 2);
+		} else {
+			ck_assert_msg(r.status == 2, "%s %s: exit %d", cases[i].cmd, cases[i].size, r.status);
+			ck_assert_msg(strstr(r.err, "--size=65600K") != NULL, "%s", r.err);
+			ck_assert_str_eq(r.out, "");
+		}
+		tu_free(&r);
+	}
+	unlink(trace);
+	rmdir(dir);
+}
+END_TEST
+
 /* With one node the placement options still parse, and the rows say how many nodes there are. */
 START_TEST(test_cli_numa_and_thp_alias)
 {
@@ -379,6 +426,7 @@ static Suite *workloads_suite(void)
 	tcase_add_test(tc, test_cli_numa_and_thp_alias);
 	tcase_add_test(tc, test_cli_child_numa);
 	tcase_add_test(tc, test_replay_gaps);
+	tcase_add_test(tc, test_replay_size_from_trace);
 	suite_add_tcase(s, tc);
 	return s;
 }

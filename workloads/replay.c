@@ -169,7 +169,7 @@ static int replay_check(const struct cb_run_spec *spec, char *why, size_t len)
 		return e;
 	if (spec->page_size != 4096 || spec->size / spec->page_size < l.pages) {
 		snprintf(why, len, "--trace needs --size=%lluK at least (the %llu pages of the mappings its %zu writes "
-			 "of fork %u land in) and 4 KiB pages", (unsigned long long)l.pages * 4, (unsigned long long)l.pages,
+			 "of fork %u land in; leave --size out for exactly that) and 4 KiB pages", (unsigned long long)l.pages * 4, (unsigned long long)l.pages,
 			 l.writes, l.fork);
 		e = -EINVAL;
 	} else if (CB_WL_OPTS(&spec->opts, struct replay_opts)->gaps && l.span_ns > GAPS_MAX_NS) {
@@ -184,6 +184,21 @@ static int replay_check(const struct cb_run_spec *spec, char *why, size_t len)
 	free(l.base);
 	cb_trace_free(&t);
 	return e;
+}
+
+/* Without --size: the pages of the mappings the played fork's writes land in. */
+static int replay_input_size(const struct cb_run_spec *spec, uint64_t *bytes, char *why, size_t len)
+{
+	struct cb_trace t;
+	struct layout l;
+	int e = load(spec, &t, &l, why, len);
+
+	if (e < 0)
+		return e;
+	*bytes = l.pages * 4096;
+	free(l.base);
+	cb_trace_free(&t);
+	return 0;
 }
 
 static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
@@ -238,4 +253,5 @@ const struct cb_workload cb_workload_replay = {
 	.check = replay_check,
 	.options = replay_options,
 	.options_size = sizeof(struct replay_opts),
+	.input_size = replay_input_size,
 };

@@ -204,8 +204,8 @@ static void stat_usage(void)
 	       "signal) gets SIGTERM, as it does if stat dies (PR_SET_PDEATHSIG).\n\n"
 	       "As root, write faults are also split by cause: fork_copies (pages a fork shared, copied),\n"
 	       "fork_reuses, zero_copies and other_wp_faults (see the man page). Cost to the watched program:\n"
-	       "stat reads a forking process's page map at each fork; a Python loop forking 100 times ran\n"
-	       "about 1.2-1.8x slower under stat (loaded 2-vCPU VM, docs/cowbench.1).\n\n");
+	       "about 1.3 us more in each write fault (the tracepoint's sample), and a page-map read by stat\n"
+	       "at each fork; a Python loop forking 100 times ran 1.04-1.23x slower (2-vCPU VM, bench_stat).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 

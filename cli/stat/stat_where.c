@@ -78,9 +78,11 @@ static struct wproc *add_proc(struct stat_where *w, pid_t pid, pid_t ppid, bool 
 	p->ppid = ppid;
 	p->alive = true;
 	p->at_start = at_start;
-	read_comm(pid, p->comm, sizeof(p->comm));
+	where_index_add(w, w->nprocs - 1);
 	if (!at_start && ppid && where_proc(w, ppid))
 		memcpy(p->comm, where_proc(w, ppid)->comm, sizeof(p->comm)); /* a fork child runs its parent's program */
+	else
+		read_comm(pid, p->comm, sizeof(p->comm));
 	return p;
 }
 
@@ -620,6 +622,7 @@ void stat_where_free(struct stat_where *w)
 		free_snaps(w->procs[i].old, w->procs[i].nold);
 	}
 	free(w->procs);
+	free(w->index);
 	for (size_t i = 0; i < w->nunknown; i++)
 		free(w->unknown[i]);
 	free(w->unknown);

@@ -61,6 +61,8 @@ struct stat_where {
 	int kpageflags_fd;
 	struct wproc *procs;
 	size_t nprocs, capprocs;
+	uint32_t *index;            /* pid -> 1 + its place in procs (open addressing); NULL: a linear search */
+	size_t index_mask;
 	pid_t born[256];
 	size_t nborn;
 	long exits_pending, skipped_ticks, nlooks;
@@ -81,6 +83,8 @@ struct stat_where {
 
 /* stat_procs.c: a watched process by PID, and the mappings its faults fall in. */
 struct wproc *where_proc(const struct stat_where *w, pid_t pid);
+/* procs[at] was appended: index it (every sample of every process on the machine looks its pid up). */
+void where_index_add(struct stat_where *w, size_t at);
 const struct cb_vmas *where_layout(const struct stat_where *w, const struct wproc *p);
 /* Pages a row's process copied there, and from which source ("pagemap", "tracepoint", "smaps"). */
 int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const char **source);

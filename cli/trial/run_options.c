@@ -244,7 +244,7 @@ static bool opt_workload_option(void *o, const char *v)
 
 static const struct cli_option generic_options[] = {
 	{ "workload", "NAME", "workload to run (cowbench list); default seq", .parse = opt_workload },
-	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M", .parse = opt_size },
+	{ "size", "SIZE", "region size: bytes or K/M/G/T (binary); default 64M (replay: its trace's mappings)", .parse = opt_size },
 	{ "reps", "N", "measured repetitions, one row each; default 5", .parse = opt_reps, .not_axis = true },
 	{ "warmup", "N", "unrecorded repetitions before them; default 1", .parse = opt_warmup, .not_axis = true },
 	{ "target-ci", "PCT", "adaptive reps: run until the 95 % interval of the headline metric's mean is within "
@@ -513,17 +513,35 @@ const struct run_opts cli_run_defaults = {
 };
 
 /*
- * Without --size, a workload's own default size (snapshot: the seed's 1 GiB
- * array) when it passes the workload's check here (memory), else 64M.
+ * Without --size: the size the workload's input needs (replay: the trace's
+ * mappings), written into buf; else the workload's own default size
+ * (snapshot: the seed's 1 GiB array) when it passes the workload's check
+ * here (memory), else 64M. An input that cannot be read leaves 64M, and the
+ * real check reports why.
  */
-static const char *default_size(const struct run_opts *o, size_t page_size)
+static const char *default_size(const struct run_opts *o, size_t page_size, char *buf, size_t buflen)
 {
 	const struct cb_workload *w = cb_workload_find(o->workload);
 	struct cb_run_spec trial;
 	uint64_t size;
 	char why[256];
 
-	if (o->size_text != cli_run_defaults.size_text || !w->default_size)
+	if (o->size_text != cli_run_defaults.size_text)
+		return o->size_text;
+	if (w->input_size) {
+		int err = 0;
+
+		trial = (struct cb_run_spec){ .page_size = page_size, .writer = o->writer, .fork = !o->no_fork };
+		cb_run_spec_set_workload(&trial, w);
+		for (int i = 0; !err && i < o->nwl; i++)
+			err = cb_run_spec_set_option(&trial, o->wl[i].name, o->wl[i].value, why, sizeof(why));
+		if (!err && w->input_size(&trial, &size, why, sizeof(why)) == 0 && size) {
+			snprintf(buf, buflen, "%" PRIu64 "K", size >> 10);
+			return buf;
+		}
+		return o->size_text;
+	}
+	if (!w->default_size)
 		return o->size_text;
 	if (cb_size_parse(w->default_size, &size) < 0 ||
 	    build_spec(o, size, page_size, &trial, why, sizeof(why)) != -ENOMEM)
@@ -563,9 +581,9 @@ int cli_run_make_spec(struct run_spec_ctx *ctx, const struct run_opts *o, struct
 	struct cb_clock *clk = &ctx->clocks[o->clock];
 	struct run_opts sized = *o;
 	uint64_t size;
-	char why[256];
+	char why[256], input_size[32];
 
-	sized.size_text = default_size(o, page_size);
+	sized.size_text = default_size(o, page_size, input_size, sizeof(input_size));
 	if (resolve_size(ctx, &sized, page_size, &size) < 0)
 		return -1;
 	if (build_spec(o, size, page_size, spec, why, sizeof(why)) < 0) {

@@ -28,6 +28,11 @@ static int read_entries(int fd, uintptr_t first_page, size_t npages, uint64_t *o
 	return 0;
 }
 
+int cb_pagemap_read_fd(int fd, uintptr_t addr, size_t npages, size_t page_size, uint64_t *out)
+{
+	return read_entries(fd, addr / page_size, npages, out);
+}
+
 int cb_pagemap_read_path(const char *path, uintptr_t addr, size_t npages, size_t page_size, uint64_t *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -24,6 +24,8 @@ int cb_pagemap_read(pid_t pid, const void *addr, size_t npages, size_t page_size
 /** The same from a pagemap file (tests use fixture files); addr is an offset in pages there. */
 int cb_pagemap_read_path(const char *path, uintptr_t addr, size_t npages, size_t page_size,
 			 uint64_t *out);
+/** The same from an open pagemap file: several ranges of one process for one open. */
+int cb_pagemap_read_fd(int fd, uintptr_t addr, size_t npages, size_t page_size, uint64_t *out);
 
 struct cb_pagemap_diff {
 	int64_t copied;      /* touched pages whose frame changed */

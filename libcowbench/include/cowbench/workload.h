@@ -78,6 +78,12 @@ struct cb_workload {
 	/* Optional: --size when none is given ("1G"); when the check refuses it, the usual 64M. */
 	const char *default_size;
 	/*
+	 * Optional: the region the workload's input needs (replay: its trace's
+	 * mappings), in *bytes; without --size the region is that size (it wins
+	 * over default_size). 0, or a negative errno with a reason in why[].
+	 */
+	int (*input_size)(const struct cb_run_spec *spec, uint64_t *bytes, char *why, size_t len);
+	/*
 	 * Optional: the axes of this workload's group in the default matrix
 	 * ("size=64M snapshot=fork,uffd-wp,memcpy"), NULL for none.
 	 */
