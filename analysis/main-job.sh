@@ -63,21 +63,7 @@ metrics=lat_p50_ns,elapsed_ns,fork_ns,slowdown
 # The headline ratios, first in report.md: what a cell's writes cost after fork, against its
 # --no-fork twin's. Every number and its text is summarize's own (its JSON, read by field name).
 "$cowbench" summarize --quiet --metric=elapsed_ns --baseline fork=0 --format=json "$out/results.csv" |
-	python3 -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin]
-rows = [r for r in rows if r.get("ratio_text")]
-if rows:
-    print("## What COW costs: the headline ratios\n")
-    print("Each fork cell'"'"'s `elapsed_ns` (the time its writes took) over its `fork=0` twin'"'"'s: the")
-    print("Hodges-Lehmann ratio with its exact interval, Mann-Whitney p adjusted over the ratios")
-    print("(`cowbench summarize --metric=elapsed_ns --baseline fork=0`; docs/reference.md, Statistics);")
-    print("`summary.txt` has the same for the per-write p50.\n")
-    print("| cell | ratio [CI] | CI level | p (adj) | verdict |\n|---|---:|---:|---:|---|")
-    for r in rows:
-        print("| `%s` | %s | %.1f %% | %.3g | %s |" % (r["cell"], r["ratio_text"], 100 * r["change_ci_level"],
-                                                    r["p_adj"], r["verdict"]))
-' >"$out/ratios.md"
+	python3 analysis/headline-ratios.py >"$out/ratios.md"
 
 # ---- native unit costs (issue 30): what a COW write fault, a trap-free COW break (one
 # MADV_POPULATE_WRITE) and a private write cost on this host, interleaved; the study's native
