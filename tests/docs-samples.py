@@ -118,7 +118,7 @@ SAMPLES = {
                               measured=True, varies=STAT_VARIES + [
                                   r"^where \(code\): # write faults on present pages sampled \[exceptions:page_fault_user; ",
                                   r"^ *# of them further than frame pointers reach",
-                                  r"^ *# # \S+ \([^)]+\)$",  # a function and its file
+                                  r"^ *# # \S+( \([^)]+\))?$",  # a function (and its file, when known)
                                   r"^ *# # \S+( <- \S+)+$",  # a call path
                                   r"^ *- "]),  # advice
     "explain": Sample([Step("cowbench run --size=64M --reps=3 --explain --probes=all --format=table",
