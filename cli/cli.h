@@ -235,16 +235,27 @@ void cli_inputs_free(struct cli_inputs *in);
 int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created);
 /* Undo cli_output_open_locked after a later error: close, and remove the file if it created it. */
 void cli_output_discard(const char *path, int fd, bool created);
-/* After a failed write: a file this run created and left empty goes again (never a 0-byte "result"). */
-void cli_output_drop_if_empty(const char *path, bool created);
+/* After a failed write, before closing FD: a file this run created and left empty goes again. */
+void cli_output_drop_if_empty(const char *path, int fd, bool created);
 /* Whole-file writers (merge, summarize): a temporary file, renamed over PATH by commit. */
 struct cli_output {
 	FILE *fp;         /* stdout when path is NULL */
 	const char *path;
+	char target[4096]; /* the file written: PATH, or the file its symbolic link names */
 	char tmp[4096];
 	int lockfd;
+	bool existed, force; /* without either, commit never replaces a file that appeared meanwhile */
 };
 int cli_output_begin(struct cli_output *out, const char *path, bool force);
+/* The same for an option other than --output (its name in messages). */
+int cli_output_begin_as(struct cli_output *out, const char *option, const char *path, bool force);
+/*
+ * What begin checks before anything runs (every output of every command):
+ * -1 after one line (a usage error) for a directory, device, FIFO, a name
+ * under /dev or /proc, too long a name, a link to nothing, an unwritable
+ * directory, or a non-empty file without FORCE. TARGET: the file to write.
+ */
+int cli_output_check(const char *option, const char *path, bool force, char *target, size_t tlen);
 /*
  * No command writes over one of its inputs (paths.c): whether two names
  * are one file (device and inode; for files not yet there, the resolved
