@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "testutil.h"
 
@@ -216,6 +217,19 @@ static const struct bad_case {
 	  { CSV_A, FILE_("s.svg", "rep,index,page,latency_ns\r\n1,0,0,100\r\n") }, "write over the input" },
 	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "cat", "@/a.csv", NULL }, { CSV_A }, SAME },
 	{ { "cowbench", "stat", "--where=code", "--folded=@", "--", "true", NULL }, { { 0 } }, "not a regular file" },
+	/* record and stat --folded: every other output's checks, before the command runs (it would leave @/ran) */
+	{ { "cowbench", "record", "--output=@/a.csv", "--", "touch", "@/ran", NULL }, { CSV_A }, "give --force" },
+	{ { "cowbench", "record", "--output=@", "--", "touch", "@/ran", NULL }, { { 0 } }, "not a regular file" },
+	{ { "cowbench", "record", "--output=@/no/t", "--", "touch", "@/ran", NULL }, { { 0 } }, "cannot write in" },
+	{ { "cowbench", "record", "--output=@/..", "--", "touch", "@/ran", NULL }, { { 0 } }, "needs a file name" },
+	{ { "cowbench", "record", "--output=/dev/null", "--", "touch", "@/ran", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "record", "--force", "--output=@/t.trace", "--", "@/t.trace", NULL }, { TRACE }, SAME },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "touch", "@/ran", NULL }, { CSV_A },
+	  "give --force" },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/no/f", "--", "touch", "@/ran", NULL }, { { 0 } },
+	  "cannot write in" },
+	{ { "cowbench", "summarize", "--metric=,", "@/a.csv", NULL }, { CSV_A }, "--metric" },
+	{ { "cowbench", "summarize", "--metric=", "@/a.csv", NULL }, { CSV_A }, "--metric" },
 	/* an --output is a file to replace: /dev/stdout, /dev/null and fd links are refused alike */
 	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/stdout", NULL }, { { 0 } }, "leave out --output" },
 	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/null", NULL }, { { 0 } }, "leave out --output" },
@@ -317,6 +331,65 @@ START_TEST(fifo_inputs_refused)
 }
 END_TEST
 
+/*
+ * record --output and stat --folded that no file can take: a 10,000-character name, a FIFO, a
+ * device node (root), a symbolic link to nothing: exit 2 before the command runs, the node as it was.
+ */
+START_TEST(record_folded_outputs_refused)
+{
+	char dir[] = "/tmp/cbtest-recoutXXXXXX", ran[600], fifo[600], dev[600], dangling[600], opt[12000];
+	static const char *const kinds[] = { "long", "fifo", "dev", "dangling" };
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ran, sizeof(ran), "%s/ran", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(dev, sizeof(dev), "%s/null", dir);
+	snprintf(dangling, sizeof(dangling), "%s/dangling", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("nowhere/x", dangling), 0);
+	bool have_dev = mknod(dev, S_IFCHR | 0600, makedev(1, 3)) == 0; /* root only */
+	for (int cmd = 0; cmd < 2; cmd++)
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			const char *name = k == 1 ? fifo : k == 2 ? dev : dangling;
+			const char *argv[] = { "cowbench", cmd ? "stat" : "record", opt, "--force", "--", "touch", ran,
+					       NULL, NULL };
+			struct cli_result r;
+			int off;
+
+			if (k == 2 && !have_dev)
+				continue;
+			if (cmd) { /* stat's options: --where=code --folded=FILE */
+				argv[2] = "--where=code";
+				argv[3] = opt;
+				argv[4] = "--force";
+				argv[5] = "--";
+				argv[6] = "touch";
+				argv[7] = ran;
+			}
+			off = snprintf(opt, sizeof(opt), "%s=", cmd ? "--folded" : "--output");
+			if (k == 0) {
+				memset(opt + off, 'a', 10000);
+				opt[off + 10000] = '\0';
+			} else {
+				snprintf(opt + off, sizeof(opt) - (size_t)off, "%s", name);
+			}
+			r = tu_run_cli(argv);
+			ck_assert_msg(r.status == 2, "%s %s: exit %d: %s", argv[1], kinds[k], r.status, r.err);
+			ck_assert_msg(tu_count_lines(r.err) == 1, "%s %s: %s", argv[1], kinds[k], r.err);
+			ck_assert_msg(access(ran, F_OK) != 0, "%s %s: the command ran", argv[1], kinds[k]);
+			tu_free(&r);
+		}
+	ck_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	ck_assert(lstat(dangling, &st) == 0 && S_ISLNK(st.st_mode));
+	ck_assert(!have_dev || (lstat(dev, &st) == 0 && S_ISCHR(st.st_mode)));
+	unlink(fifo);
+	unlink(dev);
+	unlink(dangling);
+	ck_assert_int_eq(rmdir(dir), 0); /* nothing else left */
+}
+END_TEST
+
 /* stat -p of a process that has exited but is not reaped: nothing to watch, said at once (exit 2). */
 START_TEST(stat_zombie_refused)
 {
@@ -355,6 +428,7 @@ static Suite *badinput_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, bad_input_table, 0, (int)NCASES);
 	tcase_add_test(tc, fifo_inputs_refused);
+	tcase_add_test(tc, record_folded_outputs_refused);
 	tcase_add_test(tc, stat_zombie_refused);
 	suite_add_tcase(s, tc);
 	return s;

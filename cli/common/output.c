@@ -143,18 +143,32 @@ int cli_output_check(const char *option, const char *path, bool force, char *tar
 	}
 	if (cli_output_path_check(option, path) < 0)
 		return -1;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (!realpath(path, real)) {
-			cli_error("%s %s: a symbolic link to nothing writable (%s)", option, path, strerror(errno));
+	/* a symbolic link (a chain of them) is followed to the file it names, which need not exist yet */
+	snprintf(real, sizeof(real), "%s", path);
+	for (int hops = 0; lstat(real, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+		char link[PATH_MAX];
+		ssize_t n = readlink(real, link, sizeof(link) - 1);
+		const char *ls = strrchr(real, '/');
+
+		if (n < 0 || hops >= 40) {
+			cli_error("%s %s: %s", option, path, strerror(n < 0 ? errno : ELOOP));
 			return -1;
 		}
+		link[n] = '\0';
+		if (link[0] == '/' || !ls)
+			snprintf(dir, sizeof(dir), "%s", link);
+		else if ((size_t)snprintf(dir, sizeof(dir), "%.*s/%s", (int)(ls - real), real, link) >= sizeof(dir)) {
+			cli_error("%s %.60s...: name too long", option, path);
+			return -1;
+		}
+		snprintf(real, sizeof(real), "%s", dir);
 		if (cli_output_path_check(option, real) < 0)
 			return -1;
 		use = real;
 	}
 	if (stat(use, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			cli_error("%s %s: not a regular file", option, path);
+			cli_error("%s %s: not a regular file%s", option, path, S_ISDIR(st.st_mode) ? " (Is a directory)" : "");
 			return -1;
 		}
 		if (st.st_size > 0 && !force) {
