@@ -126,6 +126,72 @@ START_TEST(plot_never_runs_data)
 }
 END_TEST
 
+/*
+ * plot --out DIR reads only what this run wrote (issue 39): a data file and its metadata planted
+ * in DIR/data (a cdf_ name, drawn by cdf.gp, which loads the .gp) never run, an earlier run's
+ * report is replaced only with --force, and a link or FIFO where plot writes is refused (exit 2)
+ * before anything runs, left as it was.
+ */
+START_TEST(plot_reads_only_its_own_files)
+{
+	char dir[] = "/tmp/cbtest-plantXXXXXX", path[700], mark[700], gp[1600], victim[700];
+	const char *plot[] = { "cowbench", "plot", FX("results_known.csv"), "--out", dir, NULL, NULL };
+	struct cli_result r;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	snprintf(path, sizeof(path), "%s/data", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(gp, sizeof(gp), "system(\"touch %s\")\n", mark);
+	snprintf(path, sizeof(path), "%s/data/cdf_planted.gp", dir);
+	write_file(path, gp, strlen(gp));
+	snprintf(path, sizeof(path), "%s/data/cdf_planted.dat", dir);
+	write_file(path, "\"x\"\n1 2\n", 9);
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(access(mark, F_OK) != 0, "planted gnuplot code ran");
+	ck_assert_msg(!strstr(r.out, "planted"), "an earlier file was plotted: %s", r.out);
+	tu_free(&r);
+	r = tu_run_cli(plot); /* the report of the run before: --force */
+	ck_assert_msg(r.status == 2 && strstr(r.err, "--force") && tu_count_lines(r.err) == 1, "exit %d: %s", r.status,
+		      r.err);
+	tu_free(&r);
+	plot[5] = "--force";
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	write_file(victim, "keep\n", 5);
+	snprintf(path, sizeof(path), "%s/cost.svg", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink("victim", path), 0);
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "not a regular file"), "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	ck_assert(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	ck_assert_int_eq(count_lines(victim), 1);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/data/cost.dat", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "not a regular file"), "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	ck_assert(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(unlink(path), 0);
+	r = tu_run_cli(plot); /* with --force and nothing odd: whole again, no private folder left */
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	{
+		const char *find[] = { "sh", "-c", "ls -a \"$0\" | grep -c cowbench-plot", dir, NULL };
+
+		r = tu_run_prog("sh", find, NULL);
+		ck_assert_msg(r.out && atoi(r.out) == 0, "a private folder was left: %s", r.out);
+		tu_free(&r);
+	}
+	ck_assert_msg(access(mark, F_OK) != 0, "planted gnuplot code ran");
+	rm_rf(dir);
+}
+END_TEST
+
 /* ---- 3. only a last record with no line end is torn; anything else is corruption ---- */
 
 START_TEST(stray_quote_is_corruption_not_a_torn_row)
@@ -842,6 +908,7 @@ static Suite *attack_suite(void)
 
 	tcase_set_timeout(files, 300);
 	tcase_add_test(files, plot_never_runs_data);
+	tcase_add_test(files, plot_reads_only_its_own_files);
 	tcase_add_test(files, stray_quote_is_corruption_not_a_torn_row);
 	tcase_add_test(files, torn_last_row_is_resumed_once);
 	tcase_add_test(files, read_errors_are_not_end_of_file);
