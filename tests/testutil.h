@@ -185,7 +185,7 @@ static inline bool tu_skip_if_delayacct_held(const char *what)
  * (CB_SYSCTL_JOURNAL_DIR/overrides: "PATH ORIGINAL PID:START ..."), live or
  * not; at most max PIDs, their count.
  */
-static inline int tu_delayacct_owners(long *pids, int max)
+static inline int tu_delayacct_owners_original(long *pids, int max, long *original)
 {
 	char path[512], line[8192];
 	const char *dir = getenv("COWBENCH_RUN_DIR");
@@ -201,7 +201,7 @@ static inline int tu_delayacct_owners(long *pids, int max)
 		if (!p || (size_t)(p - line) != strlen(CB_DELAYACCT_SYSCTL) ||
 		    strncmp(line, CB_DELAYACCT_SYSCTL, strlen(CB_DELAYACCT_SYSCTL)) != 0)
 			continue;
-		strtol(p + 1, &p, 10); /* the original value */
+		*original = strtol(p + 1, &p, 10); /* the value its last owner puts back */
 		while (*p == ' ' && n < max) {
 			long pid = strtol(p + 1, &end, 10);
 
@@ -213,6 +213,13 @@ static inline int tu_delayacct_owners(long *pids, int max)
 	}
 	fclose(fp);
 	return n;
+}
+
+static inline int tu_delayacct_owners(long *pids, int max)
+{
+	long original;
+
+	return tu_delayacct_owners_original(pids, max, &original);
 }
 
 static inline bool tu_delayacct_owned_by(long pid)
@@ -306,6 +313,16 @@ static inline void tu_save_delayacct(void)
 		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &tu_saved_delayacct) < 0)
 		tu_saved_delayacct = -1;
+	/*
+	 * A cowbench running beside (its journal entry) holds it now: the value to keep is the one
+	 * it puts back, not its own (saved and restored after it ended, that would be left on).
+	 */
+	{
+		long pids[256], original = -1;
+
+		if (tu_delayacct_owners_original(pids, 256, &original) > 0 && original >= 0)
+			tu_saved_delayacct = original;
+	}
 }
 
 /*

@@ -92,6 +92,7 @@ int cb_sysctl_read_long(const char *path, long *value)
 /* The sysctls cowbench changes; nothing else is ever written or restored. */
 static const char *const known_keys[] = {
 	CB_DELAYACCT_SYSCTL, CB_NR_HUGEPAGES_SYSCTL, CB_PRECOPY_SYSCTL, CB_PRECOPY_DEPTH_SYSCTL,
+	CB_PRECOPY_BATCH_SYSCTL, "/proc/sys/vm/overcommit_memory",
 };
 static char test_key[128]; /* cb_sysctl_test_key: a plain file standing in for a sysctl */
 
@@ -106,6 +107,11 @@ static bool known_key(const char *path)
 		if (strcmp(path, known_keys[i]) == 0)
 			return true;
 	return test_key[0] && strcmp(path, test_key) == 0;
+}
+
+int cb_sysctl_known(const char *path)
+{
+	return path && known_key(path);
 }
 
 static int write_text(const char *path, const char *text)
