@@ -311,21 +311,53 @@ START_TEST(bad_input_table)
 }
 END_TEST
 
-/* A FIFO as an input is refused at once by every reader (the matrix's used to block in open). */
+/*
+ * A FIFO as an input is refused at once by every reader (the matrix's used to block in open),
+ * also as replay's --trace (directly or through a link) and as the files tests point cowbench at.
+ */
 START_TEST(fifo_inputs_refused)
 {
-	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600];
-	const char *cmds[][5] = {
+	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600], link[600], trace[620], trace_link[620];
+	const char *cmds[][7] = {
 		{ "cowbench", "matrix", "--dry-run", fifo, NULL },
 		{ "cowbench", "summarize", fifo, NULL },
 		{ "cowbench", "merge", fifo, NULL },
+		{ "cowbench", "run", "-w", "replay", trace, "-r1", NULL },
+		{ "cowbench", "run", "-w", "replay", trace_link, "-r1", NULL },
+		{ "cowbench", "matrix", "--dry-run", "-w", "replay", trace_link, NULL },
+	};
+	static const char *const run[] = { "cowbench", "run", "-s", "64K", "-r", "1", "--probes=none", NULL };
+	static const char *const sys[] = { "cowbench", "stat", "--system", "--count=1", "--interval=0.1", NULL };
+	static const struct {
+		const char *var;
+		const char *const *argv;
+		int status;
+	} envs[] = {
+		{ "COWBENCH_MEMINFO", run, 0 },   /* no MemAvailable: the run is not held back */
+		{ "COWBENCH_PROC_CGROUP", run, 0 },
+		{ "COWBENCH_COWSTATS", sys, 2 },  /* --system without its file: refused */
 	};
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(fifo, sizeof(fifo), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	snprintf(trace, sizeof(trace), "--trace=%s", fifo);
+	snprintf(trace_link, sizeof(trace_link), "--trace=%s", link);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("f", link), 0);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		tu_assert_usage_error(cmds[i], "not a regular file");
+	/* the environment's stand-ins for /proc and /sys files: a FIFO is no file to wait on */
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		char env[700];
+		struct cli_result r;
+
+		snprintf(env, sizeof(env), "%s=%s", envs[i].var, fifo);
+		r = tu_run_cli_env(envs[i].argv, env);
+		ck_assert_msg(r.status == envs[i].status, "%s: exit %d: %s", env, r.status, r.err);
+		tu_free(&r);
+	}
+	unlink(link);
 	unlink(fifo);
 	rmdir(dir);
 }

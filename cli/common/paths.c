@@ -128,7 +128,7 @@ const char *cli_kernel_dir(void)
 /* A copy of a regular file as it is now (TO is created, never replaced); 0 or -errno, TO removed on failure. */
 int cli_copy_file(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY), out = -1, err = 0;
+	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), out = -1, err = 0; /* a FIFO: refused below */
 	struct stat st;
 	char buf[65536];
 	ssize_t got;

@@ -813,10 +813,8 @@ int cmd_plot(int argc, char **argv)
 		cli_error("plot needs a results CSV and --out DIR (see cowbench plot --help)");
 		return EXIT_USAGE;
 	}
-	if (check_out_dir(o.out, o.force) < 0)
-		goto out;
 	if (cli_plot_dir_not_input(o.out, argv + argi, argc - argi) < 0 ||
-	    cli_plot_dir_not_input(o.out, (char **)o.samples, o.nsamples) < 0)
+	    cli_plot_dir_not_input(o.out, (char **)o.samples, o.nsamples) < 0 || check_out_dir(o.out, o.force) < 0)
 		goto out;
 	if (cli_inputs_read(&in, argc - argi, argv + argi) < 0)
 		goto out;
