@@ -402,6 +402,11 @@ START_TEST(empty_and_impossible_rows)
 		{ "schema,workload,size_bytes,fork,rep,status\n1,seq,4096,1,0,ok\n", "rep 0" },
 		{ "schema,workload,size_bytes,fork,rep,status\n1,s\0q,4096,1,1,ok\n", "NUL byte" },
 		{ "schema,workload,size_bytes,fork,rep,status,slowdown\n1,seq,4096,1,1,ok,inf\n", "slowdown" },
+		/* a negative count or time is damage as nan is: no interval from -5 ns (issue 39) */
+		{ "schema,workload,size_bytes,fork,rep,status,elapsed_ns\n1,seq,4096,1,1,ok,-5\n", "negative elapsed_ns" },
+		{ "schema,workload,size_bytes,fork,rep,status,faults\n1,seq,4096,1,1,ok,-1\n", "negative faults" },
+		{ "schema,workload,size_bytes,fork,rep,status,cow_copies\n1,seq,4096,1,1,ok,-3\n", "negative cow_copies" },
+		{ "schema,workload,size_bytes,fork,rep,status,ns_per_page\n1,seq,4096,1,1,ok,-1.5\n", "negative ns_per_page" },
 	};
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));

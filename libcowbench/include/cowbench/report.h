@@ -152,6 +152,8 @@ struct cb_column {
 #define CB_COL_IDENTITY_LEGACY 0x2u
 /* A time (or rate) of the measured loop: what an evidence rep's instrumentation perturbs. */
 #define CB_COL_TIMED 0x4u
+/* A number that may be below 0 (a growth that can shrink); every other count, time and size cannot. */
+#define CB_COL_SIGNED 0x8u
 
 /** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
 bool cb_row_is_evidence(const struct cb_row *row);
