@@ -269,6 +269,8 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 /* -1 after one line when an output names /dev/... or /proc/... (stdout, null, fd links): omit it instead. */
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
+/* Data text escaped for Markdown and HTML (report.md's cells): one of 8 rotating static buffers. */
+const char *cli_md(const char *s);
 void cli_output_abort(struct cli_output *out);
 /*
  * Where a folder of data files lives (paths.c): $ENV_VAR, else the source

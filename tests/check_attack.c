@@ -192,6 +192,44 @@ START_TEST(plot_reads_only_its_own_files)
 }
 END_TEST
 
+/*
+ * report.md takes text from the rows (cell keys, host, kernel) as text: a tag, a table's '|', a
+ * code span's backquote or a link in a cell is escaped, never Markdown or HTML of its own.
+ */
+START_TEST(report_escapes_row_text)
+{
+	char dir[] = "/tmp/cbtest-mdXXXXXX", path[600], report[700];
+	const char *plot[] = { "cowbench", "plot", path, "--out", dir, NULL };
+	static const char csv[] =
+		"schema,workload,size_bytes,fork,rep,status,elapsed_ns,ns_per_page,host,cell\n"
+		"1,seq,4096,1,1,ok,100,100.0,<img src=x onerror=alert(1)>,x=<b>1</b>|y`z [l](javascript:v)\n"
+		"1,seq,4096,1,2,ok,110,110.0,<img src=x onerror=alert(1)>,x=<b>1</b>|y`z [l](javascript:v)\n"
+		"1,seq,4096,0,1,ok,90,90.0,<img src=x onerror=alert(1)>,x=<b>1</b>|y`z [l](javascript:v)\n";
+	struct cli_result r;
+	char *md;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.csv", dir);
+	snprintf(report, sizeof(report), "%s/out/report.md", dir);
+	write_file(path, csv, sizeof(csv) - 1);
+	char out[700];
+	snprintf(out, sizeof(out), "%s/out", dir);
+	plot[4] = out;
+	r = tu_run_cli(plot);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	md = tu_slurp(report, NULL);
+	ck_assert_ptr_nonnull(md);
+	for (const char *p = md; (p = strchr(p, '<')); p++) /* no tag: every '<' escaped */
+		ck_assert_msg(p > md && p[-1] == '\\', "a tag from the rows: %s", md);
+	ck_assert_msg(strstr(md, "\\<b\\>1\\</b\\>\\|y\\`z \\[l\\](javascript:v)"), "the cell not as text: %s", md);
+	for (const char *p = md; (p = strstr(p, "|y")); p++) /* every '|' of the cell escaped */
+		ck_assert_msg(p > md && p[-1] == '\\', "an unescaped | from the cell: %s", md);
+	free(md);
+	rm_rf(dir);
+}
+END_TEST
+
 /* ---- 3. only a last record with no line end is torn; anything else is corruption ---- */
 
 START_TEST(stray_quote_is_corruption_not_a_torn_row)
@@ -960,6 +998,7 @@ static Suite *attack_suite(void)
 	tcase_set_timeout(files, 300);
 	tcase_add_test(files, plot_never_runs_data);
 	tcase_add_test(files, plot_reads_only_its_own_files);
+	tcase_add_test(files, report_escapes_row_text);
 	tcase_add_test(files, stray_quote_is_corruption_not_a_torn_row);
 	tcase_add_test(files, torn_last_row_is_resumed_once);
 	tcase_add_test(files, read_errors_are_not_end_of_file);

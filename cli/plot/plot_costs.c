@@ -491,7 +491,7 @@ void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 		mode_name(&t[i], mode, sizeof(mode));
 		fmt_ratio(t[i].p99, p99, sizeof(p99));
 		fmt_ratio(t[i].runtime, rt, sizeof(rt));
-		fprintf(fp, "| `%s` | %s | %.0f → %.0f | %.1f %% | %.0f | ", t[i].mode->key, mode, t[i].faults_off,
+		fprintf(fp, "| %s | %s | %.0f → %.0f | %.1f %% | %.0f | ", cli_md(t[i].mode->key), cli_md(mode), t[i].faults_off,
 			t[i].faults_on, t[i].saved_pct, t[i].touched);
 		if (isnan(t[i].wasted))
 			fputs("- (needs root) | ", fp);
