@@ -22,6 +22,16 @@ if [ "${1:-}" = --bench-one ]; then
 	echo "$3,$rps,$(persistence "$sock")" >>"$8"
 	exit 0
 fi
+# The two settings the whole study needs are held through cowbench's settings journal by
+# redis_load for as long as this script runs (put back when it ends, however it ends; a run
+# beside it that holds them too is a co-owner, not overwritten): this script never writes one.
+# kernel.task_delayacct before redis-server starts, so the kernel keeps count of its COW copies
+# (taskstats); vm.overcommit_memory=1 is Redis's own advice for BGSAVE (a fork never fails for
+# want of commit charge).
+if [ "${REDIS_GUEST_HELD:-}" != 1 ]; then
+	REDIS_GUEST_HELD=1 exec redis_load --saves 0 --set kernel.task_delayacct=1,vm.overcommit_memory=1 -- \
+		sh "$0" "$@"
+fi
 keys=$1 vsize=$2 conns=$3 rounds=$4 before=$5 after=$6 bench=$7
 shift 7
 out=${REDIS_OUT:-/out}
@@ -29,11 +39,8 @@ tmp=${REDIS_TMP:-/tmp}
 sock=$tmp/redis.sock
 mkdir -p "$out" "$tmp"
 
-# What this script changes goes back on every exit, a failed step or a signal included (on bare
-# metal it runs as root on a real machine): the two settings, if they are still ours, and the
-# daemonized redis-server. The modes' sysctls are redis_load's, held through cowbench's journal.
-delayacct0=$(cat /proc/sys/kernel/task_delayacct)
-overcommit0=$(cat /proc/sys/vm/overcommit_memory)
+# What this script starts goes on every exit, a failed step or a signal included (on bare metal it
+# runs as root on a real machine): the daemonized redis-server.
 cleanup() {
 	rc=$?
 	trap - EXIT INT TERM HUP
@@ -44,8 +51,6 @@ cleanup() {
 		while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 		kill -9 "$pid" 2>/dev/null || true
 	fi
-	[ "$(cat /proc/sys/kernel/task_delayacct)" != 1 ] || echo "$delayacct0" >/proc/sys/kernel/task_delayacct
-	[ "$(cat /proc/sys/vm/overcommit_memory)" != 1 ] || echo "$overcommit0" >/proc/sys/vm/overcommit_memory
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -53,10 +58,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# Before redis-server starts, so the kernel keeps count of its COW copies (taskstats).
-echo 1 >/proc/sys/kernel/task_delayacct
-# Redis's own advice for BGSAVE (a fork never fails for want of commit charge).
-echo 1 >/proc/sys/vm/overcommit_memory
 redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no --dir "$tmp" --daemonize yes \
 	--enable-debug-command local --logfile "$tmp/redis.log" --pidfile "$tmp/redis.pid"
 i=0

@@ -127,6 +127,7 @@ static void usage(FILE *f)
 		"  --save-timeout S  a BGSAVE not done after S seconds is an error (default 600)\n"
 		"  --timeout S       connecting, and each reply, may take S seconds (default 30)\n"
 		"  with --saves 0: -- COMMAND [ARGS] runs COMMAND while the --set values are held\n"
+		"                    (without --socket: no server needed; stop signals go to COMMAND)\n"
 		"  --saves-out FILE  per-save rows are appended here (CSV), with each save's latency\n"
 		"                    quantiles inside its window and the run's outside every window\n"
 		"  --requests FILE   also every request (start, latency) is appended here (CSV)\n");
@@ -295,8 +296,8 @@ static int parse_args(int argc, char **argv, struct config *c)
 		c->command = argv + optind;
 	else if (rc == 0 && optind < argc)
 		rc = bad("argument (a COMMAND goes after --, with --saves 0)", argv[optind]);
-	if (rc == 0 && (!c->socket || !c->saves_path)) {
-		fprintf(stderr, "redis_load: --socket and --saves-out are required\n");
+	if (rc == 0 && !c->command && (!c->socket || !c->saves_path)) {
+		fprintf(stderr, "redis_load: --socket and --saves-out are required (or --saves 0 -- COMMAND)\n");
 		rc = -1;
 	}
 	return rc;
@@ -322,8 +323,14 @@ static int apply_set(const char *s)
 }
 
 /* A stop signal puts the settings back before dying of it (the journal's restore is async-signal-safe). */
+static volatile sig_atomic_t command_pid; /* COMMAND while it runs: a stop signal is passed on to it */
+
 static void on_stop(int sig)
 {
+	if (command_pid > 0) { /* it ends, then main puts the settings back */
+		kill((pid_t)command_pid, sig);
+		return;
+	}
 	cb_sysctl_restore_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -343,9 +350,13 @@ static int run_command(char **argv)
 		fprintf(stderr, "redis_load: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	command_pid = pid;
 	while (waitpid(pid, &ws, 0) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			command_pid = 0;
 			return 1;
+		}
+	command_pid = 0;
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
@@ -744,6 +755,16 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &c) < 0)
 		return 2; /* one line said why; nothing written */
 	signal(SIGPIPE, SIG_IGN); /* a server that goes away is an error reply, not our death */
+	if (!c.socket) { /* --saves 0 -- COMMAND alone: hold the settings while it runs (redis-guest.sh) */
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		signal(SIGHUP, on_stop);
+		for (int i = 0; i < c.nsets; i++)
+			if (apply_set(c.sets[i]) < 0)
+				goto out;
+		rc = run_command(c.command);
+		goto out;
+	}
 	if (!(ctl = connect_server(c.socket, c.timeout_s)))
 		return 1;
 	pid = info_get(ctl, "server", "process_id");
