@@ -317,7 +317,8 @@ END_TEST
  */
 START_TEST(fifo_inputs_refused)
 {
-	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600], link[600], trace[620], trace_link[620];
+	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600], link[600], trace[620], trace_link[620], samples[620],
+	     plot_dir[620];
 	const char *cmds[][7] = {
 		{ "cowbench", "matrix", "--dry-run", fifo, NULL },
 		{ "cowbench", "summarize", fifo, NULL },
@@ -325,6 +326,7 @@ START_TEST(fifo_inputs_refused)
 		{ "cowbench", "run", "-w", "replay", trace, "-r1", NULL },
 		{ "cowbench", "run", "-w", "replay", trace_link, "-r1", NULL },
 		{ "cowbench", "matrix", "--dry-run", "-w", "replay", trace_link, NULL },
+		{ "cowbench", "plot", FX("results_known.csv"), samples, "--out", plot_dir, NULL },
 	};
 	static const char *const run[] = { "cowbench", "run", "-s", "64K", "-r", "1", "--probes=none", NULL };
 	static const char *const sys[] = { "cowbench", "stat", "--system", "--count=1", "--interval=0.1", NULL };
@@ -343,6 +345,8 @@ START_TEST(fifo_inputs_refused)
 	snprintf(link, sizeof(link), "%s/l", dir);
 	snprintf(trace, sizeof(trace), "--trace=%s", fifo);
 	snprintf(trace_link, sizeof(trace_link), "--trace=%s", link);
+	snprintf(samples, sizeof(samples), "--samples=%s", link);
+	snprintf(plot_dir, sizeof(plot_dir), "%s/p", dir);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	ck_assert_int_eq(symlink("f", link), 0);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -48,7 +48,7 @@ static int plan_group(char *key, struct cb_matrix *m, size_t groups)
 
 int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan)
 {
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cli_fopen_input(path);
 	char line[1024];
 	size_t lineno = 0;
 

@@ -187,13 +187,13 @@ static int samples_read(const char *path, void (*fn)(void *, unsigned long long,
 			void *arg)
 {
 	struct cb_csv_record rec = { 0 };
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cli_fopen_input(path);
 	char why[200];
 	long line = 1;
 	int rc, err = 0;
 
 	if (!fp) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
+		cli_error("cannot read %s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	rc = cb_csv_read_record(fp, &rec);
