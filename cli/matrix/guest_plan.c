@@ -54,7 +54,7 @@ int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan)
 
 	memset(plan, 0, sizeof(*plan));
 	if (!fp) {
-		cli_error("cannot read plan %s: %s", path, strerror(errno));
+		cli_error("cannot read plan %s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), fp)) {
