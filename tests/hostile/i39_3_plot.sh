@@ -13,7 +13,8 @@ for variant in fresh earlier; do
 		printf 'system("touch %s/ran")\n' "$W" > "p/data/$n.gp"
 		printf '"x"\n1 2\n' > "p/data/$n.dat"
 		for f in png svg; do [ $variant = earlier ] && [ $n = planted ] && cp p/cost.$f "p/$n.$f"; done
-		try 0 "plot into $variant DIR with data/$n planted" "$CB" plot rows.csv --out p --force
+		force=; [ $variant = earlier ] && force=--force # an earlier run's report is replaced only with --force
+		try 0 "plot into $variant DIR with data/$n planted" "$CB" plot rows.csv --out p $force
 		[ -e ran ] && bump N_OTHER RAN "$variant DIR, data/$n.gp: planted gnuplot code ran"
 		grep -q planted <<<"$OUT" && bump N_OTHER REPLOT "$variant DIR: an earlier or planted plot was rendered again: $(grep planted <<<"$OUT" | head -1)"
 		ls -a p | grep -q cowbench-plot && bump N_PARTIAL PARTIAL "$variant DIR, $n: private folder left"
