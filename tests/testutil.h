@@ -343,6 +343,29 @@ static inline void tu_restore_delayacct(void)
 }
 
 /*
+ * Delay accounting on for a test, as cowbench turns it on: through the settings journal, so that a
+ * cowbench running beside sees an owner (and co-owns it rather than recording 1 as the value to put
+ * back), and a test that dies is put back by the next cowbench. Release with tu_delayacct_release()
+ * at the end of the test. false (a SKIP printed) when another live cowbench holds it off.
+ */
+static inline bool tu_delayacct_hold_on(const char *what)
+{
+	int err = cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1);
+
+	if (err == -EBUSY) {
+		printf("SKIP: %s: another running cowbench holds kernel.task_delayacct off\n", what);
+		return false;
+	}
+	ck_assert_msg(err == 0, "kernel.task_delayacct through the journal: %s", strerror(-err));
+	return true;
+}
+
+static inline void tu_delayacct_release(void)
+{
+	cb_sysctl_restore_all();
+}
+
+/*
  * What runs killed on purpose (SIGKILL mid-matrix, check_attack) left in
  * the settings journal is put back quietly, as root: otherwise the next
  * measuring cowbench, maybe another suite's bad-input case that wants one
