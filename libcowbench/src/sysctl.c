@@ -285,12 +285,22 @@ static const char *parse_num(const char *p, long long *out)
 	return p;
 }
 
+/*
+ * Lines for a key this build does not know (a newer cowbench's: vm.overcommit_memory was added
+ * after vm.cow_precopy_depth) are carried through as they are: never written or restored here,
+ * but not dropped either, or an older cowbench running beside a newer one would erase its
+ * entries and leave their settings changed with nothing recording them.
+ */
+static char foreign[2048];
+static size_t nforeign;
+
 /* Parse jbuf into ent[]; a line that does not parse is dropped (the journal is cowbench's own). */
 static void parse_journal(void)
 {
 	char *line = jbuf, *nl;
 
 	nent = 0;
+	nforeign = 0;
 	for (; *line && nent < MAX_ENTRIES; line = nl + 1) {
 		struct entry *e = &ent[nent];
 		char *sp = strchr(line, ' ');
@@ -304,8 +314,13 @@ static void parse_journal(void)
 			continue;
 		memcpy(e->path, line, (size_t)(sp - line));
 		e->path[sp - line] = '\0';
-		if (!known_key(e->path))
-			continue; /* never restored: not a setting cowbench changes */
+		if (!known_key(e->path)) { /* never written or restored by this build: kept as it is */
+			if (nforeign + (size_t)(nl + 1 - line) < sizeof(foreign)) {
+				memcpy(foreign + nforeign, line, (size_t)(nl + 1 - line));
+				nforeign += (size_t)(nl + 1 - line);
+			}
+			continue;
+		}
 		p = parse_num(sp + 1, &v);
 		if (!p)
 			continue;
@@ -350,6 +365,8 @@ static int store_journal(int lockfd)
 		}
 		append(&o, end, "\n");
 	}
+	for (size_t i = 0; i < nforeign && o < end; i++)
+		*o++ = foreign[i];
 	if (o == end)
 		return -E2BIG; /* cannot happen at the limits above; a cut line would lose owners */
 	*o = '\0';
