@@ -411,6 +411,32 @@ START_TEST(newer_key_line_is_kept)
 }
 END_TEST
 
+/*
+ * And the other way: an older build erased this process's line while it held the setting. Its
+ * owner puts back the original it saw at exit, unless the setting no longer has its value.
+ */
+START_TEST(erased_line_is_put_back_by_its_owner)
+{
+	char knob[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	cb_sysctl_test_key(knob);
+	for (int changed = 0; changed < 2; changed++) {
+		write_file(knob, "0\n");
+		ck_assert_int_eq(cb_sysctl_override(knob, 1), 0);
+		write_journal(dir, ""); /* what a build without the key stores back */
+		if (changed)
+			write_file(knob, "7\n"); /* someone else's value since: not ours to touch */
+		cb_sysctl_restore_all();
+		assert_file(knob, changed ? "7\n" : "0\n");
+	}
+	cb_sysctl_test_key(NULL);
+	rm_tree(dir);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("attack_journal");
@@ -422,6 +448,7 @@ static Suite *journal_suite(void)
 	tcase_add_loop_test(t, unsafe_run_dir_is_no_journal, 0, N_UNSAFE);
 	tcase_add_test(t, unknown_key_is_never_changed);
 	tcase_add_test(t, newer_key_line_is_kept);
+	tcase_add_test(t, erased_line_is_put_back_by_its_owner);
 	tcase_add_loop_test(t, many_concurrent_owners, 0, (int)(sizeof(crowds) / sizeof(crowds[0])));
 	tcase_add_test(t, owner_limit_is_named);
 	tcase_add_loop_test(t, hostile_journal_line, 0, (int)(sizeof(hostile_lines) / sizeof(hostile_lines[0])));

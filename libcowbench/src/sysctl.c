@@ -552,6 +552,29 @@ static int override_local(const char *path, long value)
 	return err;
 }
 
+/*
+ * What this process holds, as it joined it: a cowbench built before a key was known drops that
+ * key's journal line (it kept only its own keys), so an entry can vanish while its owner runs;
+ * the owner then puts back the original it saw, if the setting still has the value it held.
+ */
+static struct {
+	char path[128];
+	long orig, value;
+} mine[8];
+static int nmine;
+
+static void remember(const char *path, long orig, long value)
+{
+	for (int k = 0; k < nmine; k++)
+		if (strcmp(mine[k].path, path) == 0)
+			return;
+	if (nmine == (int)(sizeof(mine) / sizeof(mine[0])))
+		return;
+	snprintf(mine[nmine].path, sizeof(mine[nmine].path), "%s", path);
+	mine[nmine].orig = orig;
+	mine[nmine++].value = value;
+}
+
 static int override(const char *path, long value, bool raise_only)
 {
 	sigset_t old;
@@ -594,6 +617,8 @@ static int override(const char *path, long value, bool raise_only)
 	}
 	if (i >= 0 && raise_only && err == 0 && find_entry(path) >= 0 && !add_owner(&ent[find_entry(path)]))
 		err = -EUSERS; /* held, but the last owner out would put it back under this run */
+	if (err == 0 && (i = find_entry(path)) >= 0)
+		remember(path, ent[i].orig, raise_only && now > value ? now : value);
 	store_journal(fd);
 	journal_unlock(fd, &old);
 	return err;
@@ -663,6 +688,14 @@ void cb_sysctl_restore_all(void)
 					e->own[kept++] = e->own[k];
 			e->nowners = kept;
 		}
+		for (int k = 0; k < nmine; k++) { /* our line erased by an older build: ours to put back */
+			long now;
+
+			if (find_entry(mine[k].path) < 0 && cb_sysctl_read_long(mine[k].path, &now) == 0 &&
+			    now == mine[k].value)
+				(void)cb_sysctl_write_long(mine[k].path, mine[k].orig);
+		}
+		nmine = 0;
 		prune(NULL, 0); /* we were the last owner: put back; dead owners go too */
 		store_journal(fd);
 		journal_unlock(fd, &old);
