@@ -252,8 +252,9 @@ int cli_output_begin_as(struct cli_output *out, const char *option, const char *
 /*
  * What begin checks before anything runs (every output of every command):
  * -1 after one line (a usage error) for a directory, device, FIFO, a name
- * under /dev or /proc, too long a name, a link to nothing, an unwritable
- * directory, or a non-empty file without FORCE. TARGET: the file to write.
+ * under /dev or /proc, too long a name, a folder that is not there or takes
+ * no files, or a non-empty file without FORCE. TARGET: the file to write (a
+ * symbolic link followed).
  */
 int cli_output_check(const char *option, const char *path, bool force, char *target, size_t tlen);
 /*

@@ -121,8 +121,8 @@ static int lock_or_explain(int fd, const char *path)
  * one rule for every command: a name (not a directory's), not too long, not
  * under /dev or /proc, not a device, FIFO, socket or directory, not an
  * existing non-empty file without --force, in a directory that takes files.
- * A symbolic link is followed: its target is the file written (a link to
- * nothing is refused). TARGET (when not NULL) gets the file to write.
+ * A symbolic link is followed: its target is the file written (created when
+ * its folder exists). TARGET (when not NULL) gets the file to write.
  */
 int cli_output_check(const char *option, const char *path, bool force, char *target, size_t tlen)
 {
