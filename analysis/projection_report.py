@@ -12,6 +12,7 @@ import math
 import subprocess
 
 import cbstats
+from report_io import write_output
 
 
 def _num(text):
@@ -90,10 +91,8 @@ def projection_section(cowbench, study_csv, outdir, native_csv=None):
     args = [cowbench, "project", "--format=csv"] + ([f"--native={native_csv}"] if native_csv else [])
     cells_text, cells = _run_csv(args + [study_csv])
     units_text, units = _run_csv(args + ["--units", study_csv])
-    with open(f"{outdir}/projection.csv", "w") as f:
-        f.write(cells_text)
-    with open(f"{outdir}/unit-costs.csv", "w") as f:
-        f.write(units_text)
+    write_output(f"{outdir}/projection.csv", cells_text)  # whole, never through a link (report_io.py)
+    write_output(f"{outdir}/unit-costs.csv", units_text)
     md = ["## Native projection of the study", ""]
     md.append("Emulated (TCG) time is not the hardware's cost structure: a saved trap is worth a different share "
               "of a COW fault there. So each COW writer cell of the study is priced from its exact counts "

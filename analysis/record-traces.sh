@@ -65,7 +65,7 @@ if [[ -z $only || $only == cpython ]]; then
 	[[ -x $py ]] || py=$(command -v python3)
 	echo "record-traces: CPython refcount case, $objects objects ($py)" >&2
 	cp "$HERE/cpython-refcount.py" "$tmp/"
-	(cd "$tmp" && "$cowbench" record --output="$out/cpython-refcount.trace" -- "$py" cpython-refcount.py "$objects")
+	(cd "$tmp" && "$cowbench" record --force --output="$out/cpython-refcount.trace" -- "$py" cpython-refcount.py "$objects")
 	describe "$out/cpython-refcount.trace" child
 fi
 
@@ -85,7 +85,7 @@ if [[ -z $only || $only == redis ]]; then
 	redis-cli -s "$sock" ping >/dev/null || { echo "record-traces: redis-server did not start" >&2; exit 1; }
 	redis-cli -s "$sock" DEBUG POPULATE "$keys" key "$vsize" >/dev/null
 	# The recording covers the whole load run: 1 s before the save and the save.
-	"$cowbench" record --output="$out/redis-bgsave.trace" --duration=4 -p "$redis_pid" &
+	"$cowbench" record --force --output="$out/redis-bgsave.trace" --duration=4 -p "$redis_pid" &
 	rec=$!
 	sleep 0.5
 	"$load" --socket "$sock" --label record --pattern random --saves 1 --before 1 --after 0 --conns "$conns" \

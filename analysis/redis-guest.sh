@@ -10,6 +10,28 @@
 # guest's; on a machine booted into the kernel itself, as root: REDIS_OUT=DIR REDIS_TMP=DIR, with
 # redis_load in PATH — the host's `accel` is then "none", real time).
 set -eu
+persistence() { redis-cli -s "$1" INFO persistence | sed -n 's/^rdb_bgsave_in_progress:\([0-9]\).*/\1/p'; }
+# One line of bench.csv, run by redis_load while the mode's sysctls are held (see the end):
+#   redis-guest.sh --bench-one SOCK LABEL REQUESTS KEYS VALUE_SIZE CONNS FILE
+if [ "${1:-}" = --bench-one ]; then
+	sock=$2
+	until [ "$(persistence "$sock")" = 0 ]; do sleep 0.1; done
+	redis-cli -s "$sock" BGSAVE >/dev/null
+	rps=$(redis-benchmark -s "$sock" -t set -n "$4" -r "$5" -d "$6" -c "$7" --csv |
+		sed -n 's/^"SET","\([0-9.]*\)".*/\1/p')
+	echo "$3,$rps,$(persistence "$sock")" >>"$8"
+	exit 0
+fi
+# The two settings the whole study needs are held through cowbench's settings journal by
+# redis_load for as long as this script runs (put back when it ends, however it ends; a run
+# beside it that holds them too is a co-owner, not overwritten): this script never writes one.
+# kernel.task_delayacct before redis-server starts, so the kernel keeps count of its COW copies
+# (taskstats); vm.overcommit_memory=1 is Redis's own advice for BGSAVE (a fork never fails for
+# want of commit charge).
+if [ "${REDIS_GUEST_HELD:-}" != 1 ]; then
+	REDIS_GUEST_HELD=1 exec redis_load --saves 0 --set kernel.task_delayacct=1,vm.overcommit_memory=1 -- \
+		sh "$0" "$@"
+fi
 keys=$1 vsize=$2 conns=$3 rounds=$4 before=$5 after=$6 bench=$7
 shift 7
 out=${REDIS_OUT:-/out}
@@ -17,10 +39,25 @@ tmp=${REDIS_TMP:-/tmp}
 sock=$tmp/redis.sock
 mkdir -p "$out" "$tmp"
 
-# Before redis-server starts, so the kernel keeps count of its COW copies (taskstats).
-echo 1 >/proc/sys/kernel/task_delayacct
-# Redis's own advice for BGSAVE (a fork never fails for want of commit charge).
-echo 1 >/proc/sys/vm/overcommit_memory
+# What this script starts goes on every exit, a failed step or a signal included (on bare metal it
+# runs as root on a real machine): the daemonized redis-server.
+cleanup() {
+	rc=$?
+	trap - EXIT INT TERM HUP
+	if [ -f "$tmp/redis.pid" ]; then
+		pid=$(cat "$tmp/redis.pid")
+		redis-cli -s "$sock" SHUTDOWN NOSAVE >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
+		i=0
+		while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
 redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no --dir "$tmp" --daemonize yes \
 	--enable-debug-command local --logfile "$tmp/redis.log" --pidfile "$tmp/redis.pid"
 i=0
@@ -74,21 +111,17 @@ while [ "$r" -lt "$rounds" ]; do
 done
 
 # redis-benchmark as a cross-check: SET requests/s of a run started with a BGSAVE; whether the
-# save was still running when the benchmark ended says how much of it the save covered.
+# save was still running when the benchmark ended says how much of it the save covered. The
+# mode's sysctls are held by redis_load (--saves 0) for as long as the benchmark runs.
 echo "label,set_rps,save_running_at_end" >"$out/bench.csv"
 for m in "$@"; do
-	load "$m" 0 random 0
-	until [ "$(redis-cli -s "$sock" INFO persistence | sed -n 's/^rdb_bgsave_in_progress:\([0-9]\).*/\1/p')" = 0 ]; do
-		sleep 0.1
-	done
-	redis-cli -s "$sock" BGSAVE >/dev/null
-	rps=$(redis-benchmark -s "$sock" -t set -n "$bench" -r "$keys" -d "$vsize" -c "$conns" --csv |
-		sed -n 's/^"SET","\([0-9.]*\)".*/\1/p')
-	running=$(redis-cli -s "$sock" INFO persistence | sed -n 's/^rdb_bgsave_in_progress:\([0-9]\).*/\1/p')
-	echo "$(label_of "$m"),$rps,$running" >>"$out/bench.csv"
+	s=$(sets_of "$m")
+	set_arg=""
+	[ -z "$s" ] || set_arg="--set=$s"
+	redis_load --socket "$sock" --saves 0 --saves-out "$out/saves.csv" $set_arg -- \
+		sh "$0" --bench-one "$sock" "$(label_of "$m")" "$bench" "$keys" "$vsize" "$conns" "$out/bench.csv"
 done
-until [ "$(redis-cli -s "$sock" INFO persistence | sed -n 's/^rdb_bgsave_in_progress:\([0-9]\).*/\1/p')" = 0 ]; do
+until [ "$(persistence "$sock")" = 0 ]; do
 	sleep 0.1
 done
-redis-cli -s "$sock" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 gzip -c "$tmp/requests.csv" >"$out/requests.csv.gz"

@@ -16,15 +16,19 @@ p99.9 / max (nearest rank) of each class; requests.csv.gz (round 0) feeds only t
 the centre of the per-save figures with its interval, and the ratio to "off" with its interval,
 p and verdict, all from `cowbench estimate` (analysis/cbstats.py: the engine every cowbench
 command uses, docs/reference.md "Statistics"). Nothing from the data reaches code: gnuplot gets a
-fixed script and reads fixed file names.
+fixed script and reads fixed file names. Inputs are checked as cowbench checks its own
+(report_io.py): a damaged file is one line on stderr and exit 2; outputs are written whole and
+never through a link; labels and env.txt values reach the Markdown escaped.
 """
 import csv
-import gzip
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import cbstats
+from report_io import BadInput, check_output, install, md, name, number, read_csv, read_text, run_main, write_output
 
 PAGE = 4096
 BASELINE = "off"
@@ -58,16 +62,52 @@ def num(v):
         return None
 
 
+ENV_NUMBERS = ("mem_total_kb", "used_memory", "keys", "value_size", "conns", "rounds", "wall_s")
+
+
 def read_env(path):
+    """env.txt's NAME=VALUE words; the numbers the report computes with must be numbers."""
     env = {}
     if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                for part in line.split():
-                    if "=" in part:
-                        k, v = part.split("=", 1)
-                        env[k] = v
+        for n, line in enumerate(read_text(path).splitlines(), start=1):
+            for part in line.split():
+                if "=" in part:
+                    k, v = part.split("=", 1)
+                    if k in ENV_NUMBERS:
+                        number(path, n, {k: v}, k, integer=True)
+                    env[k] = v
     return env
+
+
+SAVE_NUMBERS = ("latest_fork_usec", "rdb_last_cow_size", "current_cow_peak", "parent_wpcopy", "precopy_success",
+                "in_requests") + tuple(f"{c}_{q}_ns" for c in ("in", "out") for q in ("p50", "p99", "p999", "max"))
+
+
+def read_saves(path):
+    """saves.csv of bench/redis_load, every row checked before any figure is made."""
+    rows = read_csv(path, ("label", "pattern", "round", "t_bgsave_ns", "t_end_ns") + SAVE_NUMBERS)
+    for n, r in enumerate(rows, start=2):
+        name(path, n, r, "label")
+        if r["pattern"] not in ("random", "seq"):
+            raise BadInput(f"{path}: record {n}: pattern {r['pattern'][:40]!r} (random or seq)")
+        number(path, n, r, "round", integer=True)
+        t0 = number(path, n, r, "t_bgsave_ns", integer=True)
+        if number(path, n, r, "t_end_ns", integer=True) < t0:
+            raise BadInput(f"{path}: record {n}: the save ends before its BGSAVE (t_end_ns < t_bgsave_ns)")
+        for col in r:  # every other column redis_load writes is a number (or empty: not measured)
+            if col not in ("label", "pattern", "round", "t_bgsave_ns", "t_end_ns", "sysctls"):
+                number(path, n, r, col, empty_ok=True)
+    return rows
+
+
+def read_bench(path):
+    rows = read_csv(path, ("label", "set_rps", "save_running_at_end"))
+    for n, r in enumerate(rows, start=2):
+        name(path, n, r, "label")
+        number(path, n, r, "set_rps", empty_ok=True)
+        if r["save_running_at_end"] not in ("0", "1", ""):
+            raise BadInput(f"{path}: record {n}: save_running_at_end {r['save_running_at_end'][:40]!r} (0 or 1)")
+    return rows
 
 
 def load_requests(path):
@@ -75,9 +115,10 @@ def load_requests(path):
     reqs = {}
     if not os.path.exists(path):
         return reqs
-    with gzip.open(path, "rt", newline="") as f:
-        for r in csv.DictReader(f):
-            reqs.setdefault((r["label"], r["pattern"], r["round"]), []).append((int(r["t_ns"]), int(r["lat_ns"])))
+    for n, r in enumerate(read_csv(path, ("label", "pattern", "round", "t_ns", "lat_ns"), gz=True), start=2):
+        t = int(number(path, n, r, "t_ns", integer=True))
+        lat = int(number(path, n, r, "lat_ns", integer=True))
+        reqs.setdefault((r["label"], r["pattern"], r["round"]), []).append((t, lat))
     return reqs
 
 
@@ -129,7 +170,13 @@ def ratio_cell(rc):
 
 
 def main():
+    if len(sys.argv) != 2:
+        raise BadInput("usage: analysis/redis-report.py OUTDIR")
     outdir = sys.argv[1]
+    # every output checked before anything is read or written (a link or FIFO there: exit 2, nothing written)
+    for out in ("redis.csv", "redis-saves.csv", "redis.md", "redis_save.png", "redis_save.svg",
+                os.path.join("redis-data", "redis_save.dat")):
+        check_output(os.path.join(outdir, out))
     groups = {}  # (kernel, label, pattern) -> list of per-save figure dicts
     order = []
     envs, benches, series = {}, {}, []
@@ -139,8 +186,7 @@ def main():
             continue
         envs[kernel] = read_env(os.path.join(d, "env.txt"))
         reqs = load_requests(os.path.join(d, "requests.csv.gz"))
-        with open(os.path.join(d, "saves.csv"), newline="") as f:
-            saves = list(csv.DictReader(f))
+        saves = read_saves(os.path.join(d, "saves.csv"))
         for s in saves:
             run = reqs.get((s["label"], s["pattern"], s["round"]), [])
             fig = save_figures(s)
@@ -152,11 +198,10 @@ def main():
                 series.append((kernel, s["label"], s, run))
         bpath = os.path.join(d, "bench.csv")
         if os.path.exists(bpath):
-            with open(bpath, newline="") as f:
-                for r in csv.DictReader(f):
-                    benches[(kernel, r["label"])] = r
+            for r in read_bench(bpath):
+                benches[(kernel, r["label"])] = r
     if not groups:
-        sys.exit("redis-report: no saves.csv under " + outdir)
+        raise BadInput("no saves.csv under " + outdir)
 
     write_saves(outdir, groups, order)
     rows = write_summary(outdir, groups, order)
@@ -166,7 +211,8 @@ def main():
 
 def write_saves(outdir, groups, order):
     names = [m[0] for m in METRICS]
-    with open(os.path.join(outdir, "redis-saves.csv"), "w", newline="") as f:
+
+    def rows(f):
         w = csv.writer(f, lineterminator="\n")
         first = groups[order[0]][0][0]
         w.writerow(["kernel"] + list(first.keys()) + names)
@@ -174,6 +220,7 @@ def write_saves(outdir, groups, order):
             for s, fig in groups[key]:
                 w.writerow([key[0]] + [s.get(k, "") for k in first.keys()] +
                            ["" if fig[n] is None else f"{fig[n]:.6g}" for n in names])
+    write_output(os.path.join(outdir, "redis-saves.csv"), writer=rows, newline="")
 
 
 def write_summary(outdir, groups, order):
@@ -185,7 +232,8 @@ def write_summary(outdir, groups, order):
             data[("|".join((kernel, pattern, name)), label)] = [fig[name] for _, fig in groups[key]]
     est = cbstats.estimate(data, baseline=BASELINE)
     rows = {}
-    with open(os.path.join(outdir, "redis.csv"), "w", newline="") as f:
+
+    def table(f):
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["kernel", "mode", "pattern", "metric", "unit", "saves", "centre", "ci_lo", "ci_hi", "ci_level",
                     "ratio_vs_off", "ratio_ci_lo", "ratio_ci_hi", "ratio_text", "p_adj", "verdict", "meaning"])
@@ -205,6 +253,7 @@ def write_summary(outdir, groups, order):
                            (["" if x is None else "%.4g" % x for x in rc[:3]] + [rc[3], "%.3g" % o["p_adj"],
                                                                               o["verdict"]]
                             if rc else ["", "", "", "", "", ""]) + [meaning])
+    write_output(os.path.join(outdir, "redis.csv"), writer=table, newline="")
     return rows
 
 
@@ -212,14 +261,14 @@ def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
     accel = sorted({e.get("accel", "?") or "?" for e in envs.values()})
     emulated = "tcg" in accel or "?" in accel  # kvm: the host CPU's time; none: bare metal
     tnote = " (TCG: emulated time)" if emulated else ""
-    md = ["## Redis BGSAVE under SET load", ""]
+    lines = ["## Redis BGSAVE under SET load", ""]
     env = next(iter(envs.values()))
-    kernels = ", ".join(k + ": " + e.get("kernel", "?") for k, e in envs.items())
-    md.append(
-        f"Redis {env.get('redis', '?')} in QEMU guests ({kernels}), "
-        f"accelerator **{', '.join(accel)}**, {env.get('mem_total_kb', '?')} kB guest memory, "
-        f"{int(env.get('keys', 0)):,} keys of {env.get('value_size', '?')} B (DEBUG POPULATE; "
-        f"used_memory {int(env.get('used_memory', 0)) / 2**20:,.0f} MiB), {env.get('conns', '?')} connections "
+    kernels = ", ".join(k + ": " + md(e.get("kernel", "?")) for k, e in envs.items())
+    lines.append(
+        f"Redis {md(env.get('redis', '?'))} in QEMU guests ({kernels}), "
+        f"accelerator **{md(', '.join(accel))}**, {md(env.get('mem_total_kb', '?'))} kB guest memory, "
+        f"{int(env.get('keys', 0)):,} keys of {md(env.get('value_size', '?'))} B (DEBUG POPULATE; "
+        f"used_memory {int(env.get('used_memory', 0)) / 2**20:,.0f} MiB), {md(env.get('conns', '?'))} connections "
         "of `bench/redis_load` (hiredis, one SET in flight per connection, no pipelining), random keys or "
         "key order. Per mode and pattern one BGSAVE per round, the patched kernel's modes interleaved in one "
         "boot (`analysis/redis-study.sh`, mode table `analysis/redis-modes.txt`). Figures: Hodges-Lehmann "
@@ -227,17 +276,17 @@ def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
         "its exact CI (`cowbench estimate`, docs/reference.md \"Statistics\"). Counts (COW faults, pre-copied and wasted pages, COW MiB) are exact; "
         + ("every time here is emulated by TCG: compare ratios inside one boot, never the ms with hardware."
            if emulated else "times are real (KVM or bare metal), the host CPU's."))
-    md.append("")
+    lines.append("")
     for pattern in ("random", "seq"):
         keys = [k for k in order if k[2] == pattern]
         if not keys:
             continue
-        md.append(f"### {pattern} SETs")
-        md.append("")
-        md.append("| kernel, mode | saves | parent COW faults | pre-copied | wasted (never written) | COW MiB (kernel) "
+        lines.append(f"### {pattern} SETs")
+        lines.append("")
+        lines.append("| kernel, mode | saves | parent COW faults | pre-copied | wasted (never written) | COW MiB (kernel) "
                   "| rdb_last_cow_size MiB | fork ms" + tnote + " | fork ÷ off | BGSAVE s" + tnote +
                   " | in-window p50 / p99 / p99.9 / max ms" + tnote + " | outside p50 / p99 ms |")
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for key in keys:
             kernel, label, _ = key
             r = lambda n: rows[key + (n,)]  # noqa: E731
@@ -246,53 +295,52 @@ def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
             lat_in = " / ".join(fmt(r(n)[0][0] if r(n)[0] else None, "ms")
                                 for n in ("in_p50_ms", "in_p99_ms", "in_p999_ms", "in_max_ms"))
             lat_out = " / ".join(fmt(r(n)[0][0] if r(n)[0] else None, "ms") for n in ("out_p50_ms", "out_p99_ms"))
-            md.append(f"| {kernel}, {label} | {len(groups[key])} | {c('parent_cow_faults')} | {c('precopied_pages')} "
+            lines.append(f"| {kernel}, {md(label)} | {len(groups[key])} | {c('parent_cow_faults')} | {c('precopied_pages')} "
                       f"| {c('wasted_pages')} | {c('kernel_cow_mib')} | {c('rdb_last_cow_size_mib')} | {c('fork_ms')} "
                       f"| {ratio_cell(r('fork_ms')[1])} | {c('bgsave_s')} | {lat_in} | {lat_out} |")
-        md.append("")
-        md.append(f"Client latency inside the save window{tnote}, with CIs ({pattern}; ratios to off in the same boot):")
-        md.append("")
-        md.append("| kernel, mode | requests in window | p50 ms | p99 ms | p99.9 ms | max ms | p99.9 ÷ off |")
-        md.append("|---|---:|---:|---:|---:|---:|---:|")
+        lines.append("")
+        lines.append(f"Client latency inside the save window{tnote}, with CIs ({pattern}; ratios to off in the same boot):")
+        lines.append("")
+        lines.append("| kernel, mode | requests in window | p50 ms | p99 ms | p99.9 ms | max ms | p99.9 ÷ off |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|")
         for key in keys:
             r = lambda n: rows[key + (n,)]  # noqa: E731
-            md.append(f"| {key[0]}, {key[1]} | {cell(r('in_requests')[0], 'requests')} | "
+            lines.append(f"| {key[0]}, {md(key[1])} | {cell(r('in_requests')[0], 'requests')} | "
                       + " | ".join(cell(r(n)[0], "ms") for n in ("in_p50_ms", "in_p99_ms", "in_p999_ms", "in_max_ms"))
                       + f" | {ratio_cell(r('in_p999_ms')[1])} |")
-        md.append("")
+        lines.append("")
     few = [k for k in order if (rows[k + ("in_requests",)][0] or (0,))[0] < 1000]
     if few:
-        md.append("Fewer than 1,000 requests per save window in " + ", ".join(f"{k[0]} {k[1]} {k[2]}" for k in few)
+        lines.append("Fewer than 1,000 requests per save window in " + ", ".join(f"{k[0]} {md(k[1])} {k[2]}" for k in few)
                   + ": there p99.9 is the window's largest latency or next to it (nearest-rank quantiles).")
-        md.append("")
+        lines.append("")
     if benches:
-        md.append("redis-benchmark cross-check (`redis-benchmark -t set`, same keys, value size and connections, "
+        lines.append("redis-benchmark cross-check (`redis-benchmark -t set`, same keys, value size and connections, "
                   "started together with a BGSAVE; SET requests/s" + tnote + "; `running` = the save was still "
                   "running when it ended, so the whole run was inside the window): "
-                  + "; ".join(f"{k[0]} {k[1]} {num(b['set_rps']) or 0:,.0f}/s"
+                  + "; ".join(f"{k[0]} {md(k[1])} {num(b['set_rps']) or 0:,.0f}/s"
                               + (" (running)" if b.get("save_running_at_end") == "1" else "")
                               for k, b in benches.items()) + ".")
-        md.append("")
-    walls = [f"{k} {e.get('wall_s', '?')} s" for k, e in envs.items()]
-    md.append("Wasted (pre-copied, never written): 0 where nothing was pre-copied; otherwise `—`, because "
+        lines.append("")
+    walls = [f"{k} {md(e.get('wall_s', '?'))} s" for k, e in envs.items()]
+    lines.append("Wasted (pre-copied, never written): 0 where nothing was pre-copied; otherwise `—`, because "
               "the series maps a page copied ahead dirty and writable, as `wp_page_copy()` maps its copy, so "
               "nothing in the server's memory tells it from a page the server wrote. The replay of the "
               "bundled Redis trace (`analysis/traces/redis-bgsave.trace`, the study's replay table) counts "
               "it exactly. "
               "Guest wall time: " + ", ".join(walls) + ". Per save: `redis-saves.csv`; per mode: `redis.csv`.")
-    md.append("")
+    lines.append("")
     if plotted:
-        md.append("![client SET latency around the first save of each mode (random keys)](redis_save.png)")
-        md.append("")
-    with open(os.path.join(outdir, "redis.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
+        lines.append("![client SET latency around the first save of each mode (random keys)](redis_save.png)")
+        lines.append("")
+    write_output(os.path.join(outdir, "redis.md"), "\n".join(lines) + "\n")
 
 
 def write_plot(outdir, series):
-    """One block per mode: time from BGSAVE (s), latency (ms), 1 inside the window / 2 outside."""
-    data = os.path.join(outdir, "redis-data")
-    os.makedirs(data, exist_ok=True)
-    with open(os.path.join(data, "redis_save.dat"), "w") as f:
+    """One block per mode: time from BGSAVE (s), latency (ms), 1 inside the window / 2 outside.
+    gnuplot runs in a private folder with only this run's data file; its plots are renamed into
+    OUTDIR, the data into OUTDIR/redis-data (never through a link planted there)."""
+    def blocks(f):
         for i, (kernel, label, s, run) in enumerate(series):
             if i:
                 f.write("\n\n")
@@ -301,18 +349,29 @@ def write_plot(outdir, series):
             for t, lat in sorted(run):
                 inside = 1 if t <= w1 and t + lat >= w0 else 2
                 f.write(f"{(t - w0) / 1e9:.6f} {lat / 1e6:.6f} {inside}\n")
+
+    data = os.path.join(outdir, "redis-data")
+    if os.path.islink(data) or (os.path.exists(data) and not os.path.isdir(data)):
+        raise BadInput(f"{data}: not a folder (a link is not followed)")
+    os.makedirs(data, exist_ok=True)
+    write_output(os.path.join(data, "redis_save.dat"), writer=blocks)
     if not series:
         return False
     here = os.path.dirname(os.path.abspath(__file__))
-    for term in ("png", "svg"):
-        r = subprocess.run(["gnuplot", "-e", f"term='{term}'", os.path.join(here, "redis_save.gp")],
-                           cwd=data, capture_output=True, text=True)
-        if r.returncode != 0:
-            print("redis-report: gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
-            return False
-        os.replace(os.path.join(data, f"redis_save.{term}"), os.path.join(outdir, f"redis_save.{term}"))
+    work = tempfile.mkdtemp(dir=outdir, prefix=".redis-plot.")
+    try:
+        shutil.copyfile(os.path.join(data, "redis_save.dat"), os.path.join(work, "redis_save.dat"))
+        for term in ("png", "svg"):
+            r = subprocess.run(["gnuplot", "-e", f"term='{term}'", os.path.join(here, "redis_save.gp")],
+                               cwd=work, capture_output=True, text=True)
+            if r.returncode != 0:
+                print("redis-report: gnuplot failed: " + r.stderr.strip(), file=sys.stderr)
+                return False
+            install(os.path.join(work, f"redis_save.{term}"), os.path.join(outdir, f"redis_save.{term}"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return True
 
 
 if __name__ == "__main__":
-    main()
+    run_main("redis-report", main)

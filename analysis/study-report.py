@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 import cbstats
+from report_io import run_main, write_output
 
 MODES = [  # (label, (precopy, precopy-depth)): the patched kernel's modes; stock is separate
     ("off (0)", ("0", None)),
@@ -315,19 +316,16 @@ def main():
                   "copy p50 361 ns of a 6,782 ns fault (5.3 %). Emulated times: the share, not the ns, compares.")
         md.append("")
     md += replay_section(by_cell, summ)
-    with open(os.path.join(outdir, "projection.md"), "w") as f:
-        f.write("\n".join(native_projection(cowbench, path, outdir)) + "\n")
+    write_output(os.path.join(outdir, "projection.md"), "\n".join(native_projection(cowbench, path, outdir)) + "\n")
     md.append("![runtime and COW faults by mode](study_modes.png)")
     md.append("")
     md.append("![per-write latency by mode](study_latency.png)")
     md.append("")
     data = os.path.join(outdir, "study-data")
-    with open(os.path.join(data, "study_modes.dat"), "w") as f:
-        f.write("\n".join(plot_modes) + "\n")
-    with open(os.path.join(data, "study_latency.dat"), "w") as f:
-        f.write("\n".join(plot_lat) + "\n")
-    with open(os.path.join(outdir, "study.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
+    # outputs written whole, never through a link planted where they go (report_io.py)
+    write_output(os.path.join(data, "study_modes.dat"), "\n".join(plot_modes) + "\n")
+    write_output(os.path.join(data, "study_latency.dat"), "\n".join(plot_lat) + "\n")
+    write_output(os.path.join(outdir, "study.md"), "\n".join(md) + "\n")
     here = os.path.dirname(os.path.abspath(__file__))
     for name in ("study_modes", "study_latency"):
         for term in ("png", "svg"):
@@ -337,4 +335,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main("study-report", main)

@@ -28,12 +28,15 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,9 +59,10 @@ struct config {
 	const char *socket, *label, *requests_path, *saves_path;
 	enum pattern pattern;
 	long conns, keys, value_size, saves, round;
-	double before_s, after_s;
+	double before_s, after_s, save_timeout_s, timeout_s;
 	const char *sets[MAX_SETS];
 	int nsets;
+	char **command; /* --saves 0 -- COMMAND: run it while the settings are held */
 };
 
 struct request { int64_t t_ns, lat_ns; };
@@ -116,8 +120,14 @@ static void usage(FILE *f)
 		"  --before SEC      load before each save (default 1)\n"
 		"  --after SEC       load after the last save (default 1)\n"
 		"  --round N         a number carried into every row (the study's round; default 0)\n"
-		"  --set LIST        write integer sysctls first: NAME=VALUE[,NAME=VALUE...],\n"
-		"                    e.g. vm.cow_precopy=1,vm.cow_precopy_depth=16 (repeatable)\n"
+		"  --set LIST        hold sysctls while it runs: NAME=VALUE[,NAME=VALUE...], e.g.\n"
+		"                    vm.cow_precopy=1,vm.cow_precopy_depth=16 (repeatable); only those\n"
+		"                    cowbench changes, through its settings journal, once the server\n"
+		"                    answers; put back at exit (the journal's last owner restores)\n"
+		"  --save-timeout S  a BGSAVE not done after S seconds is an error (default 600)\n"
+		"  --timeout S       connecting, and each reply, may take S seconds (default 30)\n"
+		"  with --saves 0: -- COMMAND [ARGS] runs COMMAND while the --set values are held\n"
+		"                    (without --socket: no server needed; stop signals go to COMMAND)\n"
 		"  --saves-out FILE  per-save rows are appended here (CSV), with each save's latency\n"
 		"                    quantiles inside its window and the run's outside every window\n"
 		"  --requests FILE   also every request (start, latency) is appended here (CSV)\n");
@@ -166,10 +176,20 @@ static bool is_name(const char *s, const char *extra)
 	return true;
 }
 
-/* NAME=VALUE with a dotted lower-case sysctl name and a decimal integer. */
+/* vm.cow_precopy -> /proc/sys/vm/cow_precopy */
+static const char *sysctl_path(const char *name, char *path, size_t len)
+{
+	snprintf(path, len, "/proc/sys/%s", name);
+	for (size_t i = strlen("/proc/sys/"); path[i]; i++)
+		if (path[i] == '.')
+			path[i] = '/';
+	return path;
+}
+
+/* NAME=VALUE: a sysctl the settings journal knows (cb_sysctl_known) and a decimal integer. */
 static int check_one_set(const char *s, size_t len)
 {
-	char item[160], *eq, *end;
+	char item[160], path[192], *eq, *end;
 	long v;
 
 	if (len >= sizeof(item))
@@ -187,6 +207,8 @@ static int check_one_set(const char *s, size_t len)
 	(void)v;
 	if (errno || end == eq + 1 || *end)
 		return bad("--set value", eq + 1);
+	if (!cb_sysctl_known(sysctl_path(item, path, sizeof(path))))
+		return bad("--set sysctl (not one cowbench changes)", item);
 	return 0;
 }
 
@@ -214,12 +236,15 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{ "saves", required_argument, 0, 'n' }, { "before", required_argument, 0, 'b' },
 		{ "after", required_argument, 0, 'a' }, { "round", required_argument, 0, 'r' },
 		{ "set", required_argument, 0, 'S' }, { "requests", required_argument, 0, 'R' },
-		{ "saves-out", required_argument, 0, 'O' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "saves-out", required_argument, 0, 'O' }, { "help", no_argument, 0, 'h' },
+		{ "save-timeout", required_argument, 0, 'T' }, { "timeout", required_argument, 0, 't' },
+		{ 0, 0, 0, 0 },
 	};
 	int o, rc = 0;
 
 	*c = (struct config){ .label = "run", .conns = 4, .keys = 100000, .value_size = 256, .saves = 1,
-			      .before_s = 1, .after_s = 1 };
+			      .before_s = 1, .after_s = 1, .save_timeout_s = 600,
+			      .timeout_s = 30 };
 	opterr = 0;
 	while (rc == 0 && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -243,6 +268,16 @@ static int parse_args(int argc, char **argv, struct config *c)
 		case 'r': rc = parse_long(optarg, 0, 1000000, "--round", &c->round); break;
 		case 'b': rc = parse_seconds(optarg, "--before", &c->before_s); break;
 		case 'a': rc = parse_seconds(optarg, "--after", &c->after_s); break;
+		case 'T':
+			rc = parse_seconds(optarg, "--save-timeout", &c->save_timeout_s);
+			if (rc == 0 && c->save_timeout_s <= 0)
+				rc = bad("--save-timeout (more than 0)", optarg);
+			break;
+		case 't':
+			rc = parse_seconds(optarg, "--timeout", &c->timeout_s);
+			if (rc == 0 && (c->timeout_s < 0.001 || c->timeout_s > 86400))
+				rc = bad("--timeout (0.001 to 86400 s)", optarg);
+			break;
 		case 'S':
 			if (c->nsets == MAX_SETS)
 				rc = bad("--set (at most 8)", optarg);
@@ -257,29 +292,29 @@ static int parse_args(int argc, char **argv, struct config *c)
 			rc = -1;
 		}
 	}
-	if (rc == 0 && optind < argc)
-		rc = bad("argument", argv[optind]);
-	if (rc == 0 && (!c->socket || !c->saves_path)) {
-		fprintf(stderr, "redis_load: --socket and --saves-out are required\n");
+	if (rc == 0 && optind < argc && optind > 1 && !strcmp(argv[optind - 1], "--") && c->saves == 0)
+		c->command = argv + optind;
+	else if (rc == 0 && optind < argc)
+		rc = bad("argument (a COMMAND goes after --, with --saves 0)", argv[optind]);
+	if (rc == 0 && !c->command && (!c->socket || !c->saves_path)) {
+		fprintf(stderr, "redis_load: --socket and --saves-out are required (or --saves 0 -- COMMAND)\n");
 		rc = -1;
 	}
 	return rc;
 }
 
-/* vm.cow_precopy=1 -> /proc/sys/vm/cow_precopy, for each item of a checked list */
+/* Each item of a checked list held through the settings journal (put back by cb_sysctl_restore_all). */
 static int apply_set(const char *s)
 {
 	while (*s) {
 		const char *eq = strchr(s, '='), *comma = strchr(s, ',');
-		char path[192];
-		size_t i;
+		char name[160], path[192];
+		int err;
 
-		snprintf(path, sizeof(path), "/proc/sys/%.*s", (int)(eq - s), s);
-		for (i = strlen("/proc/sys/"); path[i]; i++)
-			if (path[i] == '.')
-				path[i] = '/';
-		if (cb_sysctl_write_long(path, strtol(eq + 1, NULL, 10)) < 0) {
-			fprintf(stderr, "redis_load: cannot write %s\n", path);
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+		if ((err = cb_sysctl_override(sysctl_path(name, path, sizeof(path)), strtol(eq + 1, NULL, 10))) < 0) {
+			fprintf(stderr, "redis_load: cannot set %s: %s\n", name,
+				err == -EBUSY ? "another cowbench holds it at another value" : strerror(-err));
 			return -1;
 		}
 		s = comma ? comma + 1 : eq + strlen(eq);
@@ -287,10 +322,52 @@ static int apply_set(const char *s)
 	return 0;
 }
 
-static redisContext *connect_server(const char *socket)
-{
-	redisContext *ctx = redisConnectUnix(socket);
+/* A stop signal puts the settings back before dying of it (the journal's restore is async-signal-safe). */
+static volatile sig_atomic_t command_pid; /* COMMAND while it runs: a stop signal is passed on to it */
 
+static void on_stop(int sig)
+{
+	if (command_pid > 0) { /* it ends, then main puts the settings back */
+		kill((pid_t)command_pid, sig);
+		return;
+	}
+	cb_sysctl_restore_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* COMMAND with the settings held: its exit status (128+N for a signal), 1 if it cannot run. */
+static int run_command(char **argv)
+{
+	pid_t pid = fork();
+	int ws;
+
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "redis_load: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	command_pid = pid;
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR) {
+			command_pid = 0;
+			return 1;
+		}
+	command_pid = 0;
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* A server that stalls longer than --timeout on a connect or a reply is gone for our purposes. */
+static redisContext *connect_server(const char *socket, double timeout_s)
+{
+	const struct timeval tv = { (time_t)timeout_s, (suseconds_t)((timeout_s - (double)(time_t)timeout_s) * 1e6) };
+	redisContext *ctx = redisConnectUnixWithTimeout(socket, tv);
+
+	if (ctx && !ctx->err && redisSetTimeout(ctx, tv) != REDIS_OK)
+		ctx->err = REDIS_ERR_IO;
 	if (!ctx || ctx->err) {
 		fprintf(stderr, "redis_load: cannot connect to %s: %s\n", socket, ctx ? ctx->errstr : "no memory");
 		if (ctx)
@@ -353,7 +430,7 @@ static void *client_main(void *arg)
 {
 	struct client *cl = arg;
 	const struct config *c = cl->cfg;
-	redisContext *ctx = connect_server(c->socket);
+	redisContext *ctx = connect_server(c->socket, c->timeout_s);
 	long slice = c->keys / c->conns, first = cl->id * slice, next = 0;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(cl->id + 1) + (uint64_t)c->round;
 	char *value = malloc((size_t)c->value_size);
@@ -432,7 +509,7 @@ static void read_probe(struct probe *p, struct cb_taskstats_sock *ts, pid_t pid)
 	p->t1 = now_ns();
 }
 
-static int one_save(redisContext *ctl, struct cb_taskstats_sock *ts, pid_t pid, struct save *s)
+static int one_save(redisContext *ctl, struct cb_taskstats_sock *ts, pid_t pid, struct save *s, double save_timeout_s)
 {
 	struct probe pre, post;
 	redisReply *r;
@@ -457,6 +534,10 @@ static int one_save(redisContext *ctl, struct cb_taskstats_sock *ts, pid_t pid, 
 		p = info_get(ctl, "persistence", "current_cow_peak");
 		if (p != NA && (peak == NA || p > peak))
 			peak = p;
+		if (inprog == 1 && now_ns() - s->t_bgsave > (int64_t)(save_timeout_s * 1e9)) {
+			fprintf(stderr, "redis_load: the BGSAVE did not finish within %g s\n", save_timeout_s);
+			return -1;
+		}
 	} while (inprog == 1);
 	s->t_end = now_ns();
 	if (inprog == NA) {
@@ -648,7 +729,7 @@ static int run(const struct config *c, struct client *cl, struct save *sv, pid_t
 	}
 	for (long i = 0; i < c->saves && rc == 0; i++) {
 		sleep_ns((int64_t)(c->before_s * 1e9));
-		rc = one_save(ctl, ts, pid, &sv[i]);
+		rc = one_save(ctl, ts, pid, &sv[i], c->save_timeout_s);
 	}
 	if (rc == 0)
 		sleep_ns((int64_t)(c->after_s * 1e9));
@@ -673,16 +754,33 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &c) < 0)
 		return 2; /* one line said why; nothing written */
-	for (int i = 0; i < c.nsets; i++)
-		if (apply_set(c.sets[i]) < 0)
-			return 1;
-	if (c.saves == 0)
-		return 0;
-	if (!(ctl = connect_server(c.socket)))
+	signal(SIGPIPE, SIG_IGN); /* a server that goes away is an error reply, not our death */
+	if (!c.socket) { /* --saves 0 -- COMMAND alone: hold the settings while it runs (redis-guest.sh) */
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		signal(SIGHUP, on_stop);
+		for (int i = 0; i < c.nsets; i++)
+			if (apply_set(c.sets[i]) < 0)
+				goto out;
+		rc = run_command(c.command);
+		goto out;
+	}
+	if (!(ctl = connect_server(c.socket, c.timeout_s)))
 		return 1;
 	pid = info_get(ctl, "server", "process_id");
 	if (pid == NA || pid <= 0) {
 		fprintf(stderr, "redis_load: INFO server gave no process_id\n");
+		goto out;
+	}
+	/* only now, with a server that answers: held for this process's lifetime, put back at exit */
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	signal(SIGHUP, on_stop);
+	for (int i = 0; i < c.nsets; i++)
+		if (apply_set(c.sets[i]) < 0)
+			goto out;
+	if (c.saves == 0) {
+		rc = c.command ? run_command(c.command) : 0;
 		goto out;
 	}
 	if (cb_taskstats_open(&ts) < 0)
@@ -703,5 +801,6 @@ out:
 	if (ts)
 		cb_taskstats_close(ts);
 	redisFree(ctl);
+	cb_sysctl_restore_all();
 	return rc;
 }

@@ -239,16 +239,28 @@ void cli_inputs_free(struct cli_inputs *in);
 int cli_output_open_locked(const char *path, bool resume, bool force, const char *hint, bool *created);
 /* Undo cli_output_open_locked after a later error: close, and remove the file if it created it. */
 void cli_output_discard(const char *path, int fd, bool created);
-/* After a failed write: a file this run created and left empty goes again (never a 0-byte "result"). */
-void cli_output_drop_if_empty(const char *path, bool created);
+/* After a failed write, before closing FD: a file this run created and left empty goes again. */
+void cli_output_drop_if_empty(const char *path, int fd, bool created);
 /* Whole-file writers (merge, summarize): a temporary file, renamed over PATH by commit. */
 struct cli_output {
 	FILE *fp;         /* stdout when path is NULL */
 	const char *path;
+	char target[4096]; /* the file written: PATH, or the file its symbolic link names */
 	char tmp[4096];
 	int lockfd;
+	bool existed, force; /* without either, commit never replaces a file that appeared meanwhile */
 };
 int cli_output_begin(struct cli_output *out, const char *path, bool force);
+/* The same for an option other than --output (its name in messages). */
+int cli_output_begin_as(struct cli_output *out, const char *option, const char *path, bool force);
+/*
+ * What begin checks before anything runs (every output of every command):
+ * -1 after one line (a usage error) for a directory, device, FIFO, a name
+ * under /dev or /proc, too long a name, a folder that is not there or takes
+ * no files, or a non-empty file without FORCE. TARGET: the file to write (a
+ * symbolic link followed).
+ */
+int cli_output_check(const char *option, const char *path, bool force, char *target, size_t tlen);
 /*
  * No command writes over one of its inputs (paths.c): whether two names
  * are one file (device and inode; for files not yet there, the resolved
@@ -262,6 +274,8 @@ int cli_plot_dir_not_input(const char *dir, char *const *inputs, int n);
 /* -1 after one line when an output names /dev/... or /proc/... (stdout, null, fd links): omit it instead. */
 int cli_output_path_check(const char *option, const char *path);
 int cli_output_commit(struct cli_output *out); /* -1 after printing why; PATH untouched then */
+/* Data text escaped for Markdown and HTML (report.md's cells): one of 8 rotating static buffers. */
+const char *cli_md(const char *s);
 void cli_output_abort(struct cli_output *out);
 /*
  * Where a folder of data files lives (paths.c): $ENV_VAR, else the source
@@ -270,6 +284,8 @@ void cli_output_abort(struct cli_output *out);
 const char *cli_find_dir(const char *env_var, const char *source_dir, const char *marker, const char *install_dir);
 /* kernel/: $COWBENCH_KERNEL_DIR, the source tree, or share/cowbench/kernel. */
 const char *cli_kernel_dir(void);
+/* A named input opened for reading without waiting on a FIFO: NULL with errno (EINVAL: not a regular file). */
+FILE *cli_fopen_input(const char *path);
 /* A copy of a regular file as it is now (TO created, never replaced): 0 or -errno, TO removed on failure (paths.c). */
 int cli_copy_file(const char *from, const char *to);
 

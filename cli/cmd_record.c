@@ -34,7 +34,7 @@ struct record_opts {
 	pid_t pid;
 	const char *output;
 	double duration;
-	bool no_children;
+	bool no_children, force;
 };
 
 struct recorder {
@@ -62,21 +62,9 @@ static bool ropt_pid(void *o, const char *v)
 	return true;
 }
 
-/* Written at the end through a temporary file in the same directory: it must take files, checked now. */
+/* Checked with every other output's rule (cli_output_check) once --force is known, before anything runs. */
 static bool ropt_output(void *o, const char *v)
 {
-	char dir[4096];
-	const char *slash = strrchr(v, '/');
-
-	if (!v[0] || (slash && !slash[1])) {
-		cli_error("--output needs a file name, not '%s'", v);
-		return false;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
-	if (access(dir, W_OK) != 0) {
-		cli_error("--output=%s: cannot write in %s: %s", v, dir, strerror(errno));
-		return false;
-	}
 	ROPTS(o)->output = v;
 	return true;
 }
@@ -90,8 +78,9 @@ static const struct cli_option record_options[] = {
 	{ "pid", "PID", "record this running process", .parse = ropt_pid, .letter = 'p' },
 	{ "output", "FILE", "the trace file (required; written whole or not at all)", .parse = ropt_output },
 	{ "duration", "S", "stop after S seconds (default: until the process ends or Ctrl-C)", .parse = ropt_duration },
-	{ "no-children", NULL, "record the process alone, not the children it forks", 
+	{ "no-children", NULL, "record the process alone, not the children it forks",
 	  CLI_SET(CLI_STORE_TRUE, struct record_opts, no_children) },
+	{ "force", NULL, "replace an existing non-empty --output", CLI_SET(CLI_STORE_TRUE, struct record_opts, force) },
 };
 
 #define N_RECORD_OPTIONS ((int)(sizeof(record_options) / sizeof(record_options[0])))
@@ -239,42 +228,29 @@ static void describe(char *buf, size_t len, char **cmdv, pid_t pid)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", cmdv[i]);
 }
 
-/* The whole trace into a temporary file, renamed over FILE once complete. */
-static int write_trace(const struct record_opts *o, struct recorder *r, const char *command)
+/* The whole trace into OUT's temporary file (opened before the command ran), renamed over FILE once complete. */
+static int write_trace(struct cli_output *out, struct recorder *r, const char *command)
 {
-	char tmp[4200], kernel[200];
+	char kernel[200];
 	struct utsname u;
-	FILE *fp;
-	int fd, err = 0;
+	int err = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", o->output);
-	if ((fd = mkstemp(tmp)) < 0 || !(fp = fdopen(fd, "w"))) {
-		cli_error("cannot create a temporary file next to %s: %s", o->output, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	{
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0666 & ~mask); /* as an ordinary new file, not mkstemp's 0600 */
-	}
 	uname(&u);
 	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-	qsort(r->rec, r->n, sizeof(*r->rec), cmp_rec);
-	err = cb_trace_write_header(fp, "exceptions:page_fault_user tracepoint + pagemap fork snapshots "
-					"(cowbench record)", kernel, command);
+	if (r->n) /* qsort wants an array, even of nothing */
+		qsort(r->rec, r->n, sizeof(*r->rec), cmp_rec);
+	err = cb_trace_write_header(out->fp, "exceptions:page_fault_user tracepoint + pagemap fork snapshots "
+					     "(cowbench record)", kernel, command);
 	for (size_t i = 0; i < r->n && !err; i++)
-		err = cb_trace_write_rec(fp, &r->rec[i]);
+		err = cb_trace_write_rec(out->fp, &r->rec[i]);
 	if (!err)
-		err = cb_trace_write_end(fp, r->n, cb_wpfault_lost(r->wp));
-	if (fclose(fp) != 0 || err || rename(tmp, o->output) != 0) {
-		cli_error("cannot write %s: %s", o->output, strerror(errno ? errno : EIO));
-		unlink(tmp);
+		err = cb_trace_write_end(out->fp, r->n, cb_wpfault_lost(r->wp));
+	if (err) {
+		cli_error("cannot write %s: %s (nothing written)", out->path, strerror(-err));
+		cli_output_abort(out);
 		return -1;
 	}
-	return 0;
+	return cli_output_commit(out);
 }
 
 static int parse_record_args(int argc, char **argv, struct record_opts *o)
@@ -295,6 +271,10 @@ static int parse_record_args(int argc, char **argv, struct record_opts *o)
 		cli_error("record needs --output=FILE");
 		return -1;
 	}
+	if (!o->pid && cli_output_not_input("--output", o->output, argv + argi, argc - argi) < 0)
+		return -1; /* the program to record (or a file it is given) is never the trace file, even with --force */
+	if (cli_output_check("--output", o->output, o->force, NULL, 0) < 0)
+		return -1;
 	return argi;
 }
 
@@ -327,8 +307,9 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct recorder r = { 0 };
 	struct cb_wpfault_opts wo = { .period = 1 };
+	struct cli_output out = { .lockfd = -1 };
 	char command[1024];
-	int argi, err, go_fd = -1, status = 0;
+	int argi, err, go_fd = -1, err_fd = -1, status = 0;
 	pid_t root;
 	bool ended;
 
@@ -343,9 +324,15 @@ int cmd_record(int argc, char **argv)
 		cb_wpfault_close(r.wp);
 		return EXIT_USAGE;
 	}
-	root = o.pid ? o.pid : cli_spawn_held(argv + argi, &go_fd, NULL);
+	/* the trace's temporary file exists before the command runs: nothing recorded is lost to a bad name */
+	if (cli_output_begin(&out, o.output, o.force) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	root = o.pid ? o.pid : cli_spawn_held(argv + argi, &go_fd, &err_fd);
 	if (root < 0) {
 		cli_error("cannot start %s: %s", argv[argi], strerror(errno));
+		cli_output_abort(&out);
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -354,8 +341,13 @@ int cmd_record(int argc, char **argv)
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGHUP, on_stop);
-	if (go_fd >= 0 && (write(go_fd, "g", 1) != 1 || close(go_fd) != 0))
-		cli_note("could not release %s", argv[argi]);
+	if (go_fd >= 0 && (err = cli_release_held(root, go_fd, err_fd)) != 0) {
+		/* a command that never ran leaves no trace file (and replaces none) */
+		cli_error("cannot run %s: %s", argv[argi], strerror(err));
+		cli_output_abort(&out);
+		status = EXIT_USAGE;
+		goto out;
+	}
 	ended = record_loop(&r, root, o.duration > 0 ? cli_now_s() + o.duration : 0);
 	if (!o.pid) {
 		int ws;
@@ -366,8 +358,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (r.oom) {
 		cli_error("out of memory after %zu records: %s not written", r.n, o.output);
+		cli_output_abort(&out);
 		status = EXIT_INTERNAL;
-	} else if (write_trace(&o, &r, command) < 0) {
+	} else if (write_trace(&out, &r, command) < 0) {
 		status = EXIT_INTERNAL;
 	} else {
 		summarize(&r, &o, ended);

@@ -41,17 +41,21 @@ struct sum_opts {
 
 static bool opt_metric(void *o, const char *v)
 {
-	char copy[512], *save = NULL;
+	char *copy = strdup(v), *rest = copy, *m;
+	bool ok = copy != NULL;
 
-	snprintf(copy, sizeof(copy), "%s", v);
-	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		if (!cli_numeric_column("--metric", m))
-			return false;
+	/* every item a numeric column: none empty ("," or "a,,b" name no column), none left unchecked */
+	while (ok && (m = strsep(&rest, ","))) {
+		if (!*m) {
+			cli_error("--metric needs column names separated by commas, not '%.200s'", v);
+			ok = false;
+		} else if (!cli_numeric_column("--metric", m)) {
+			ok = false;
+		}
 	}
-	if (!*v) {
-		cli_error("--metric needs at least one column");
+	free(copy);
+	if (!ok)
 		return false;
-	}
 	SOPTS(o)->metrics = v;
 	return true;
 }

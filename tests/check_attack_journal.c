@@ -377,6 +377,66 @@ START_TEST(planted_link_is_never_written_through)
 }
 END_TEST
 
+/*
+ * A line for a key this build does not know (a newer cowbench's, live beside it) is carried through
+ * as it is: never written or restored here, never dropped (issue 39: an older build erased
+ * vm.overcommit_memory's entry, and the setting was left changed with nothing recording it).
+ */
+START_TEST(newer_key_line_is_kept)
+{
+	char knob[600], other[600], line[800], path[700];
+	char *journal;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	snprintf(other, sizeof(other), "%s/newer_key", dir);
+	write_file(knob, "0\n");
+	write_file(other, "1\n");
+	/* owned by this process, which is alive: a build that knew the key would keep it too */
+	snprintf(line, sizeof(line), "%s 0 %d:1\n", other, (int)getpid());
+	write_journal(dir, line);
+	cb_sysctl_test_key(knob);
+	ck_assert_int_eq(cb_sysctl_override(knob, 1), 0);
+	cb_sysctl_restore_all();
+	assert_file(knob, "0\n");
+	assert_file(other, "1\n"); /* not this build's to restore */
+	snprintf(path, sizeof(path), "%s/overrides", dir);
+	journal = tu_slurp(path, NULL);
+	ck_assert_ptr_nonnull(journal);
+	ck_assert_msg(strstr(journal, line), "the newer key's line was dropped: '%s'", journal);
+	free(journal);
+	cb_sysctl_test_key(NULL);
+	rm_tree(dir);
+}
+END_TEST
+
+/*
+ * And the other way: an older build erased this process's line while it held the setting. Its
+ * owner puts back the original it saw at exit, unless the setting no longer has its value.
+ */
+START_TEST(erased_line_is_put_back_by_its_owner)
+{
+	char knob[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("COWBENCH_RUN_DIR", dir, 1);
+	snprintf(knob, sizeof(knob), "%s/knob", dir);
+	cb_sysctl_test_key(knob);
+	for (int changed = 0; changed < 2; changed++) {
+		write_file(knob, "0\n");
+		ck_assert_int_eq(cb_sysctl_override(knob, 1), 0);
+		write_journal(dir, ""); /* what a build without the key stores back */
+		if (changed)
+			write_file(knob, "7\n"); /* someone else's value since: not ours to touch */
+		cb_sysctl_restore_all();
+		assert_file(knob, changed ? "7\n" : "0\n");
+	}
+	cb_sysctl_test_key(NULL);
+	rm_tree(dir);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("attack_journal");
@@ -387,6 +447,8 @@ static Suite *journal_suite(void)
 	tcase_add_test(t, victim_line_survives_a_run);
 	tcase_add_loop_test(t, unsafe_run_dir_is_no_journal, 0, N_UNSAFE);
 	tcase_add_test(t, unknown_key_is_never_changed);
+	tcase_add_test(t, newer_key_line_is_kept);
+	tcase_add_test(t, erased_line_is_put_back_by_its_owner);
 	tcase_add_loop_test(t, many_concurrent_owners, 0, (int)(sizeof(crowds) / sizeof(crowds[0])));
 	tcase_add_test(t, owner_limit_is_named);
 	tcase_add_loop_test(t, hostile_journal_line, 0, (int)(sizeof(hostile_lines) / sizeof(hostile_lines[0])));

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "testutil.h"
 
@@ -216,6 +217,19 @@ static const struct bad_case {
 	  { CSV_A, FILE_("s.svg", "rep,index,page,latency_ns\r\n1,0,0,100\r\n") }, "write over the input" },
 	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "cat", "@/a.csv", NULL }, { CSV_A }, SAME },
 	{ { "cowbench", "stat", "--where=code", "--folded=@", "--", "true", NULL }, { { 0 } }, "not a regular file" },
+	/* record and stat --folded: every other output's checks, before the command runs (it would leave @/ran) */
+	{ { "cowbench", "record", "--output=@/a.csv", "--", "touch", "@/ran", NULL }, { CSV_A }, "give --force" },
+	{ { "cowbench", "record", "--output=@", "--", "touch", "@/ran", NULL }, { { 0 } }, "not a regular file" },
+	{ { "cowbench", "record", "--output=@/no/t", "--", "touch", "@/ran", NULL }, { { 0 } }, "cannot write in" },
+	{ { "cowbench", "record", "--output=@/..", "--", "touch", "@/ran", NULL }, { { 0 } }, "needs a file name" },
+	{ { "cowbench", "record", "--output=/dev/null", "--", "touch", "@/ran", NULL }, { { 0 } }, "leave out --output" },
+	{ { "cowbench", "record", "--force", "--output=@/t.trace", "--", "@/t.trace", NULL }, { TRACE }, SAME },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/a.csv", "--", "touch", "@/ran", NULL }, { CSV_A },
+	  "give --force" },
+	{ { "cowbench", "stat", "--where=code", "--folded=@/no/f", "--", "touch", "@/ran", NULL }, { { 0 } },
+	  "cannot write in" },
+	{ { "cowbench", "summarize", "--metric=,", "@/a.csv", NULL }, { CSV_A }, "--metric" },
+	{ { "cowbench", "summarize", "--metric=", "@/a.csv", NULL }, { CSV_A }, "--metric" },
 	/* an --output is a file to replace: /dev/stdout, /dev/null and fd links are refused alike */
 	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/stdout", NULL }, { { 0 } }, "leave out --output" },
 	{ { "cowbench", "run", "-s", "256K", "-o", "/dev/null", NULL }, { { 0 } }, "leave out --output" },
@@ -297,23 +311,118 @@ START_TEST(bad_input_table)
 }
 END_TEST
 
-/* A FIFO as an input is refused at once by every reader (the matrix's used to block in open). */
+/*
+ * A FIFO as an input is refused at once by every reader (the matrix's used to block in open),
+ * also as replay's --trace (directly or through a link) and as the files tests point cowbench at.
+ */
 START_TEST(fifo_inputs_refused)
 {
-	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600];
-	const char *cmds[][5] = {
+	char dir[] = "/tmp/cbtest-fifoXXXXXX", fifo[600], link[600], trace[620], trace_link[620], samples[620],
+	     plot_dir[620];
+	const char *cmds[][7] = {
 		{ "cowbench", "matrix", "--dry-run", fifo, NULL },
 		{ "cowbench", "summarize", fifo, NULL },
 		{ "cowbench", "merge", fifo, NULL },
+		{ "cowbench", "run", "-w", "replay", trace, "-r1", NULL },
+		{ "cowbench", "run", "-w", "replay", trace_link, "-r1", NULL },
+		{ "cowbench", "matrix", "--dry-run", "-w", "replay", trace_link, NULL },
+		{ "cowbench", "plot", FX("results_known.csv"), samples, "--out", plot_dir, NULL },
+	};
+	static const char *const run[] = { "cowbench", "run", "-s", "64K", "-r", "1", "--probes=none", NULL };
+	static const char *const sys[] = { "cowbench", "stat", "--system", "--count=1", "--interval=0.1", NULL };
+	static const struct {
+		const char *var;
+		const char *const *argv;
+		int status;
+	} envs[] = {
+		{ "COWBENCH_MEMINFO", run, 0 },   /* no MemAvailable: the run is not held back */
+		{ "COWBENCH_PROC_CGROUP", run, 0 },
+		{ "COWBENCH_COWSTATS", sys, 2 },  /* --system without its file: refused */
 	};
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(fifo, sizeof(fifo), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	snprintf(trace, sizeof(trace), "--trace=%s", fifo);
+	snprintf(trace_link, sizeof(trace_link), "--trace=%s", link);
+	snprintf(samples, sizeof(samples), "--samples=%s", link);
+	snprintf(plot_dir, sizeof(plot_dir), "%s/p", dir);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("f", link), 0);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		tu_assert_usage_error(cmds[i], "not a regular file");
+	/* the environment's stand-ins for /proc and /sys files: a FIFO is no file to wait on */
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		char env[700];
+		struct cli_result r;
+
+		snprintf(env, sizeof(env), "%s=%s", envs[i].var, fifo);
+		r = tu_run_cli_env(envs[i].argv, env);
+		ck_assert_msg(r.status == envs[i].status, "%s: exit %d: %s", env, r.status, r.err);
+		tu_free(&r);
+	}
+	unlink(link);
 	unlink(fifo);
 	rmdir(dir);
+}
+END_TEST
+
+/*
+ * record --output and stat --folded that no file can take: a 10,000-character name, a FIFO, a
+ * device node (root), a symbolic link to nothing: exit 2 before the command runs, the node as it was.
+ */
+START_TEST(record_folded_outputs_refused)
+{
+	char dir[] = "/tmp/cbtest-recoutXXXXXX", ran[600], fifo[600], dev[600], dangling[600], opt[12000];
+	static const char *const kinds[] = { "long", "fifo", "dev", "dangling" };
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ran, sizeof(ran), "%s/ran", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(dev, sizeof(dev), "%s/null", dir);
+	snprintf(dangling, sizeof(dangling), "%s/dangling", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink("nowhere/x", dangling), 0);
+	bool have_dev = mknod(dev, S_IFCHR | 0600, makedev(1, 3)) == 0; /* root only */
+	for (int cmd = 0; cmd < 2; cmd++)
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			const char *name = k == 1 ? fifo : k == 2 ? dev : dangling;
+			const char *argv[] = { "cowbench", cmd ? "stat" : "record", opt, "--force", "--", "touch", ran,
+					       NULL, NULL };
+			struct cli_result r;
+			int off;
+
+			if (k == 2 && !have_dev)
+				continue;
+			if (cmd) { /* stat's options: --where=code --folded=FILE */
+				argv[2] = "--where=code";
+				argv[3] = opt;
+				argv[4] = "--force";
+				argv[5] = "--";
+				argv[6] = "touch";
+				argv[7] = ran;
+			}
+			off = snprintf(opt, sizeof(opt), "%s=", cmd ? "--folded" : "--output");
+			if (k == 0) {
+				memset(opt + off, 'a', 10000);
+				opt[off + 10000] = '\0';
+			} else {
+				snprintf(opt + off, sizeof(opt) - (size_t)off, "%s", name);
+			}
+			r = tu_run_cli(argv);
+			ck_assert_msg(r.status == 2, "%s %s: exit %d: %s", argv[1], kinds[k], r.status, r.err);
+			ck_assert_msg(tu_count_lines(r.err) == 1, "%s %s: %s", argv[1], kinds[k], r.err);
+			ck_assert_msg(access(ran, F_OK) != 0, "%s %s: the command ran", argv[1], kinds[k]);
+			tu_free(&r);
+		}
+	ck_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+	ck_assert(lstat(dangling, &st) == 0 && S_ISLNK(st.st_mode));
+	ck_assert(!have_dev || (lstat(dev, &st) == 0 && S_ISCHR(st.st_mode)));
+	unlink(fifo);
+	unlink(dev);
+	unlink(dangling);
+	ck_assert_int_eq(rmdir(dir), 0); /* nothing else left */
 }
 END_TEST
 
@@ -355,6 +464,7 @@ static Suite *badinput_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, bad_input_table, 0, (int)NCASES);
 	tcase_add_test(tc, fifo_inputs_refused);
+	tcase_add_test(tc, record_folded_outputs_refused);
 	tcase_add_test(tc, stat_zombie_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -160,11 +160,19 @@ END_TEST
 
 START_TEST(plan_is_the_whole_matrix)
 {
+	char plan[] = "/tmp/cbtest-planXXXXXX", opt[64];
 	const char *argv[] = { "cowbench", "matrix", "--plan=/dev/null", "--workloads=seq", NULL };
-	const char *empty[] = { "cowbench", "matrix", "--plan=/dev/null", NULL };
+	const char *device[] = { "cowbench", "matrix", "--plan=/dev/null", NULL };
+	const char *empty[] = { "cowbench", "matrix", opt, NULL };
+	int fd = mkstemp(plan);
 
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(opt, sizeof(opt), "--plan=%s", plan);
 	tu_assert_usage_error(argv, "--plan is the whole matrix");
+	tu_assert_usage_error(device, "not a regular file"); /* a plan is a file, never a device or FIFO */
 	tu_assert_usage_error(empty, "is empty");
+	unlink(plan);
 }
 END_TEST
 

@@ -499,13 +499,15 @@ START_TEST(test_probe_sets_per_rep_kind)
 	/* taskstats: in timed reps exactly when delay accounting is already on. */
 	if (tu_skip_unless_root("switching kernel.task_delayacct") || tu_skip_if_delayacct_held("switching kernel.task_delayacct"))
 		return;
-	/* Written directly, as the fixture (tu_save_delayacct) puts it back: no override journal to share. */
+	/* Off: written directly only when no cowbench holds it (skipped above); on: through the journal. */
 	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 0), 0);
 	ck_assert_uint_eq(cb_probes_intrusive(0) & ts, ts);
 	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED) & ts, 0);
-	ck_assert_int_eq(cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, 1), 0);
+	if (!tu_delayacct_hold_on("switching kernel.task_delayacct"))
+		return;
 	ck_assert_uint_eq(cb_probes_intrusive(0), 0);
 	ck_assert_uint_eq(cb_probes_for_rep(0, CB_REP_TIMED), CB_PROBES_DEFAULT);
+	tu_delayacct_release();
 }
 END_TEST
 

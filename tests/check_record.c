@@ -11,6 +11,41 @@
 #define PAGES 3000
 #define SLACK 64
 
+/*
+ * A program that never forks (qsort of no records: UBSan's null argument before), recorded
+ * through a symbolic link: the link's target gets the trace, the link stays a link; an existing
+ * trace is replaced only with --force.
+ */
+START_TEST(test_record_no_fork_through_link)
+{
+	char dir[] = "/tmp/cbtest-rec2XXXXXX", target[128], link[128], opt[160];
+	struct cb_trace t;
+	char err[256];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(target, sizeof(target), "%s/t.trace", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(opt, sizeof(opt), "--output=%s", link);
+	ck_assert_int_eq(symlink("t.trace", link), 0);
+	const char *rec[] = { CB_CLI_PATH, "record", opt, "--", "true", NULL };
+	struct cli_result r = tu_run_cli(rec);
+
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	ck_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	ck_assert_msg(cb_trace_read(target, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(t.n, 0);
+	cb_trace_free(&t);
+	r = tu_run_cli(rec); /* the trace is there now: not replaced without --force */
+	ck_assert_msg(r.status == 2 && strstr(r.err, "--force"), "exit %d: %s", r.status, r.err);
+	tu_free(&r);
+	unlink(link);
+	unlink(target);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_record_then_replay)
 {
 	char dir[] = "/tmp/cbtest-recXXXXXX", path[128], size[32], trace_opt[160];
@@ -67,6 +102,7 @@ static Suite *record_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_record_then_replay);
+	tcase_add_test(tc, test_record_no_fork_through_link);
 	suite_add_tcase(s, tc);
 	return s;
 }

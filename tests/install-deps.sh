@@ -15,6 +15,7 @@ packages=(
 	python3-dbg            # debug symbols for Debian's python3, so the CPython test's frames have names
 	gnuplot-nox            # plots (analysis/)
 	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
+	strace                 # output_race: delays one writer's flock to open the race between two writers
 	tmux                   # screen tests: progress, rows and the closing summary on a real terminal
 	slurm-wlm munge        # the slurm test: docs/guide.md's array job on a single-node Slurm (tests/slurm-test.sh)
 	clang libclang-rt-14-dev # libFuzzer targets of tests/fuzz (ctest -L fuzz; without them only the corpus replays)

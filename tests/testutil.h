@@ -253,7 +253,7 @@ static inline bool tu_skip_if_delayacct_held(const char *what)
  * (CB_SYSCTL_JOURNAL_DIR/overrides: "PATH ORIGINAL PID:START ..."), live or
  * not; at most max PIDs, their count.
  */
-static inline int tu_delayacct_owners(long *pids, int max)
+static inline int tu_delayacct_owners_original(long *pids, int max, long *original)
 {
 	char path[512], line[8192];
 	const char *dir = getenv("COWBENCH_RUN_DIR");
@@ -269,7 +269,7 @@ static inline int tu_delayacct_owners(long *pids, int max)
 		if (!p || (size_t)(p - line) != strlen(CB_DELAYACCT_SYSCTL) ||
 		    strncmp(line, CB_DELAYACCT_SYSCTL, strlen(CB_DELAYACCT_SYSCTL)) != 0)
 			continue;
-		strtol(p + 1, &p, 10); /* the original value */
+		*original = strtol(p + 1, &p, 10); /* the value its last owner puts back */
 		while (*p == ' ' && n < max) {
 			long pid = strtol(p + 1, &end, 10);
 
@@ -281,6 +281,13 @@ static inline int tu_delayacct_owners(long *pids, int max)
 	}
 	fclose(fp);
 	return n;
+}
+
+static inline int tu_delayacct_owners(long *pids, int max)
+{
+	long original;
+
+	return tu_delayacct_owners_original(pids, max, &original);
 }
 
 static inline bool tu_delayacct_owned_by(long pid)
@@ -374,6 +381,16 @@ static inline void tu_save_delayacct(void)
 		flock(fd, LOCK_EX);
 	if (cb_sysctl_read_long(CB_DELAYACCT_SYSCTL, &tu_saved_delayacct) < 0)
 		tu_saved_delayacct = -1;
+	/*
+	 * A cowbench running beside (its journal entry) holds it now: the value to keep is the one
+	 * it puts back, not its own (saved and restored after it ended, that would be left on).
+	 */
+	{
+		long pids[256], original = -1;
+
+		if (tu_delayacct_owners_original(pids, 256, &original) > 0 && original >= 0)
+			tu_saved_delayacct = original;
+	}
 }
 
 /*
@@ -391,6 +408,29 @@ static inline void tu_restore_delayacct(void)
 			return;
 	if (tu_saved_delayacct >= 0 && geteuid() == 0)
 		cb_sysctl_write_long(CB_DELAYACCT_SYSCTL, tu_saved_delayacct);
+}
+
+/*
+ * Delay accounting on for a test, as cowbench turns it on: through the settings journal, so that a
+ * cowbench running beside sees an owner (and co-owns it rather than recording 1 as the value to put
+ * back), and a test that dies is put back by the next cowbench. Release with tu_delayacct_release()
+ * at the end of the test. false (a SKIP printed) when another live cowbench holds it off.
+ */
+static inline bool tu_delayacct_hold_on(const char *what)
+{
+	int err = cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1);
+
+	if (err == -EBUSY) {
+		printf("SKIP: %s: another running cowbench holds kernel.task_delayacct off\n", what);
+		return false;
+	}
+	ck_assert_msg(err == 0, "kernel.task_delayacct through the journal: %s", strerror(-err));
+	return true;
+}
+
+static inline void tu_delayacct_release(void)
+{
+	cb_sysctl_restore_all();
 }
 
 /*

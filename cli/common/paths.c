@@ -128,7 +128,7 @@ const char *cli_kernel_dir(void)
 /* A copy of a regular file as it is now (TO is created, never replaced); 0 or -errno, TO removed on failure. */
 int cli_copy_file(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY), out = -1, err = 0;
+	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), out = -1, err = 0; /* a FIFO: refused below */
 	struct stat st;
 	char buf[65536];
 	ssize_t got;
@@ -164,4 +164,28 @@ int cli_copy_file(const char *from, const char *to)
 	if (err)
 		unlink(to);
 	return err;
+}
+
+/*
+ * Every file a command reads that a user or the environment names: opened without waiting (a
+ * FIFO, a device), refused unless a regular file (errno EINVAL), then blocking again.
+ */
+FILE *cli_fopen_input(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), flags;
+	struct stat st;
+	FILE *fp;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((flags = fcntl(fd, F_GETFL)) >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if (!(fp = fdopen(fd, "re")))
+		close(fd);
+	return fp;
 }

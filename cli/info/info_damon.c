@@ -10,8 +10,10 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,8 +29,18 @@ static const char *const module_names[DAMON_NR_MODULES] = { "damon_reclaim", "da
 /* The first line of path (at most LINE_MAX_READ bytes), newline stripped; -errno when unreadable. */
 static int read_line(const char *path, char *buf, size_t len)
 {
-	FILE *fp = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* COWBENCH_DAMON_ROOT may name a FIFO */
+	struct stat st;
+	FILE *fp = NULL;
 	int err;
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd >= 0 && !(fp = fdopen(fd, "re")))
+		close(fd);
 
 	if (!fp)
 		return -errno;

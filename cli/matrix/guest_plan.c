@@ -48,13 +48,13 @@ static int plan_group(char *key, struct cb_matrix *m, size_t groups)
 
 int mk_plan_load(const char *path, struct cb_matrix *m, struct mk_plan *plan)
 {
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cli_fopen_input(path);
 	char line[1024];
 	size_t lineno = 0;
 
 	memset(plan, 0, sizeof(*plan));
 	if (!fp) {
-		cli_error("cannot read plan %s: %s", path, strerror(errno));
+		cli_error("cannot read plan %s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), fp)) {

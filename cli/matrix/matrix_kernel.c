@@ -57,7 +57,7 @@ static bool image_has_patch(const char *image)
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "%.*sconfig", slash ? (int)(slash - image + 1) : 0, image);
-	fp = fopen(path, "re");
+	fp = cli_fopen_input(path);
 	if (!fp)
 		return false;
 	while (!yes && fgets(line, sizeof(line), fp))

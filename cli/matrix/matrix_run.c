@@ -597,12 +597,16 @@ int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
+	if (out != stdout && fflush(out) != 0 && status >= 0) {
+		cli_error("cannot write results: %s", strerror(errno));
+		status = -1;
+	}
+	if (out != stdout && status < 0) /* while the lock is still held */
+		cli_output_drop_if_empty(o->resume ? o->resume : o->output, fileno(out), o->out_created);
 	if (out != stdout && fclose(out) != 0 && status >= 0) {
 		cli_error("cannot write results: %s", strerror(errno));
 		status = -1;
 	}
-	if (out != stdout && status < 0)
-		cli_output_drop_if_empty(o->resume ? o->resume : o->output, o->out_created);
 	if (status >= 0 && !o->quiet && !o->plan)
 		cli_note_rows_onward(o->resume ? o->resume : o->output, rep.rows);
 	return status < 0 ? EXIT_RUN_FAILED : status; /* the worst row's code (cowbench/error.h) */

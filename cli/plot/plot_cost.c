@@ -11,6 +11,7 @@
 #include <cowbench/summary.h>
 #include <cowbench/units.h>
 
+#include "cli.h"
 #include "plot_costs.h"
 
 /*
@@ -219,7 +220,7 @@ void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 		fmt_times(text, sizeof(text), c[i].ratio);
 		fmt_ns3(before, sizeof(before), c[i].before);
 		fmt_ns3(after, sizeof(after), c[i].after);
-		fprintf(fp, "| `%s` | %s | %s | %s |\n", c[i].fork->key, before, after, text);
+		fprintf(fp, "| %s | %s | %s | %s |\n", cli_md(c[i].fork->key), before, after, text);
 	}
 	fputc('\n', fp);
 	free(c);

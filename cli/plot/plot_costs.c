@@ -186,13 +186,13 @@ static int samples_read(const char *path, void (*fn)(void *, unsigned long long,
 			void *arg)
 {
 	struct cb_csv_record rec = { 0 };
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cli_fopen_input(path);
 	char why[200];
 	long line = 1;
 	int rc, err = 0;
 
 	if (!fp) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
+		cli_error("cannot read %s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	rc = cb_csv_read_record(fp, &rec);
@@ -494,7 +494,7 @@ void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 		mode_name(&t[i], mode, sizeof(mode));
 		fmt_ratio(t[i].p99, p99, sizeof(p99));
 		fmt_ratio(t[i].runtime, rt, sizeof(rt));
-		fprintf(fp, "| `%s` | %s | %.0f → %.0f | %.1f %% | %.0f | ", t[i].mode->key, mode, t[i].faults_off,
+		fprintf(fp, "| %s | %s | %.0f → %.0f | %.1f %% | %.0f | ", cli_md(t[i].mode->key), cli_md(mode), t[i].faults_off,
 			t[i].faults_on, t[i].saved_pct, t[i].touched);
 		if (isnan(t[i].wasted))
 			fputs("- (needs root) | ", fp);

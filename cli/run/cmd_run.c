@@ -320,12 +320,16 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write results: %s", strerror(-err));
 		status = EXIT_RUN_FAILED;
 	}
+	if (out != stdout && fflush(out) != 0 && status == 0) {
+		cli_error("cannot write %s: %s", o.output, strerror(errno));
+		status = EXIT_RUN_FAILED;
+	}
+	if (out != stdout && status == EXIT_RUN_FAILED) /* while the lock is still held */
+		cli_output_drop_if_empty(o.output, fileno(out), out_created);
 	if (out != stdout && fclose(out) != 0 && status == 0) {
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
-	if (out != stdout && status == EXIT_RUN_FAILED)
-		cli_output_drop_if_empty(o.output, out_created);
 	if (!o.quiet && cli_closing_wants_reference(cl, &spec))
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);

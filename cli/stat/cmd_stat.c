@@ -117,28 +117,9 @@ static bool opt_sample(void *o, const char *v)
 	return true;
 }
 
-/* The file is written at the end: it and its directory must take it, checked now, before anything runs. */
+/* The file is written at the end, through cli_output_begin: checked (with --force known) before anything runs. */
 static bool opt_folded(void *o, const char *v)
 {
-	char dir[4096];
-	const char *slash = strrchr(v, '/');
-	struct stat st;
-
-	if (!v[0] || (slash && !slash[1])) {
-		cli_error("--folded needs a file name, not '%s'", v);
-		return false;
-	}
-	if (cli_output_path_check("--folded", v) < 0)
-		return false;
-	if (stat(v, &st) == 0 && !S_ISREG(st.st_mode)) {
-		cli_error("--folded=%s: not a regular file", v);
-		return false;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - v) + 1 : 1, slash ? v : ".");
-	if (access(dir, W_OK) != 0) {
-		cli_error("--folded=%s: cannot write in %s: %s", v, dir, strerror(errno));
-		return false;
-	}
 	OPTS(o)->where.folded = v;
 	return true;
 }
@@ -181,6 +162,8 @@ static const struct cli_option stat_options[] = {
 	{ "top", "N", "rows per --where table (default 10)", .parse = opt_top },
 	{ "sample", "N", "--where=code: record 1 in N write faults (default 1: every one)", .parse = opt_sample },
 	{ "folded", "FILE", "--where=code: also write folded stacks (flame-graph input) to FILE", .parse = opt_folded },
+	{ "force", NULL, "let --folded replace an existing non-empty file",
+	  CLI_SET(CLI_STORE_TRUE, struct stat_opts, where.force) },
 	{ "system", NULL, "the whole machine's COW faults and copy time from /proc/cow_stats (cowbench kernel); "
 	  "alone, no process is needed", CLI_SET(CLI_STORE_TRUE, struct stat_opts, system) },
 	{ "format", "table|csv|json", "a table for people (default; 'text' is its old name), CSV or JSON Lines",
@@ -640,6 +623,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o, int *cmd)
 		return -1;
 	}
 	if (cli_output_not_input("--folded", o->where.folded, argv + argi, argc - argi) < 0)
+		return -1;
+	if (o->where.folded && cli_output_check("--folded", o->where.folded, o->where.force, NULL, 0) < 0)
 		return -1;
 	o->where.top = o->where.top ? o->where.top : 10;
 	o->where.sample = o->where.sample ? o->where.sample : 1;

@@ -25,6 +25,7 @@ struct stat_where_opts {
 	long top;              /* rows shown per table */
 	long sample;           /* record 1 in N faults (code view) */
 	const char *folded;    /* --folded=FILE, or NULL */
+	bool force;            /* --force: --folded may replace a non-empty file */
 	bool children;         /* follow forks */
 	bool want_faults;      /* open the tracepoint even without --where (stat's fallback count) */
 };

@@ -330,7 +330,7 @@ static int write_folded(const struct stat_where *w, const char *path)
 	size_t n;
 	struct cb_strmap_entry *e;
 
-	if (cli_output_begin(&out, path, true) < 0)
+	if (cli_output_begin_as(&out, "--folded", path, w->o.force) < 0)
 		return -1;
 	e = cb_strmap_sorted(&w->folded, &n);
 	for (size_t i = 0; e && i < n; i++)

@@ -23,6 +23,7 @@
 #define TIMED CB_COL_TIMED
 #define LOWER CB_COL_LOWER_BETTER
 #define SHOWN CB_COL_SHOWN
+#define SIGNED CB_COL_SIGNED
 /* The table: its position, priority on a narrow terminal (0: always shown), unit and header. */
 #define VIEW(pos, prio, kind, label) { pos, prio, CB_KIND_##kind, label }
 
@@ -120,7 +121,7 @@ static const struct cb_column columns[] = {
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
-	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)"),
+	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)", .flags = SIGNED),
 	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED),
 	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)", .view = VIEW(10, 2, TEXT, "rep_kind")),

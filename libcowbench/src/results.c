@@ -39,8 +39,8 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		if (*text) {
 			errno = 0;
 			v = strtoll(text, &end, 10);
-			if (errno || *end || v == CB_NA)
-				return CB_EFORMAT;
+			if (errno || *end || v == CB_NA || (v < 0 && !(c->flags & CB_COL_SIGNED)))
+				return CB_EFORMAT; /* a negative count, time or size is damage, as nan is */
 		}
 		memcpy(base, &v, sizeof(v));
 		return 0;
@@ -51,8 +51,8 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		if (*text) {
 			errno = 0;
 			v = strtod(text, &end);
-			if (errno || *end || !isfinite(v)) /* no nan or inf: they have no JSON, no statistics */
-				return CB_EFORMAT;
+			if (errno || *end || !isfinite(v) || (v < 0 && !(c->flags & CB_COL_SIGNED)))
+				return CB_EFORMAT; /* no nan, inf or negative: no JSON, no statistics, no such time */
 		}
 		memcpy(base, &v, sizeof(v));
 		return 0;
@@ -250,6 +250,10 @@ static int read_row(struct reader *r, const struct cb_csv_record *rec, long recn
 	for (size_t i = 1; i < rec->nfields; i++) {
 		if (!r->map[i])
 			continue;
+		if (cb_row_set(row, r->map[i], rec->field[i]) < 0 && rec->field[i][0] == '-' &&
+		    r->map[i]->type != CB_COL_STR)
+			return fail(r, "record %ld: negative %s %.40s (counts, times and sizes are never below 0)", recno,
+				    r->map[i]->name, rec->field[i]);
 		if (cb_row_set(row, r->map[i], rec->field[i]) < 0)
 			return fail(r, "record %ld: bad value '%.40s' in column '%s'", recno, rec->field[i],
 				    r->map[i]->name);

@@ -92,6 +92,7 @@ int cb_sysctl_read_long(const char *path, long *value)
 /* The sysctls cowbench changes; nothing else is ever written or restored. */
 static const char *const known_keys[] = {
 	CB_DELAYACCT_SYSCTL, CB_NR_HUGEPAGES_SYSCTL, CB_PRECOPY_SYSCTL, CB_PRECOPY_DEPTH_SYSCTL,
+	CB_PRECOPY_BATCH_SYSCTL, "/proc/sys/vm/overcommit_memory",
 };
 static char test_key[128]; /* cb_sysctl_test_key: a plain file standing in for a sysctl */
 
@@ -106,6 +107,11 @@ static bool known_key(const char *path)
 		if (strcmp(path, known_keys[i]) == 0)
 			return true;
 	return test_key[0] && strcmp(path, test_key) == 0;
+}
+
+int cb_sysctl_known(const char *path)
+{
+	return path && known_key(path);
 }
 
 static int write_text(const char *path, const char *text)
@@ -279,12 +285,22 @@ static const char *parse_num(const char *p, long long *out)
 	return p;
 }
 
+/*
+ * Lines for a key this build does not know (a newer cowbench's: vm.overcommit_memory was added
+ * after vm.cow_precopy_depth) are carried through as they are: never written or restored here,
+ * but not dropped either, or an older cowbench running beside a newer one would erase its
+ * entries and leave their settings changed with nothing recording them.
+ */
+static char foreign[2048];
+static size_t nforeign;
+
 /* Parse jbuf into ent[]; a line that does not parse is dropped (the journal is cowbench's own). */
 static void parse_journal(void)
 {
 	char *line = jbuf, *nl;
 
 	nent = 0;
+	nforeign = 0;
 	for (; *line && nent < MAX_ENTRIES; line = nl + 1) {
 		struct entry *e = &ent[nent];
 		char *sp = strchr(line, ' ');
@@ -298,8 +314,13 @@ static void parse_journal(void)
 			continue;
 		memcpy(e->path, line, (size_t)(sp - line));
 		e->path[sp - line] = '\0';
-		if (!known_key(e->path))
-			continue; /* never restored: not a setting cowbench changes */
+		if (!known_key(e->path)) { /* never written or restored by this build: kept as it is */
+			if (nforeign + (size_t)(nl + 1 - line) < sizeof(foreign)) {
+				memcpy(foreign + nforeign, line, (size_t)(nl + 1 - line));
+				nforeign += (size_t)(nl + 1 - line);
+			}
+			continue;
+		}
 		p = parse_num(sp + 1, &v);
 		if (!p)
 			continue;
@@ -344,6 +365,8 @@ static int store_journal(int lockfd)
 		}
 		append(&o, end, "\n");
 	}
+	for (size_t i = 0; i < nforeign && o < end; i++)
+		*o++ = foreign[i];
 	if (o == end)
 		return -E2BIG; /* cannot happen at the limits above; a cut line would lose owners */
 	*o = '\0';
@@ -529,6 +552,29 @@ static int override_local(const char *path, long value)
 	return err;
 }
 
+/*
+ * What this process holds, as it joined it: a cowbench built before a key was known drops that
+ * key's journal line (it kept only its own keys), so an entry can vanish while its owner runs;
+ * the owner then puts back the original it saw, if the setting still has the value it held.
+ */
+static struct {
+	char path[128];
+	long orig, value;
+} mine[8];
+static int nmine;
+
+static void remember(const char *path, long orig, long value)
+{
+	for (int k = 0; k < nmine; k++)
+		if (strcmp(mine[k].path, path) == 0)
+			return;
+	if (nmine == (int)(sizeof(mine) / sizeof(mine[0])))
+		return;
+	snprintf(mine[nmine].path, sizeof(mine[nmine].path), "%s", path);
+	mine[nmine].orig = orig;
+	mine[nmine++].value = value;
+}
+
 static int override(const char *path, long value, bool raise_only)
 {
 	sigset_t old;
@@ -571,6 +617,8 @@ static int override(const char *path, long value, bool raise_only)
 	}
 	if (i >= 0 && raise_only && err == 0 && find_entry(path) >= 0 && !add_owner(&ent[find_entry(path)]))
 		err = -EUSERS; /* held, but the last owner out would put it back under this run */
+	if (err == 0 && (i = find_entry(path)) >= 0)
+		remember(path, ent[i].orig, raise_only && now > value ? now : value);
 	store_journal(fd);
 	journal_unlock(fd, &old);
 	return err;
@@ -640,6 +688,14 @@ void cb_sysctl_restore_all(void)
 					e->own[kept++] = e->own[k];
 			e->nowners = kept;
 		}
+		for (int k = 0; k < nmine; k++) { /* our line erased by an older build: ours to put back */
+			long now;
+
+			if (find_entry(mine[k].path) < 0 && cb_sysctl_read_long(mine[k].path, &now) == 0 &&
+			    now == mine[k].value)
+				(void)cb_sysctl_write_long(mine[k].path, mine[k].orig);
+		}
+		nmine = 0;
 		prune(NULL, 0); /* we were the last owner: put back; dead owners go too */
 		store_journal(fd);
 		journal_unlock(fd, &old);

@@ -74,7 +74,7 @@ int cb_meminfo_read(const char *path, const char *key, uint64_t *bytes)
 {
 	char line[256];
 	size_t klen = strlen(key);
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cb_fopen_regular(path);
 
 	if (!fp)
 		return -errno;
@@ -158,7 +158,7 @@ static uint64_t cgroup_stat(const char *dir, const char *key)
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/memory.stat", dir);
-	fp = fopen(path, "re");
+	fp = cb_fopen_regular(path);
 	if (!fp)
 		return 0;
 	while (fgets(line, sizeof(line), fp))
@@ -204,7 +204,7 @@ int cb_cgroup_mem_headroom(uint64_t *bytes, char *where, size_t wlen)
 	*bytes = UINT64_MAX;
 	if (wlen)
 		where[0] = '\0';
-	fp = fopen(proc && *proc ? proc : "/proc/self/cgroup", "re");
+	fp = cb_fopen_regular(proc && *proc ? proc : "/proc/self/cgroup");
 	if (!fp)
 		return -errno;
 	root = root && *root ? root : "/sys/fs/cgroup";

@@ -11,6 +11,8 @@
 #include <cowbench/error.h>
 #include <cowbench/trace.h>
 
+#include "fileutil.h"
+
 #define MAX_FILE (256u << 20)
 #define COLUMNS "t_ns,fork,side,pid,map,kind,map_pages,page,class"
 
@@ -264,13 +266,18 @@ int cb_trace_parse(const char *text, size_t len, struct cb_trace *out, char *err
 
 int cb_trace_read(const char *path, struct cb_trace *out, char *err, size_t errlen)
 {
-	FILE *fp = fopen(path, "re");
+	FILE *fp = cb_fopen_regular(path); /* a FIFO is refused, never waited on */
 	struct stat sb;
 	char *buf;
 	size_t n;
 	int e;
 
 	memset(out, 0, sizeof(*out));
+	if (!fp && errno == EINVAL) {
+		if (err && errlen)
+			snprintf(err, errlen, "not a regular file of at most %u MiB", MAX_FILE >> 20);
+		return CB_EFORMAT;
+	}
 	if (!fp)
 		return -errno;
 	if (fstat(fileno(fp), &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)MAX_FILE) {

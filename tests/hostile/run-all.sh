@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Issue 29's findings re-tried as an attacker (tests/hostile/README.md): every item's script, then the
-# totals they counted. CB_ASAN=1 runs build-asan's cowbench (cmake -DCOWBENCH_SANITIZE=ON -B build-asan).
+# Issue 29's and issue 39's (round 4) findings re-tried as an attacker (tests/hostile/README.md): every
+# item's script, then the totals they counted. CB_ASAN=1 runs build-asan's cowbench (cmake -DCOWBENCH_SANITIZE=ON -B build-asan).
 # Root, no QEMU: the guest is tests/hostile/fake-kernel. KILLS=N kills per signal in item 9 (default 8).
 set -u
 cd "$(dirname "$0")"
 export TOTALS_FILE=${TOTALS_FILE:-$(mktemp /tmp/h29-totals.XXXXXX)}
 : > "$TOTALS_FILE"
 for s in item1_output_is_input.sh item23_guest_stream.sh item4_journal.sh item5_pairing.py item6_duplicates.sh \
-	item7_equivalent.sh item8_where_exec.sh item9_disk_signals.sh; do
+	item7_equivalent.sh item8_where_exec.sh item9_disk_signals.sh \
+	i39_1_outputs.sh i39_2_race.sh i39_3_plot.sh i39_4_settings.sh i39_6_readers.sh i39_7_hangs.sh; do
 	echo "=== $s"
 	case $s in *.py) nice python3 "./$s" ;; *) nice "./$s" ;; esac 2>&1 | grep -E '^(==|   -|note:)'
 done

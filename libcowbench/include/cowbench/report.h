@@ -172,6 +172,8 @@ struct cb_column {
 #define CB_COL_LOWER_BETTER 0x8u
 /* The table shows it in every block, also where the row has none (rep, status). */
 #define CB_COL_SHOWN 0x10u
+/* A number that may be below 0 (a growth that can shrink); every other count, time and size cannot. */
+#define CB_COL_SIGNED 0x20u
 
 /** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
 bool cb_row_is_evidence(const struct cb_row *row);

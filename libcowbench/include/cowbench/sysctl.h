@@ -22,6 +22,12 @@
  */
 #define CB_SYSCTL_MAX_OWNERS 256
 
+/**
+ * Whether path is a sysctl cowbench (and its tools: bench/redis_load) may change: the journal's
+ * known keys (kernel.task_delayacct, vm.nr_hugepages, vm.overcommit_memory and the pre-copy
+ * series' vm.cow_precopy, vm.cow_precopy_depth, vm.cow_precopy_batch). Nothing else is written.
+ */
+int cb_sysctl_known(const char *path);
 /** Read an integer sysctl file; -ENOENT when absent, CB_EFORMAT when not a number. */
 int cb_sysctl_read_long(const char *path, long *value);
 /** Write an integer to a sysctl file; -errno (-EACCES/-EPERM without root). */
