@@ -194,7 +194,8 @@ END_TEST
 
 /*
  * report.md takes text from the rows (cell keys, host, kernel) as text: a tag, a table's '|', a
- * code span's backquote or a link in a cell is escaped, never Markdown or HTML of its own.
+ * code span's backquote or a link in a cell is escaped, never Markdown or HTML of its own; so does
+ * the Markdown writer of --format=markdown.
  */
 START_TEST(report_escapes_row_text)
 {
@@ -226,6 +227,15 @@ START_TEST(report_escapes_row_text)
 	for (const char *p = md; (p = strstr(p, "|y")); p++) /* every '|' of the cell escaped */
 		ck_assert_msg(p > md && p[-1] == '\\', "an unescaped | from the cell: %s", md);
 	free(md);
+	/* the Markdown writer of every command (--format=markdown) escapes by the same rule */
+	const char *sum[] = { "cowbench", "summarize", "--quiet", "--format=markdown", path, NULL };
+	r = tu_run_cli(sum);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	for (const char *p = r.out; (p = strchr(p, '<')); p++)
+		ck_assert_msg(p > r.out && p[-1] == '\\', "a tag from the rows in --format=markdown: %s", r.out);
+	ck_assert_msg(strstr(r.out, "| x=\\<b\\>1\\</b\\>\\|y\\`z \\[l\\](javascript:v) fork=1 |"),
+		      "the cell not as text in --format=markdown: %s", r.out);
+	tu_free(&r);
 	rm_rf(dir);
 }
 END_TEST

@@ -400,30 +400,11 @@ enum cb_format cli_format_resolve(enum cb_format f, const char *output)
 	return !output && isatty(STDOUT_FILENO) == 1 ? CB_FORMAT_TABLE : CB_FORMAT_CSV;
 }
 
-/*
- * Text from data (a CSV cell, a host name) as Markdown that renders as that text and nothing
- * else: every character that Markdown or HTML gives a meaning inside a line is backslash-escaped
- * (a table's '|', '<' of a tag, '&' of an entity, '`', '*', '_', '[' of a link, '#', '~'), and
- * control characters (a newline ends a table row) become spaces. One of 8 rotating buffers.
- */
+/* Text from data (a CSV cell, a host name) as Markdown text (cb_md_escape): one of 8 rotating buffers. */
 const char *cli_md(const char *s)
 {
 	static char ring[8][4096];
 	static unsigned next;
-	char *out = ring[next++ % 8];
-	size_t o = 0;
 
-	for (; s && *s && o + 3 < sizeof(ring[0]); s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f) {
-			out[o++] = ' ';
-			continue;
-		}
-		if (strchr("\\`*_[]<>#|&~", c))
-			out[o++] = '\\';
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return out;
+	return cb_md_escape(ring[next++ % 8], sizeof(ring[0]), s);
 }

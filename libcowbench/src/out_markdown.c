@@ -22,14 +22,10 @@ struct md_state {
 	size_t nrows, cap;
 };
 
-/* A cell's text with | escaped, so a value never splits the row. */
+/* A cell's text as text (cb_md_escape): a value never splits the row nor becomes a tag or a link. */
 static void md_cell(FILE *fp, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', fp);
-		fputc(*s == '\n' ? ' ' : *s, fp);
-	}
+	cb_md_fputs(fp, s);
 }
 
 static bool has_value(const struct cb_val *v)

@@ -301,6 +301,48 @@ void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
 	cb_print_wrapped_at(fp, width, 0, indent, text);
 }
 
+/* What Markdown or HTML give a meaning inside a line: a table's '|', a tag's '<', an entity's '&', ... */
+static bool md_special(unsigned char c)
+{
+	return c && strchr("\\`*_[]<>#|&~", c);
+}
+
+char *cb_md_escape(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (; s && *s && o + 3 <= len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			buf[o++] = ' ';
+			continue;
+		}
+		if (md_special(c))
+			buf[o++] = '\\';
+		buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cb_md_fputs(FILE *fp, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			fputc(' ', fp);
+			continue;
+		}
+		if (md_special(c))
+			fputc('\\', fp);
+		fputc(c, fp);
+	}
+}
+
 const char *cb_fmt_ratio(char *buf, size_t len, double r)
 {
 	if (isnan(r))

@@ -186,6 +186,17 @@ void cb_print_wrapped(FILE *fp, int width, int indent, const char *text);
 /** The same, the first line starting at column col of a line already begun. */
 void cb_print_wrapped_at(FILE *fp, int width, int col, int indent, const char *text);
 
+/**
+ * Text as Markdown that renders as that text and nothing else (report.md, the
+ * markdown writer): each of \ ` * _ [ ] < > # | & ~ gets a backslash, so no
+ * tag, entity, link, code span, emphasis or table cell comes from data, and a
+ * control character (a newline ends a table row) becomes a space. Into buf,
+ * cut at a whole character escape where it is too short; returns buf.
+ */
+char *cb_md_escape(char *buf, size_t len, const char *s);
+/** The same written to fp. */
+void cb_md_fputs(FILE *fp, const char *s);
+
 /** One cell for people: v in kind's unit ("12.4 ms", "64 MiB", "2.43x", "2.8 %"); "-" when none. */
 const char *cb_fmt_value(char *buf, size_t len, const struct cb_val *v, enum cb_kind kind, enum cb_units_style st);
 /**
