@@ -6,9 +6,13 @@ usage: cowbench summarize --quiet --metric=elapsed_ns --baseline fork=0 --format
 
 Every number and its text is summarize's own, read by field name; nothing is computed here. No
 ratio in the input: no output. tests/docs-samples.py runs it on a fixture for README's sample.
+A cell's key is data (a CSV's text): it reaches the Markdown escaped (report_io.md, the rule of
+cowbench's own report.md), as plain text, never a code span its backquotes could end.
 """
 import json
 import sys
+
+from report_io import md
 
 rows = [json.loads(line) for line in sys.stdin if line.strip()]
 rows = [r for r in rows if r.get("ratio_text")]
@@ -20,5 +24,5 @@ if rows:
     print("`summary.txt` has the same for the per-write p50.\n")
     print("| cell | ratio [CI] | CI level | p (adj) | verdict |\n|---|---:|---:|---:|---|")
     for r in rows:
-        print("| `%s` | %s | %.1f %% | %.3g | %s |" % (r["cell"], r["ratio_text"], 100 * r["change_ci_level"],
-                                                    r["p_adj"], r["verdict"]))
+        print("| %s | %s | %.1f %% | %.3g | %s |" % (md(r["cell"]), r["ratio_text"], 100 * r["change_ci_level"],
+                                                  r["p_adj"], r["verdict"]))
