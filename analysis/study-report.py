@@ -20,11 +20,12 @@ fixed scripts and reads the data files by fixed relative names.
 """
 import csv
 import os
+import stat
 import subprocess
 import sys
 
 import cbstats
-from report_io import run_main, write_output
+from report_io import md as md_text, run_main, write_output
 
 MODES = [  # (label, (precopy, precopy-depth)): the patched kernel's modes; stock is separate
     ("off (0)", ("0", None)),
@@ -145,8 +146,10 @@ REPLAY_MODES = [("off (0)", "0"), ("fixed (1)", "1"), ("adaptive (2)", "2")]
 
 
 def trace_header(path):
-    """The trace's '# command:' line, or '' (the file is read as text, never run)."""
+    """The trace's '# command:' line, or '' (the file is read as text, never run; a FIFO is not waited on)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
         with open(path, errors="replace") as f:
             for line in f:
                 if not line.startswith("#"):
@@ -180,7 +183,9 @@ def replay_section(by_cell, summ):
     for (trace, writer), cells in sorted(traces.items()):
         name = os.path.basename(trace).rsplit(".", 1)[0]
         cmd = trace_header(trace)
-        md.append(f"**{name}** (`{trace}`, the {writer}'s writes" + (f"; recorded: `{cmd}`" if cmd else "") + ")")
+        # the trace's path and its command are data: escaped text, never a code span they could end
+        md.append(f"**{md_text(name)}** ({md_text(trace)}, the {md_text(writer)}'s writes"
+                  + (f"; recorded: {md_text(cmd)}" if cmd else "") + ")")
         md.append("")
         md.append("| kernel, pre-copy | writes | traps | Δ traps | pre-copied | wasted | memory "
                   "| runtime | Δ runtime | reps |")
@@ -240,7 +245,7 @@ def main():
     md = ["## The study, reproduced", ""]
     md.append("The seed study's pre-copy experiment (Linux 6.8 on bare metal) rerun by the main job on this "
               "project's Linux 6.12 kernel under QEMU "
-              f"(stock: {release.get('stock', '?')}, patched: {release.get('patched', '?')}), "
+              f"(stock: {md_text(release.get('stock', '?'))}, patched: {md_text(release.get('patched', '?'))}), "
               "from `analysis/study.ini`. Each change is against pre-copy 0 on the patched kernel in the "
               "same boot (`cowbench summarize --baseline precopy=0`: Hodges-Lehmann ratio with its exact "
               "CI, docs/reference.md \"Statistics\"; an interval is left out where every rep gave the same number). Under TCG times are "
@@ -266,13 +271,14 @@ def main():
                    key=lambda v: int(v[:-1]) * units.get(v[-1], 1) if v[:-1].isdigit() else 0)
     for w in WORKLOADS:
         for size in sizes:
+            msize = md_text(size)  # from the cell keys: data
             stock = cell_of("stock", w, size)
             if stock:
                 s = lambda m: summ.get((stock, m))  # noqa: E731
                 mf = s("wpcopy_count")
-                md.append(f"| {w} {size} | stock | {float(mf['centre']):,.0f} | | "
+                md.append(f"| {w} {msize} | stock | {float(mf['centre']):,.0f} | | "
                           f"{fmt_ns(num(s('elapsed_ns')['centre']))} | | {fmt_ns(num(s('lat_p50_ns')['centre']))} | | "
-                          f"{fmt_ns(num(s('lat_p99_ns')['centre']))} | | | | |" if mf else f"| {w} {size} | stock | |")
+                          f"{fmt_ns(num(s('lat_p99_ns')['centre']))} | | | | |" if mf else f"| {w} {msize} | stock | |")
             for label, mode in MODES:
                 cell = cell_of("patched", w, size, mode)
                 if not cell:
@@ -284,7 +290,7 @@ def main():
                     hit += f" ({bad} reps inconsistent)"
                 unused = "—" if mode[0] == "0" or not wasted else f"{wasted[0]:,.0f}"
                 cf = s("wpcopy_count")
-                md.append(f"| {w} {size} | patched, {label} | {float(cf['centre']):,.0f} | {change(cf)} | "
+                md.append(f"| {w} {msize} | patched, {label} | {float(cf['centre']):,.0f} | {change(cf)} | "
                           f"{fmt_ns(num(s('elapsed_ns')['centre']))} | {change(s('elapsed_ns'))} | "
                           f"{fmt_ns(num(s('lat_p50_ns')['centre']))} | {change(s('lat_p50_ns'))} | "
                           f"{fmt_ns(num(s('lat_p99_ns')['centre']))} | {change(s('lat_p99_ns'))} | {hit} | {unused} | "
