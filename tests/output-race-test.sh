@@ -22,7 +22,7 @@ round() {
 	rm -f "$F"
 	# (a sanitizer build: LeakSanitizer cannot stop the threads of a traced process)
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-		strace -f -o /dev/null -e trace=flock -e inject=flock:delay_enter="$1":when=2 \
+		strace -f -o "$D/strace.log" -e trace=flock -e inject=flock:delay_enter="$1":when=2 \
 		"$CB" run -w seq -s 64K -r 3 --warmup=0 -o "$F" >"$D/a.out" 2>"$D/a.err" &
 	a=$!
 	sleep 0.2

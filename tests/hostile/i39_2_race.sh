@@ -14,7 +14,7 @@ for t in $(seq "$TRIALS"); do
 		N_INPUTS=$((N_INPUTS + 2))
 		# LeakSanitizer cannot stop a traced process's threads (CB_ASAN=1): no leak check under strace
 		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-			strace -f -o /dev/null -e trace=flock -e inject=flock:delay_enter="$delay":when=2 \
+			strace -f -o strace.log -e trace=flock -e inject=flock:delay_enter="$delay":when=2 \
 			"$CB" $cmd -w seq -s 64K -r 3 --warmup 0 --probes=none -o F.csv >/dev/null 2>a.err & a=$!
 		sleep 0.2
 		"$CB" $cmd -w seq "$@" --warmup 0 --probes=none -o F.csv >/dev/null 2>b.err & b=$!

@@ -82,11 +82,16 @@ WANT=2 chk "plot cost.png -o plotdir/" "$CB" plot plotdir/cost.png -o plotdir/
 WANT=2 chk "plot base --samples=plotdir/data/cost.dat" "$CB" plot base.csv --samples=plotdir/data/cost.dat --out plotdir
 WANT=2 chk "plot base --samples=plotdir/report.md" "$CB" plot base.csv --samples=plotdir/report.md -o ./plotdir
 # stat --folded at an input of the watched command is not cowbench's input; --folded at a named file
-WANT=2 chk "stat --folded=/dev/stdout" "$CB" stat --where=code --folded=/dev/stdout -- true
+# System paths only through private links to them: a build that wrongly replaced its output would
+# replace the link here, never the machine's /dev/stdout (a real /dev/null was lost that way once).
+ln -sf /dev/stdout stdout.link; ln -sf /dev/fd/7 fd7.link; ln -sf /proc/self/fd/7 self-fd7.link
+ln -sf "/proc/$$/fd/7" pid-fd7.link
+WANT=2 chk "stat --folded=(link to /dev/stdout)" "$CB" stat --where=code --folded=stdout.link -- true
 # /dev and /proc aliases of an input
 exec 7<old.csv
-WANT=2 chk "summarize -o /dev/fd/7 --force" "$CB" summarize old.csv -o /dev/fd/7 --force
-WANT=2 chk "merge -o /proc/self/fd/7 --force" "$CB" merge old.csv -o /proc/self/fd/7 --force
-WANT=2 chk "compare -o /proc/$$/fd/7 --force" "$CB" compare old.csv new.csv -o /proc/$$/fd/7 --force
+WANT=2 chk "summarize -o (link to /dev/fd/7) --force" "$CB" summarize old.csv -o fd7.link --force
+WANT=2 chk "merge -o (link to /proc/self/fd/7) --force" "$CB" merge old.csv -o self-fd7.link --force
+WANT=2 chk "compare -o (link to /proc/$$/fd/7) --force" "$CB" compare old.csv new.csv -o pid-fd7.link --force
 exec 7<&-
+rm -f stdout.link fd7.link self-fd7.link pid-fd7.link
 report
