@@ -17,8 +17,8 @@
 #   --modes M       pre-copy modes as MODE:DEPTH[:bB] (default "0:1 2:1
 #                   1:16"); MODE 0 off, 1 fixed, 2 adaptive; 0:1 is the
 #                   baseline and must be there; ":bB" runs the mode with
-#                   vm.cow_precopy_batch=B (1-64, the most pages one fault
-#                   copies), otherwise with the default 16
+#                   vm.cow_precopy_batch=B (1-16, the most pages one fault
+#                   copies ahead), otherwise with the default 16
 #   --fork-boots N  boot stock and patched N times each, alternately, for the
 #                   fork comparison (default 0: skip)
 #   --fork-mb N     size of the forked mapping (default 1024)
@@ -65,7 +65,7 @@ done
 for m in $MODES; do
 	[[ $m =~ ^[0-2]:([0-9]+)(:b([0-9]+))?$ ]] || { echo "targets.sh: bad mode '$m' (want MODE:DEPTH[:bB], MODE 0-2)" >&2; exit 2; }
 	[[ ${BASH_REMATCH[1]} -ge 1 && ${BASH_REMATCH[1]} -le 64 ]] || { echo "targets.sh: bad mode '$m' (depth 1-64)" >&2; exit 2; }
-	[[ -z ${BASH_REMATCH[3]:-} || ( ${BASH_REMATCH[3]} -ge 1 && ${BASH_REMATCH[3]} -le 64 ) ]] || { echo "targets.sh: bad mode '$m' (batch 1-64)" >&2; exit 2; }
+	[[ -z ${BASH_REMATCH[3]:-} || ( ${BASH_REMATCH[3]} -ge 1 && ${BASH_REMATCH[3]} -le 16 ) ]] || { echo "targets.sh: bad mode '$m' (batch 1-16)" >&2; exit 2; }
 done
 [[ " $MODES " == *" 0:1 "* ]] || { echo "targets.sh: --modes must include 0:1" >&2; exit 2; }
 

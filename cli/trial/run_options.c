@@ -205,8 +205,8 @@ static bool opt_precopy(void *o, const char *v)
 
 static bool opt_precopy_depth(void *o, const char *v)
 {
-	if (!cli_parse_long(v, 1, 64, &OPTS(o)->precopy_depth)) {
-		cli_error("--precopy-depth must be an integer from 1 to 64, not '%s'", v);
+	if (!cli_parse_long(v, 1, 16, &OPTS(o)->precopy_depth)) {
+		cli_error("--precopy-depth must be an integer from 1 to 16, not '%s'", v);
 		return false;
 	}
 	return true;

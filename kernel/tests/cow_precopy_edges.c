@@ -25,6 +25,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -1003,6 +1004,271 @@ static void phase_memcg(void)
 	memcg_case("memcg-max-oom", "max", "4M", "0", 1);
 }
 
+/* The integer value of "@key N" in the cgroup file @file of @cg, or -1. */
+static long cg_key(const char *cg, const char *file, const char *key)
+{
+	static char b[8192];
+	char path[256], *p;
+	size_t kl = strlen(key);
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	if (read_file(path, b, sizeof(b)))
+		return -1;
+	for (p = b; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return atol(p + kl + 1);
+	return -1;
+}
+
+/* The vm.* sysctl @name, or -1. */
+static int get_sysctl_int(const char *name)
+{
+	char path[128], b[32];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	return read_file(path, b, sizeof(b)) ? -1 : atoi(b);
+}
+
+/*
+ * memory.high just above usage: a speculative round must leave room for its
+ * own pages and one per-CPU charge batch (64 pages) below memory.high, or
+ * not run.  The child joins a fresh cgroup, sets memory.high to its usage
+ * plus @room pages, then writes @k shared pages 17 apart with fixed
+ * pre-copy of depth 16.  With room 72 (< 16 + 64) the check must stand back
+ * (precopy_skip_memcg_high) and the cgroup must never go above memory.high
+ * (memory.events "high" stays 0: v3 crossed it and throttled the task).
+ * Some pages may still be copied ahead: memory.current counts the pages
+ * precharged into the CPU's charge stock, which the child's own faults
+ * then use without a new charge, so a round can fit.  With room 400,
+ * pre-copy runs (the check does not stand back for nothing).
+ */
+#define CGH "/sys/fs/cgroup/cowbench-headroom"
+
+struct headroom_result {
+	unsigned long long success, skip_high;
+};
+
+/*
+ * Measured in the child, from the moment memory.high is set: the parent's
+ * own COW faults after fork (its stack, its buffers) may copy ahead too,
+ * outside the cgroup, and must not count here.
+ */
+static int headroom_child(char *m, long k, long room, int out)
+{
+	struct headroom_result r;
+	struct cow_stats a;
+	cpu_set_t cpus;
+	char b[64];
+	long cur;
+
+	/* One CPU: the charge stock is per CPU. */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		return 94;
+	snprintf(b, sizeof(b), "%d\n", getpid());
+	if (write_file(CGH "/cgroup.procs", b))
+		return 96;
+	if (read_file(CGH "/memory.current", b, sizeof(b)))
+		return 98;
+	cur = atol(b);
+	snprintf(b, sizeof(b), "%ld\n", cur + room * PS);
+	if (write_file(CGH "/memory.high", b))
+		return 99;
+	cow_stats_read(&a);
+	for (long i = 0; i < k; i++)
+		((volatile uint64_t *)(m + i * 17 * PS))[0] = mark_word(i * 17, 6);
+	r.success = stat_delta(&a, "precopy_success");
+	r.skip_high = stat_delta(&a, "precopy_skip_memcg_high");
+	for (long i = 0; i < k; i++)
+		if (((uint64_t *)(m + i * 17 * PS))[0] != mark_word(i * 17, 6))
+			return 1;
+	return write(out, &r, sizeof(r)) == sizeof(r) ? 0 : 95;
+}
+
+static void headroom_case(const char *ph, long room, int want_precopy)
+{
+	long k = 8, n = k * 17 + 17, high;
+	struct headroom_result r = { 0, 0 };
+	char *m = region(n);
+	int p[2];
+	pid_t pid;
+	int rc;
+
+	rmdir(CGH);
+	if (!m || pipe(p) || mkdir(CGH, 0755) || write_file(CGH "/memory.max", "max")) {
+		FAILF(ph, "cannot set up " CGH ": %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(headroom_child(m, k, room, p[1]));
+	rc = wait_child(pid);
+	if (!rc && read(p[0], &r, sizeof(r)) != sizeof(r))
+		rc = -1;
+	close(p[0]);
+	close(p[1]);
+	high = cg_key(CGH, "memory.events", "high");
+	if (rc)
+		FAILF(ph, "child status %d", rc);
+	else if (want_precopy && r.success == 0)
+		FAILF(ph, "room %ld pages: nothing pre-copied (skip_memcg_high +%llu)", room,
+		      r.skip_high);
+	else if (!want_precopy && (!r.skip_high || high != 0))
+		FAILF(ph, "room %ld pages: precopy_success +%llu, precopy_skip_memcg_high +%llu, "
+		      "memory.events high %ld (want >0 and 0)", room, r.success, r.skip_high, high);
+	else if (check(m, n, 6, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else
+		printf("PASS %s (room %ld pages: precopy_success +%llu, precopy_skip_memcg_high +%llu, "
+		       "memory.events high %ld)\n", ph, room, r.success, r.skip_high, high);
+	rmdir(CGH);
+	munmap(m, n * PS);
+}
+
+static void phase_memcg_headroom(void)
+{
+	int mode = get_sysctl_int("cow_precopy"), depth = get_sysctl_int("cow_precopy_depth");
+	char b[256] = "";
+
+	mkdir("/sys/fs/cgroup", 0755);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	if (read_file("/sys/fs/cgroup/cgroup.controllers", b, sizeof(b)) || !strstr(b, "memory")) {
+		printf("SKIP memcg-headroom: no memory controller\n");
+		return;
+	}
+	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	if (set_precopy(1, 16)) {
+		FAILF("memcg-headroom", "cannot set fixed pre-copy of depth 16: %s", strerror(errno));
+		return;
+	}
+	headroom_case("memcg-headroom-72", 72, 0);
+	headroom_case("memcg-headroom-400", 400, 1);
+	set_precopy(mode, depth);
+}
+
+/*
+ * A fault taken for another process never copies ahead: the parent writes
+ * every page it shares with a forked child into the child with
+ * process_vm_writev() (GUP with FOLL_REMOTE breaks COW in the child, in
+ * the parent's context), with fixed pre-copy of depth 16 and in the
+ * adaptive mode.  precopy_success must not move, precopy_skip_remote must,
+ * and the child sees exactly what was written, the parent its own data.
+ */
+/* Touch 256 KiB of stack, so that later calls fault no stack page. */
+static void __attribute__((noinline)) warm_stack(void)
+{
+	volatile char buf[256 * 1024];
+
+	for (size_t i = 0; i < sizeof(buf); i += PS)
+		buf[i] = 1;
+}
+
+static void remote_case(const char *ph, int mode)
+{
+	long n = NPAGES;
+	char *m = region(n), *src = malloc(n * PS), *written = calloc(n, 1);
+	int go[2], done[2], use_mem = 0, memfd = -1;
+	struct cow_stats s0;
+	char path[64];
+	char c = 'x';
+	pid_t pid;
+	int rc;
+
+	if (!m || !src || !written || pipe(go) || pipe(done)) {
+		FAILF(ph, "setup: %s", strerror(errno));
+		return;
+	}
+	for (long p = 0; p < n; p++)
+		written[p] = 1;	/* before fork: the child checks against it */
+	memcpy(src, m, n * PS);
+	for (long p = 0; p < n; p++)
+		((uint64_t *)(src + p * PS))[0] = mark_word(p, 7);
+	set_precopy(mode, 16);
+	pid = fork();
+	if (pid == 0) {
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(check(m, n, 7, written, 0, 0) ? 1 : 0);
+	}
+	if (read(done[0], &c, 1) != 1) {
+		FAILF(ph, "child did not start");
+		return;
+	}
+	/*
+	 * The parent's own pages (stack, buffers) are COW-shared with the
+	 * child too: take their faults, and whatever they copy ahead, before
+	 * the counters are read.
+	 */
+	warm_stack();
+	cow_stats_read(&s0);
+	stat_delta(&s0, "precopy_success");
+	cow_stats_read(&s0);
+	/*
+	 * One page per call, in order: a stream, if remote faults counted.
+	 * process_vm_writev() (CROSS_MEMORY_ATTACH) where the kernel has it,
+	 * else /proc/PID/mem (what ptrace users write through): both break
+	 * COW in the child with remote GUP, from the parent's context.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	for (long p = 0; p < n; p++) {
+		struct iovec l = { src + p * PS, PS }, r = { m + p * PS, PS };
+
+		if (!use_mem && process_vm_writev(pid, &l, 1, &r, 1, 0) == PS)
+			continue;
+		if (!use_mem && errno != ENOSYS) {
+			FAILF(ph, "process_vm_writev page %ld: %s", p, strerror(errno));
+			break;
+		}
+		if (!use_mem) {
+			use_mem = 1;
+			memfd = open(path, O_RDWR);
+		}
+		if (memfd < 0 || pwrite(memfd, src + p * PS, PS, (off_t)(uintptr_t)(m + p * PS)) != PS) {
+			FAILF(ph, "write to %s page %ld: %s", path, p, strerror(errno));
+			break;
+		}
+	}
+	if (memfd >= 0)
+		close(memfd);
+	if (stat_delta(&s0, "precopy_success") || !stat_delta(&s0, "precopy_skip_remote"))
+		FAILF(ph, "precopy_success +%llu, precopy_skip_remote +%llu (want 0, >0)",
+		      stat_delta(&s0, "precopy_success"), stat_delta(&s0, "precopy_skip_remote"));
+	else
+		printf("PASS %s (%s: faults +%llu, precopy_skip_remote +%llu, precopy_success 0)\n", ph,
+		       use_mem ? "/proc/PID/mem" : "process_vm_writev", stat_delta(&s0, "faults"),
+		       stat_delta(&s0, "precopy_skip_remote"));
+	/*
+	 * The child was written by its parent; the child's own view is
+	 * checked above, on the pages process_vm_writev() wrote.
+	 */
+	if (write(go[1], &c, 1) != 1)
+		FAILF(ph, "cannot release the child");
+	rc = wait_child(pid);
+	if (rc)
+		FAILF(ph, "child status %d: it does not see what was written into it", rc);
+	if (check(m, n, 7, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	close(go[0]); close(go[1]); close(done[0]); close(done[1]);
+	free(src);
+	free(written);
+	munmap(m, n * PS);
+}
+
+static void phase_remote(void)
+{
+	int mode = get_sysctl_int("cow_precopy"), depth = get_sysctl_int("cow_precopy_depth");
+
+	if (mode < 0) {
+		printf("SKIP remote: no vm.cow_precopy\n");
+		return;
+	}
+	remote_case("remote-precopy1", 1);
+	remote_case("remote-precopy2", 2);
+	set_precopy(mode, depth);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1019,6 +1285,8 @@ static const struct {
 	{ "exit", phase_exit },
 	{ "marker-races", phase_marker_races },
 	{ "memcg", phase_memcg },
+	{ "memcg-headroom", phase_memcg_headroom },
+	{ "remote", phase_remote },
 };
 
 static void run_phase(int i)
