@@ -20,7 +20,7 @@ static const struct {
 	{ "record", cmd_record, "record a program's first writes after fork (time, mapping, page, copy/reuse) for replay" },
 	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
 	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
-	{ "summarize", cmd_summarize, "per-cell statistics: median, mean, CI, CV, outliers, baseline ratios" },
+	{ "summarize", cmd_summarize, "per-cell statistics: centre and CI, CV, outliers, ratios to a baseline" },
 	{ "estimate", cmd_estimate, "the same statistics for any numbers: centre and CI per group, ratio to a baseline" },
 	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
 	{ "project", cmd_project, "project an emulated study's cells to native time from exact counts and unit costs" },
@@ -29,10 +29,15 @@ static const struct {
 
 static void usage(FILE *fp)
 {
+	int width = 0; /* the longest name's, so every help text starts in one column */
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if ((int)strlen(commands[i].name) > width)
+			width = (int)strlen(commands[i].name);
 	fprintf(fp, "usage: cowbench COMMAND [OPTIONS]\n\n"
 		    "Measure what copy-on-write really costs after fork().\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(fp, "  %-*s %s\n", width, commands[i].name, commands[i].help);
 	fprintf(fp, "\n'cowbench COMMAND --help' describes a command's options; -V, --version the build.\n"
 		    "Exit status: 0 ok, 1 a measurement failed (its row says how), 2 bad input (one line on stderr),\n"
 		    "3 unsupported here, 4 a resource missing.\n");
