@@ -513,6 +513,8 @@ static void note_disagreement(const struct stat_state *st, const struct line *to
 	int64_t unaccounted = 0;
 	long procs = 0;
 	pid_t first = 0;
+	/* The column as this output names it: the table heads it all_copies, CSV and JSON cow_copies. */
+	const char *col = st->o.format == CB_FORMAT_TABLE ? copies_label(st) : "cow_copies";
 
 	if (st->ts_err != 0 || !st->causes || total->copies < 0 || total->cause[0] < 0 || total->copies >= total->cause[0])
 		return;
@@ -527,14 +529,14 @@ static void note_disagreement(const struct stat_state *st, const struct line *to
 		}
 	}
 	if (procs)
-		cli_note("cow_copies %lld < fork_copies %lld: %ld process(es) (pid %d%s) took %lld fork copies the kernel's "
+		cli_note("%s %lld < fork_copies %lld: %ld process(es) (pid %d%s) took %lld fork copies the kernel's "
 			 "count has none of: born before kernel.task_delayacct=1, so delay accounting never counts them; "
-			 "fork_copies (the tracepoint) has them", (long long)total->copies, (long long)total->cause[0], procs,
+			 "fork_copies (the tracepoint) has them", col, (long long)total->copies, (long long)total->cause[0], procs,
 			 (int)first, procs > 1 ? " and others" : "", (long long)unaccounted);
 	else
-		cli_note("cow_copies %lld < fork_copies %lld: the kernel's count misses copies the tracepoint saw (processes "
+		cli_note("%s %lld < fork_copies %lld: the kernel's count misses copies the tracepoint saw (processes "
 			 "that ended between two looks without an exit record); fork_copies is the fuller count here",
-			 (long long)total->copies, (long long)total->cause[0]);
+			 col, (long long)total->copies, (long long)total->cause[0]);
 }
 
 /*
