@@ -396,7 +396,7 @@ fi
 # ---- the debug kernel: lockdep, KASAN, memcg, tracepoints -------------------------------------
 if [[ -n $DEBUGK ]]; then
 	if want debug-stats; then
-		if vm debug-stats "$DEBUGK" -- cow_stats_check 1000; then
+		if vm debug-stats "$DEBUGK" --append cowbench.notiming -- cow_stats_check 1000; then
 			pass debug-stats
 		else
 			fail debug-stats "see $LOGS/debug-stats.out"
