@@ -12,29 +12,16 @@
 
 #include "testutil.h"
 
-/* A seeded normal generator (splitmix64 + Box-Muller) of the test's own. */
-struct rng {
-	uint64_t st;
-};
+/* A seeded normal generator (Box-Muller over tu_uniform01). */
 
-static double uniform01(struct rng *r)
+static double normal(struct tu_rng *r, double mean, double sd)
 {
-	uint64_t z = (r->st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(struct rng *r, double mean, double sd)
-{
-	double u1 = uniform01(r), u2 = uniform01(r);
+	double u1 = tu_uniform01(r), u2 = tu_uniform01(r);
 
 	return mean + sd * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-static void draw(struct rng *r, double *v, size_t n, double mean, double sd)
+static void draw(struct tu_rng *r, double *v, size_t n, double mean, double sd)
 {
 	for (size_t i = 0; i < n; i++)
 		v[i] = normal(r, mean, sd);
@@ -86,7 +73,7 @@ END_TEST
 
 START_TEST(test_mwu_exact_agrees_with_normal_for_large_samples)
 {
-	struct rng r = { 11 };
+	struct tu_rng r = { 11 };
 	double a[50], b[50], mn = 2500, var = 2500.0 / 12 * 101;
 	struct cb_mwu t;
 
@@ -112,7 +99,7 @@ END_TEST
 
 START_TEST(test_same_distribution_is_not_significant)
 {
-	struct rng r = { 42 };
+	struct tu_rng r = { 42 };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c, *set[1] = { &c };
 	double a[20], b[20];
@@ -131,7 +118,7 @@ END_TEST
 
 START_TEST(test_ten_percent_shift_is_significant)
 {
-	struct rng r = { 1 };
+	struct tu_rng r = { 1 };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c, *set[1] = { &c };
 	double a[20], b[20];

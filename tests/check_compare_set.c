@@ -11,24 +11,11 @@
 
 #include "testutil.h"
 
-struct rng {
-	uint64_t st;
-};
-
-static double uniform01(struct rng *r)
-{
-	uint64_t z = (r->st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
 
 /* A right-skewed time around `median` (lognormal, sigma s), as benchmark times are. */
-static double skewed(struct rng *r, double median, double s)
+static double skewed(struct tu_rng *r, double median, double s)
 {
-	double u1 = uniform01(r), u2 = uniform01(r);
+	double u1 = tu_uniform01(r), u2 = tu_uniform01(r);
 
 	return median * exp(s * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
 }
@@ -86,7 +73,7 @@ END_TEST
  * distribution (CV about `s`), with or without a drift both sides of a
  * round share. How many the rule calls better or worse.
  */
-static int aa_trial(struct rng *r, size_t n, double s, bool drift, enum cb_p_adjust m, double threshold)
+static int aa_trial(struct tu_rng *r, size_t n, double s, bool drift, enum cb_p_adjust m, double threshold)
 {
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c[SET], *set[SET];
@@ -115,7 +102,7 @@ static int aa_trial(struct rng *r, size_t n, double s, bool drift, enum cb_p_adj
 /* 100 seeded A/A trials of 30 comparisons: at least 95 call nothing better or worse. */
 START_TEST(test_aa_is_quiet)
 {
-	struct rng r = { 28 };
+	struct tu_rng r = { 28 };
 	int quiet_unpaired = 0, quiet_drift = 0, quiet_naive = 0;
 
 	for (int t = 0; t < 100; t++) {
@@ -133,7 +120,7 @@ END_TEST
 /* A real 140x change on 3 + 3 values: shown with its interval, undecided, "needs >= 4 reps"; 4 + 4 decide it. */
 START_TEST(test_big_change_on_too_few_values)
 {
-	struct rng r = { 140 };
+	struct tu_rng r = { 140 };
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c, *set[1] = { &c };
 	double a[5], b[5];

@@ -13,23 +13,10 @@
 
 #include "testutil.h"
 
-struct rng {
-	uint64_t st;
-};
 
-static double uniform01(struct rng *r)
+static double normal(struct tu_rng *r)
 {
-	uint64_t z = (r->st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(struct rng *r)
-{
-	double u1 = uniform01(r), u2 = uniform01(r);
+	double u1 = tu_uniform01(r), u2 = tu_uniform01(r);
 
 	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
@@ -39,7 +26,7 @@ enum shape { LOGNORMAL, LOG_T3, LOG_LAPLACE, NSHAPES };
 static const char *const shape_names[] = { "log-normal", "log-t3", "log-Laplace" };
 
 /* A noise term symmetric about 0 (the log of a value around its median). */
-static double noise(struct rng *r, enum shape s, double scale)
+static double noise(struct tu_rng *r, enum shape s, double scale)
 {
 	if (s == LOG_T3) {
 		double chi = 0;
@@ -52,7 +39,7 @@ static double noise(struct rng *r, enum shape s, double scale)
 		return scale * normal(r) / sqrt(chi / 3);
 	}
 	if (s == LOG_LAPLACE) {
-		double u = uniform01(r) - 0.5;
+		double u = tu_uniform01(r) - 0.5;
 
 		return -scale * (u < 0 ? -1 : 1) * log(1 - 2 * fabs(u));
 	}
@@ -154,7 +141,7 @@ END_TEST
 /* Share of TRIALS seeded trials whose interval covers the truth, and the mean level the engine claimed. */
 static void coverage(enum shape s, size_t n, bool ratio, double *covered, double *claimed)
 {
-	struct rng r = { 1000 * (uint64_t)n + 10 * (uint64_t)s + ratio };
+	struct tu_rng r = { 1000 * (uint64_t)n + 10 * (uint64_t)s + ratio };
 	double a[30], b[30];
 	size_t hit = 0;
 
@@ -213,7 +200,7 @@ END_TEST
 #define ROWS 16
 
 /* One compare of ROWS rows, old and new drawn alike but new times `factor`; how many rows the rule flags. */
-static int flagged(struct rng *r, size_t n, double factor, double sigma)
+static int flagged(struct tu_rng *r, size_t n, double factor, double sigma)
 {
 	struct cb_compare_opts o = CB_COMPARE_DEFAULTS;
 	struct cb_compare c[ROWS], *set[ROWS];
@@ -238,7 +225,7 @@ static int flagged(struct rng *r, size_t n, double factor, double sigma)
 
 START_TEST(test_power_at_default_reps)
 {
-	struct rng r = { 600 };
+	struct tu_rng r = { 600 };
 	int all = 0, two = 0;
 
 	/* 600x at 5 + 5: every row flagged in every trial (complete separation: p 0.008). */
@@ -254,7 +241,7 @@ END_TEST
 
 START_TEST(test_aa_is_quiet)
 {
-	struct rng r = { 16 };
+	struct tu_rng r = { 16 };
 	int quiet = 0, rows = 0;
 
 	for (int t = 0; t < 200; t++) {

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,21 @@ struct cli_result {
 	size_t out_len, err_len;
 	pid_t pid;      /* the process it ran as (a settings-journal owner while it ran) */
 };
+
+/* A seeded uniform (0, 1) generator (splitmix64) for the simulations: the same draws on every machine. */
+struct tu_rng {
+	uint64_t st;
+};
+
+static inline double tu_uniform01(struct tu_rng *r)
+{
+	uint64_t z = (r->st += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
 
 static inline char *tu_slurp(const char *path, size_t *len)
 {
