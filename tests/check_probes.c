@@ -17,6 +17,7 @@
 
 #define NPAGES 1024
 #define SLACK 32 /* stack and libc pages the writer dirties besides the region */
+#define LRU_BATCH 31 /* folios one CPU's LRU add batch holds (PAGEVEC_SIZE) */
 #ifdef __SANITIZE_ADDRESS__
 #define PERF_SLACK 96 /* and AddressSanitizer's own faults in its shadow memory, inside perf's window */
 #else
@@ -359,12 +360,13 @@ START_TEST(test_reuse_after_child_exit)
 	ck_assert_int_eq(r->err, 0);
 	/*
 	 * Nearly all reused. A few may still be copied: a page waiting in another
-	 * CPU's LRU batch holds an extra reference, and then the kernel copies.
+	 * CPU's LRU batch holds an extra reference, and then the kernel copies;
+	 * at most one batch a CPU (25-28 of 1024 pages in ~8 % of runs here).
 	 */
 	ck_assert_int_eq(r->d.reused + r->d.copied, NPAGES);
-	ck_assert_int_ge(r->d.reused, NPAGES - SLACK);
-	ck_assert_int_le(r->copies, SLACK);
+	ck_assert_int_le(r->d.copied, LRU_BATCH * sysconf(_SC_NPROCESSORS_CONF));
 	ck_assert_int_ge(r->copies, r->d.copied); /* every new frame was a kernel copy */
+	ck_assert_int_le(r->copies, r->d.copied + SLACK); /* and the rest were stack and libc pages */
 	ck_assert_int_ge(r->minflt, NPAGES); /* yet every write faulted */
 	ck_assert_int_ge(r->version, 13);
 	ck_assert_int_eq(r->missing_err, -ESRCH);
