@@ -10,10 +10,15 @@
 # an order rotated by one per round: BGSAVE, DURING uniform random SETs started with it (4
 # connections), wait until the save is reaped, then AFTER more SETs (the writes that reach pages
 # the exited child no longer shares).  Per cycle one CSV line on stdout:
-#   window,round,parent_traps,cow_faults,pgreuse,around_faults,around_pages,cow_size,during_ms
+#   window,round,parent_traps,cow_faults,pgreuse,around_faults,around_pages,cow_size,during_ms,
+#   save_outlasted
 # parent_traps: redis-server's minor faults over the cycle (/proc/PID/stat, every thread);
 # cow_faults, pgreuse, around_*: /proc/vmstat deltas (cow_fault, pgreuse, cow_reuse_around,
-# cow_reuse_around_pages) over the cycle, system-wide; cow_size: Redis's rdb_last_cow_size.
+# cow_reuse_around_pages) over the cycle, system-wide; cow_size: Redis's rdb_last_cow_size;
+# save_outlasted: 1 when the save was still running as the DURING SETs ended (all of them then hit
+# pages the child shared).  REDIS_SAVE_DELAY=US sets Redis's rdb-key-save-delay (microseconds per
+# key saved) to make the save outlast the DURING SETs, so that the COW part of a cycle does not
+# depend on how fast the emulated guest runs.
 set -eu
 keys=$1 vsize=$2 cycles=$3 during=$4 after=$5
 shift 5
@@ -24,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no --dir "$tmp" --daemonize yes \
-	--logfile "$tmp/redis.log" --pidfile "$tmp/redis.pid"
+	--logfile "$tmp/redis.log" --pidfile "$tmp/redis.pid" --rdb-key-save-delay "${REDIS_SAVE_DELAY:-0}"
 i=0
 until redis-cli -s "$sock" ping >/dev/null 2>&1; do
 	i=$((i + 1))
@@ -43,7 +48,7 @@ ev() { sed -n "s/^$1 //p" /proc/vmstat; }
 now_ms() { cut -d' ' -f1 /proc/uptime | awk '{ printf "%d", $1 * 1000 }'; }
 set_load() { redis-benchmark -s "$sock" -t set -n "$1" -r "$keys" -d "$vsize" -c 4 -q >/dev/null 2>&1; }
 
-echo "window,round,parent_traps,cow_faults,pgreuse,around_faults,around_pages,cow_size,during_ms"
+echo "window,round,parent_traps,cow_faults,pgreuse,around_faults,around_pages,cow_size,during_ms,save_outlasted"
 r=0
 while [ "$r" -lt "$cycles" ]; do
 	for w in "$@"; do
@@ -54,10 +59,11 @@ while [ "$r" -lt "$cycles" ]; do
 		redis-cli -s "$sock" BGSAVE >/dev/null
 		set_load "$during"
 		t1=$(now_ms)
+		outlasted=$(saving)
 		until [ "$(saving)" = 0 ]; do sleep 0.1; done
 		set_load "$after"
 		f1=$(minflt) c1=$(ev cow_fault) g1=$(ev pgreuse) a1=$(ev cow_reuse_around) p1=$(ev cow_reuse_around_pages)
-		echo "$w,$r,$((f1 - f0)),$((c1 - c0)),$((g1 - g0)),$((a1 - a0)),$((p1 - p0)),$(info rdb_last_cow_size),$((t1 - t0))"
+		echo "$w,$r,$((f1 - f0)),$((c1 - c0)),$((g1 - g0)),$((a1 - a0)),$((p1 - p0)),$(info rdb_last_cow_size),$((t1 - t0)),$outlasted"
 	done
 	first=$1
 	shift
