@@ -6,7 +6,10 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "commands.h"
 
 static const struct {
 	const char *name;

@@ -12,7 +12,10 @@
 #include <cowbench/report.h>
 #include <cowbench/sysctl.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/spawn.h"
+#include "common/guard.h"
 
 static bool error_printed;
 static int stdout_errno; /* the cause of the first failed flush of stdout (cli_flush_stdout) */
