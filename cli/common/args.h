@@ -14,13 +14,12 @@ bool cli_parse_long(const char *text, long min, long max, long *out);
 bool cli_parse_u64(const char *text, uint64_t *out);
 /* OPTION's value in seconds, 0.01 to 86400 (a day); false after printing why. */
 bool cli_parse_seconds(const char *option, const char *text, double *out);
-/* --format=table|csv|json and --output=FILE (not empty); false after printing why. */
+/* --format=table|csv|json; false after printing why. */
 bool cli_parse_format(const char *text, enum cb_format *out);
 /* --columns=NAME[,NAME]: names of the table's columns in f; false after printing them all. */
 bool cli_check_columns(const struct cb_field *f, size_t nf, const char *list);
 /* The same for the rows' table (run, matrix). */
 bool cli_row_columns(const char *list);
-bool cli_parse_output(const char *text, const char **out);
 /* --target-ci=PCT (a fraction out), --max-time=DURATION (ns); false after printing why. */
 bool cli_parse_target_ci(const char *text, double *out);
 bool cli_parse_max_time(const char *text, uint64_t *ns);
@@ -54,7 +53,7 @@ struct cli_option {
 	bool (*parse)(void *opts, const char *value);
 	enum cli_store store;
 	size_t offset;
-	char letter; /* its short option; 0: the common one of its name, if any (cli_short_letter) */
+	char letter; /* its short option; 0: the common one of its name, if any (-w -s -r -o -f -q) */
 	bool hidden; /* parsed, but left out of --help and of "did you mean" */
 	bool not_axis; /* run's option that a matrix cell cannot vary (how many reps, where rows go) */
 };
@@ -85,12 +84,10 @@ int cli_parse_options(int argc, char **argv, const struct cli_option *table, int
 int cli_parse_options_first(int argc, char **argv, const struct cli_option *table, int n, void *opts,
 			    void (*usage)(void));
 void cli_print_options(const struct cli_option *table, int n);
-/* -w -s -r -o -f -q: the long option a short letter stands for, and back (0/NULL: none). */
-const char *cli_short_option(char letter);
-char cli_short_letter(const char *name);
-/* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
-const char *cli_closest_name(const char *name, const char *const *names, size_t n);
-/* That, else the only name NAME starts ("lat_p50": lat_p50_ns); NULL when none or NAME itself. */
+/*
+ * The name closest to a misspelt one (at most two edits), else the only name NAME starts
+ * ("lat_p50": lat_p50_ns); NULL when none or NAME itself.
+ */
 const char *cli_suggest(const char *name, const char *const *names, size_t n);
 /* " (did you mean X?)" in buf, or "": for one-line messages about a misspelt value. */
 const char *cli_hint(const char *name, const char *const *names, size_t n, char *buf, size_t len);
