@@ -19,6 +19,11 @@ cc $cflags $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags cowbench) "$src/tests/co
 	-o "$work/pc" $(PKG_CONFIG_PATH=$pcdir pkg-config --libs --static cowbench) -Wl,-rpath,"$pcdir/.."
 "$work/pc"
 test -f "$prefix/include/cowbench/version.h"
+# The tool apart from the study: nothing cowbench runs (its C code, kernel/'s scripts) names analysis/,
+# the research campaign's folder, so an install works without it (docs/develop.md).
+study_refs=$(grep -rn '"[^"]*analysis/' --include='*.c' --include='*.h' "$src/cli" "$src/libcowbench" "$src/workloads"
+	grep -n 'analysis/' "$src"/kernel/*.sh "$src"/kernel/lib/* | grep -vE '^[^:]+:[0-9]+:[[:space:]]*#') || true
+[ -z "$study_refs" ] || { echo "FAIL: the tool names the study's folder:"; echo "$study_refs"; exit 1; }
 # cowbench plot's gnuplot scripts as installed: every file of cli/plot/gnuplot/ is in share/cowbench/plot,
 # and the installed cowbench renders a fixture with them (COWBENCH_PLOT_DIR names the installed folder:
 # a binary built here would find the source tree's first).
