@@ -9,7 +9,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/guard.h"
-#include "commands.h"
+#include "common/commands.h"
 
 static const struct {
 	const char *name;
@@ -17,7 +17,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 #define CLI_COMMAND(name, help) { #name, cmd_##name, help },
-#include "commands.def"
+#include "common/commands.def"
 #undef CLI_COMMAND
 };
 
