@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			names[i] = commands[i].name;
-		char list[256] = "";
+		char list[1024] = ""; /* every name of the table, comma-separated (check_commands checks all appear) */
 
 		/* The list is the table's: a command added there is named here too. */
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
