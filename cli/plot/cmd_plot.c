@@ -24,7 +24,7 @@
 #include "common/outfile.h"
 #include "common/paths.h"
 #include "trial/inputs.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "plot_charts.h"
 
 /*

@@ -18,7 +18,7 @@
 #include "trial/evidence_loop.h"
 #include "trial/run_notes.h"
 #include "trial/reps.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "run_cmd.h"
 #include "trial/run_options.h"
 
