@@ -426,6 +426,7 @@ static void catch_stop_signals(void)
 static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 {
 	struct stat_where *where = st->where;
+	struct cb_wpfault *recorder = where ? stat_where_recorder(where) : NULL; /* NULL: nothing to empty between lines */
 	int xfd = st->exits ? cb_taskstats_fd(st->exits) : -1;
 	bool rung = false, ready;
 
@@ -436,8 +437,8 @@ static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 			stat_where_poll(where);
 		if (left <= 0 || stop_requested)
 			return false;
-		nap = where && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
-		if (cli_wait_watched_fd(pidfd, where ? stat_where_recorder(where) : NULL, xfd, nap, &rung, &ready) > 0)
+		nap = recorder && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
+		if (cli_wait_watched_fd(pidfd, recorder, xfd, nap, &rung, &ready) > 0)
 			return true;
 		if (ready)
 			stat_drain_exits(st);
@@ -557,11 +558,33 @@ static void note_interval(const struct stat_state *st)
 			 "could not look at their pages; --interval=0.1 (or less) catches them alive", unseen, st->o.interval);
 }
 
-/* The tracepoint, before the first process is looked at so that no fault is missed. */
+/* Whether the output shows a write-fault cause column: CSV and JSON always, the table unless --columns leaves them out. */
+static bool causes_shown(const struct stat_opts *o)
+{
+	char list[256], *save, *name;
+
+	if (o->format != CB_FORMAT_TABLE || !o->columns || strlen(o->columns) >= sizeof(list))
+		return true;
+	snprintf(list, sizeof(list), "%s", o->columns);
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
+		for (int k = 0; k < CB_FC_NCLASS; k++)
+			if (!strcmp(name, stat_fields[SF_CAUSE0 + k].name))
+				return true;
+	return false;
+}
+
+/*
+ * The tracepoint, before the first process is looked at so that no fault
+ * is missed: for --where, for the count when taskstats cannot give it, and
+ * for the cause columns when they are shown. Its sample in every write
+ * fault is most of what watching costs the program (bench_stat), so a
+ * table whose --columns has no cause, with taskstats counting, goes
+ * without it.
+ */
 static void open_where(struct stat_state *st)
 {
 	st->o.where.children = st->o.children;
-	st->o.where.want_faults = true; /* the fallback count, and fork copies told from the rest */
+	st->o.where.want_faults = st->ts_err != 0 || causes_shown(&st->o);
 	st->where = stat_where_new(&st->o.where, &st->fault_err);
 	st->copies_from_faults = st->where && st->ts_err != 0 && st->fault_err == 0;
 	st->causes = st->where && stat_where_attributes(st->where);
