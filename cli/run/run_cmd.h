@@ -1,6 +1,6 @@
 /* cowbench run's own parts: --explain (explain.c) and the closing summary on a terminal (closing.c). */
-#ifndef COWBENCH_CLI_RUN_H
-#define COWBENCH_CLI_RUN_H
+#ifndef COWBENCH_CLI_RUN_CMD_H
+#define COWBENCH_CLI_RUN_CMD_H
 
 #include <stdbool.h>
 #include <stddef.h>

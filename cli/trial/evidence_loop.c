@@ -10,7 +10,8 @@
 #include <cowbench/evidence.h>
 #include <cowbench/sysctl.h>
 
-#include "cli.h"
+#include "common/guard.h"
+#include "trial/evidence_loop.h"
 
 bool cli_delayacct_on(const struct cb_run_spec *spec)
 {
