@@ -47,6 +47,13 @@ START_TEST(test_fork_copies_fallback)
 }
 END_TEST
 
+/* The recorder's perf samples (call chains need them; so do kernels that refuse its BPF program): the same counts. */
+START_TEST(test_fork_copies_perf_samples)
+{
+	check_fork_copies("COWBENCH_WPFAULT_NO_BPF=1");
+}
+END_TEST
+
 /* Forks stat could not read (both sides gone before stat ran after the fork, on a loaded machine): its note. */
 static long unread_forks(const char *err)
 {
@@ -278,6 +285,7 @@ static Suite *stat_fork_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fork_copies_as_it_comes);
 	tcase_add_test(tc, test_fork_copies_fallback);
+	tcase_add_test(tc, test_fork_copies_perf_samples);
 	tcase_add_test(tc, test_fork_copies_children_only);
 	tcase_add_test(tc, test_watch_after_exit_keeps_counts);
 	tcase_add_test(tc, test_held_names_holder);

@@ -192,8 +192,10 @@ static void stat_usage(void)
 	       "signal) gets SIGTERM, as it does if stat dies (PR_SET_PDEATHSIG).\n\n"
 	       "As root, write faults are also split by cause: fork_copies (pages a fork shared, copied),\n"
 	       "fork_reuses, zero_copies and other_wp_faults (see the man page). Cost to the watched program:\n"
-	       "about 1.3 us more in each write fault (the tracepoint's sample), and a page-map read by stat\n"
-	       "at each fork; a Python loop forking 100 times ran 1.04-1.23x slower (2-vCPU VM, bench_stat).\n\n");
+	       "a BPF program's record in each write fault on a present page (a perf sample, ~1 us, where BPF\n"
+	       "is refused and for --where=code), delay accounting, and a page-map read by stat at each fork;\n"
+	       "a Python loop forking 100 times used 1.07-1.10x the CPU time (2-vCPU VM, bench_stat); a\n"
+	       "table whose --columns has no cause column needs no tracepoint (1.02-1.05x).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 
