@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <sys/mman.h>
 
 #include <cowbench/forkcow.h>
 
@@ -130,6 +131,42 @@ START_TEST(test_watch_after_exit_keeps_counts)
 	ck_assert(cb_forkcow_counts(f, child, &c));
 	ck_assert_int_eq(c.n[CB_FC_OTHER], 5);
 	cb_forkcow_free(f);
+}
+END_TEST
+
+/*
+ * A watched parent and its unwatched child (follow_children off, as stat
+ * --no-children): the child's write to a page makes the parent's later
+ * write there a reuse (the kernel reuses the page: the child took its own
+ * copy); a page only the parent writes stays a fork copy. The fork is
+ * this process's own (its pages present), the child a pid no process has.
+ */
+START_TEST(test_unwatched_child_makes_reuse)
+{
+	const pid_t child = 0x3ffffff1;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t a, b, t0 = cb_monotonic_ns();
+	struct cb_forkcow *f;
+	struct cb_fc_counts c;
+
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	memset(m, 1, 2 * page); /* present: shared by the fork as the snapshot sees it */
+	a = (uint64_t)(uintptr_t)m;
+	b = a + page;
+	ck_assert_int_eq(cb_forkcow_new(false, &f), 0);
+	cb_forkcow_watch(f, getpid());
+	cb_forkcow_task(f, &(struct cb_wpfault_task){ CB_WPFAULT_FORK, child, getpid(), child, t0 + 1 });
+	cb_forkcow_fault(f, &(struct cb_wpfault_sample){ .pid = child, .tid = child, .time_ns = t0 + 2, .addr = a });
+	cb_forkcow_fault(f, &(struct cb_wpfault_sample){ .pid = getpid(), .tid = getpid(), .time_ns = t0 + 3, .addr = a });
+	cb_forkcow_fault(f, &(struct cb_wpfault_sample){ .pid = getpid(), .tid = getpid(), .time_ns = t0 + 4, .addr = b });
+	cb_forkcow_flush(f, UINT64_MAX, NULL, NULL);
+	ck_assert(cb_forkcow_counts(f, getpid(), &c));
+	ck_assert_int_eq(c.n[CB_FC_FORK_REUSE], 1);
+	ck_assert_int_eq(c.n[CB_FC_FORK_COPY], 1);
+	ck_assert(!cb_forkcow_counts(f, child, &c)); /* the child's write counts for nobody */
+	cb_forkcow_free(f);
+	munmap(m, 2 * page);
 }
 END_TEST
 
@@ -288,6 +325,7 @@ static Suite *stat_fork_suite(void)
 	tcase_add_test(tc, test_fork_copies_perf_samples);
 	tcase_add_test(tc, test_fork_copies_children_only);
 	tcase_add_test(tc, test_watch_after_exit_keeps_counts);
+	tcase_add_test(tc, test_unwatched_child_makes_reuse);
 	tcase_add_test(tc, test_held_names_holder);
 	tcase_add_loop_test(tc, test_python_fork_copies, 0, 3);
 	suite_add_tcase(s, tc);

@@ -543,8 +543,9 @@ static void note_disagreement(const struct stat_state *st, const struct line *to
 			 (int)first, procs > 1 ? " and others" : "", (long long)unaccounted);
 	else
 		cli_note("%s %lld < fork_copies %lld: the kernel's count misses copies the tracepoint saw (processes "
-			 "that ended between two looks without an exit record); fork_copies is the fuller count here",
-			 col, (long long)total->copies, (long long)total->cause[0]);
+			 "that ended between two looks without an exit record), or the tracepoint took for copies writes "
+			 "the kernel did in place because the fork's other side had dropped the page (MADV_DONTNEED, munmap: "
+			 "no record shows it)", col, (long long)total->copies, (long long)total->cause[0]);
 }
 
 /*
