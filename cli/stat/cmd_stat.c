@@ -194,7 +194,7 @@ static void stat_usage(void)
 	       "fork_reuses, zero_copies and other_wp_faults (see the man page). Cost to the watched program:\n"
 	       "a BPF program's record in each write fault on a present page (a perf sample, ~1 us, where BPF\n"
 	       "is refused and for --where=code), delay accounting, and a page-map read by stat at each fork;\n"
-	       "a Python loop forking 100 times used 1.07-1.10x the CPU time (2-vCPU VM, bench_stat); a\n"
+	       "a Python loop forking 100 times used 1.07-1.13x the CPU time (2-vCPU VM, bench_stat); a\n"
 	       "table whose --columns has no cause column needs no tracepoint (1.02-1.05x).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
