@@ -259,6 +259,12 @@ START_TEST(test_python_fork_copies)
 	ck_assert_msg(dirtied >= 5000, "%s: the child dirtied %ld pages", states[_i], dirtied);
 	ck_assert_ptr_nonnull(wu_next(r.out, &cur, "{\"line\":\"total\"", line, sizeof(line)));
 	snprintf(want, sizeof(want), "\"copies_source\":\"%s\"", source);
+	if (!strstr(line, want) && tu_delayacct_holder()) { /* a run outside the test took the setting meanwhile */
+		tu_skip("%s: kernel.task_delayacct was taken by another running cowbench (PID %ld) during the run",
+			states[_i], tu_delayacct_holder());
+		tu_free(&r);
+		return;
+	}
 	ck_assert_msg(strstr(line, want), "%s: %s", states[_i], line);
 	fork_copies = (long)wu_num(line, "fork_copies");
 	ck_assert_msg(fork_copies >= dirtied * 8 / 10 && fork_copies <= dirtied * 12 / 10,
