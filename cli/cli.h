@@ -176,23 +176,6 @@ struct cb_run_spec;
 
 /* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (evreps.c). */
 int cli_evidence_prepare(void);
-/*
- * A cell's evidence reps (evreps.c), after its timed reps, when its probes
- * call for them (cb_run_wants_evidence): delay accounting on for them as
- * root when it was off, and off again after, reps 1..n less those done[] marks (NULL: none);
- * emit() records each row (< 0: stop). The worst row's exit code, or -1.
- */
-#define CLI_EVIDENCE_REPS 1
-/*
- * As root, kernel.task_delayacct on for reps that run taskstats while it is
- * off (evidence reps, --probes=inline), restored at exit and on signals:
- * true when switched. cli_delayacct_back(true) puts it back to off, so the
- * next timed reps see the system as it was.
- */
-bool cli_delayacct_on(const struct cb_run_spec *spec);
-void cli_delayacct_back(bool switched);
-typedef int (*cli_emit_fn)(void *arg, struct cb_row *row);
-int cli_run_evidence_reps(const struct cb_run_spec *spec, const bool *done, int n, cli_emit_fn emit, void *arg);
 /* Before a measuring command: restore what dead runs left, hook restoring this one's changes. */
 void cli_guard_start(const char *command);
 /*
@@ -308,55 +291,13 @@ int cmd_project(int argc, char **argv);
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n);
 
-/* ---- how many reps a cell runs (reps.c): fixed, or until its interval is tight ---- */
+/* ---- how many reps a cell runs (reps.c; the rule itself: cowbench/reploop.h) ---- */
 
-#include <cowbench/adaptive.h>
+#include <cowbench/reploop.h>
 
 #define CLI_DEFAULT_MAX_REPS 50 /* --target-ci without --max-reps */
 
-struct cli_reps_opts {
-	double target;   /* --target-ci as a fraction; 0: fixed --reps */
-	long max_reps;   /* 0: CLI_DEFAULT_MAX_REPS once --target-ci is given */
-	uint64_t max_ns; /* --max-time per cell; 0: none */
-};
-
 /* Bounds need a target; a target fills in the default rep bound. -1 after printing why. */
-int cli_reps_check(struct cli_reps_opts *o, long reps);
-
-struct cb_workload;
-
-/* One cell's reps so far (resumed ones included) and the rule that stops them. */
-struct cli_reps {
-	const struct cb_workload *w;
-	struct cb_adaptive rule;
-	long fixed;        /* > 0: exactly this many reps */
-	size_t cap;        /* the most reps the cell can run */
-	size_t reps;       /* reps counted, failed ones included */
-	double *v;         /* headline values of the good ones */
-	size_t n;
-	uint64_t start_ns; /* --max-time counts from here */
-	const char *ratio_metric; /* matrix --baseline: the column whose paired ratio must be tight too */
-	double *rv;        /* its values in the good reps that carry a round id ... */
-	int64_t *rround;   /* ... and those round ids */
-	size_t rn;
-};
-
-int cli_reps_begin(struct cli_reps *r, const struct cli_reps_opts *o, long reps, const struct cb_workload *w);
-/* Count one rep (measured now or read back from a resumed file). */
-void cli_reps_count(struct cli_reps *r, const struct cb_row *row);
-enum cb_stop cli_reps_judge(const struct cli_reps *r);
-/* Write why the cell stopped into the row's stop column (empty for fixed reps). */
-void cli_reps_mark(const struct cli_reps *r, enum cb_stop s, struct cb_row *row);
-void cli_reps_end(struct cli_reps *r);
-/* The stop the bounds alone call for (the target left out): a cell that must keep pairing its rounds. */
-enum cb_stop cli_reps_judge_bounds(const struct cli_reps *r);
-/*
- * matrix --baseline: whether the ratio num / den over the rounds both ran
- * has an interval (the engine's, as summarize --baseline prints it)
- * within +-target; *pairs gets how many rounds paired. False while fewer
- * than the rule's least reps paired up.
- */
-bool cli_reps_ratio_met(const struct cli_reps *num, const struct cli_reps *den, double target,
-			size_t *pairs);
+int cli_reps_check(struct cb_reps_opts *o, long reps);
 
 #endif

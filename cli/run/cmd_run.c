@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/order.h>
 #include <cowbench/units.h>
 
 #include "cli.h"
@@ -147,22 +148,45 @@ static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spe
 			     spec->workload->name, cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
 }
 
+/* What the repetition loop reports back (cowbench/reploop.h): progress, and rows for the report. */
 struct run_sink {
+	const struct run_opts *o;
+	size_t cap;
+	uint64_t start_ns;
 	struct cb_report *rep;
 	struct cli_explain *ex;
 	struct cli_closing *cl;
 };
 
-/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
-static int emit_row(void *arg, struct cb_row *row)
+static void journal(void *arg)
+{
+	(void)arg;
+	cli_restore_sysctls_at_exit(); /* also on SIGINT/SIGTERM/SIGHUP in the middle of the reps */
+}
+
+static void rep_begins(void *arg, size_t c, enum cb_loop_rep kind, long rep, struct cb_run_spec *spec)
 {
 	struct run_sink *sink = arg;
 
+	(void)c;
+	if (kind == CB_LOOP_EVIDENCE)
+		return;
+	spec->inject_child_signal = kind == CB_LOOP_TIMED ? injected_signal(rep) : 0;
+	rep_progress(sink->o, spec, rep, sink->cap, sink->start_ns);
+}
+
+/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
+static int emit_row(void *arg, size_t c, struct cb_row *row)
+{
+	struct run_sink *sink = arg;
+	int err;
+
+	(void)c;
+	cli_progress_clear();
 	cli_explain_add(sink->ex, row);
 	if (!cb_row_is_evidence(row))
 		cli_closing_add(sink->cl, row);
-	int err = cb_report_row(sink->rep, row);
-
+	err = cb_report_row(sink->rep, row);
 	if (err < 0) {
 		cli_error("cannot write results: %s", strerror(-err));
 		return -1;
@@ -171,53 +195,36 @@ static int emit_row(void *arg, struct cb_row *row)
 }
 
 /*
- * Warm-up and the timed reps, with the system as the user has it (with
- * --probes=inline, delay accounting on for them), then the evidence reps.
+ * A run is a matrix of one cell: its warm-up, timed and evidence reps run
+ * in the repetition loop (cowbench/reploop.h), in sequential order, with
+ * the sysctls the options ask for already set (cli_run_apply_sysctls).
  */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex, struct cli_closing *cl)
 {
-	struct run_sink sink = { rep, ex, cl };
-	uint64_t start = cb_monotonic_ns();
-	bool inline_on = (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
-	int worst = CB_EXIT_OK, ev;
-	enum cb_stop stop = CB_STOP_NO;
-	struct cli_reps reps;
+	struct run_sink sink = { o, 0, cb_monotonic_ns(), rep, ex, cl };
+	struct cb_order_step *steps = NULL;
+	struct cb_reps reps;
+	size_t set_of = 0, n = 0;
+	int rc;
 
-	for (long i = 1 - o->warmup; i < 1; i++) {
-		struct cb_row row;
-
-		rep_progress(o, spec, i, 0, start);
-		cb_run_rep_accounted(spec, 0, &row); /* warm-up: measured, not recorded */
-		cli_progress_clear();
-	}
-	if (cli_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0) {
+	if (cb_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0 ||
+	    cb_order_plan(&set_of, 1, (long)reps.cap, NULL, CB_ORDER_SEQUENTIAL, 0, &steps, &n) < 0) {
+		cb_reps_end(&reps);
 		cli_error("out of memory");
 		return EXIT_INTERNAL;
 	}
-	for (long i = 1; stop == CB_STOP_NO; i++) {
-		struct cb_row row;
-
-		rep_progress(o, spec, i, reps.cap, start);
-		spec->inject_child_signal = injected_signal(i);
-		cb_run_rep_accounted(spec, (int)i, &row);
-		cli_progress_clear();
-		cli_reps_count(&reps, &row);
-		stop = cli_reps_judge(&reps);
-		if (stop != CB_STOP_NO)
-			cli_reps_mark(&reps, stop, &row);
-		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		if (emit_row(&sink, &row) < 0) {
-			cli_reps_end(&reps);
-			return EXIT_RUN_FAILED;
-		}
-	}
-	cli_reps_end(&reps);
-	cli_delayacct_back(inline_on);
-	ev = cli_run_evidence_reps(spec, NULL, CLI_EVIDENCE_REPS, emit_row, &sink);
-	if (ev < 0)
-		return EXIT_RUN_FAILED;
-	return cb_exit_code_worst(worst, ev); /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
+	sink.cap = reps.cap;
+	rc = cb_reploop_run(&(struct cb_reploop){
+		.ncells = 1, .spec = spec, .reps = &reps, .set_of = &set_of, .steps = steps, .nsteps = n,
+		.warmup = o->warmup, .round_first = 1, .round_step = 1,
+		.hooks = { .journal = journal, .rep_begins = rep_begins, .emit = emit_row, .arg = &sink },
+	});
+	cb_reps_end(&reps);
+	free(steps);
+	if (rc == -ENOMEM)
+		cli_error("out of memory");
+	return rc < 0 ? EXIT_RUN_FAILED : rc; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
 static void note_thread_defaults(const struct run_opts *o, const struct cb_workload *w)

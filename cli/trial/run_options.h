@@ -41,7 +41,7 @@ struct run_opts {
 	bool explain;                /* --explain: a summary for people on stderr */
 	bool quiet;                  /* --quiet: no progress, no closing summary */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
-	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
+	struct cb_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
 };
 
 /*

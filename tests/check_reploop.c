@@ -1,0 +1,175 @@
+/*
+ * A run is a matrix of one cell (cowbench/reploop.h): `cowbench run` and
+ * `cowbench matrix --order=sequential` of the same cell run the same loop,
+ * so their rows are identical in everything but what is measured.
+ *
+ * What "identical" means here: the same columns in the same order; the
+ * same rows in the same order (rep, rep_kind, status); every identity
+ * column (CB_COL_IDENTITY) equal; every other column filled in one file's
+ * row exactly where it is filled in the other's (a probe or a warm-up that
+ * ran in one loop only would show there). Measured values themselves
+ * (times, dirty kB, histograms) differ between any two runs and are not
+ * compared; nor is the free-text evidence_notes. The one column that tells
+ * them apart is cell: empty for run, the cell's key for matrix.
+ */
+#include <cowbench/cowbench.h>
+#include <cowbench/results.h>
+
+#include "testutil.h"
+
+struct pair {
+	struct cb_results run, matrix;
+	char header_run[8192], header_matrix[8192];
+};
+
+/* The first line of a CSV file (its columns). */
+static void header_of(const char *path, char *buf, size_t len)
+{
+	FILE *fp = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(buf, (int)len, fp));
+	fclose(fp);
+}
+
+/* Run `cowbench run ARGS` and `cowbench matrix --order=sequential ARGS` into two files and read both back. */
+static void run_both(const char *const *args, struct pair *p)
+{
+	char run_path[] = "/tmp/cbtest-reploop-runXXXXXX", mx_path[] = "/tmp/cbtest-reploop-mxXXXXXX", why[256];
+	const char *argv[32] = { "cowbench", "run" };
+	struct cli_result r;
+	int n = 2;
+
+	close(mkstemp(run_path));
+	close(mkstemp(mx_path));
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n++] = "--quiet";
+	argv[n++] = "--force";
+	argv[n++] = "--output";
+	argv[n++] = run_path;
+	argv[n] = NULL;
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "run: %s", r.err);
+	tu_free(&r);
+
+	argv[1] = "matrix";
+	argv[n - 1] = mx_path;
+	argv[n++] = "--order=sequential";
+	argv[n] = NULL;
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "matrix: %s", r.err);
+	tu_free(&r);
+
+	header_of(run_path, p->header_run, sizeof(p->header_run));
+	header_of(mx_path, p->header_matrix, sizeof(p->header_matrix));
+	ck_assert_msg(cb_results_read(run_path, &p->run, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(cb_results_read(mx_path, &p->matrix, why, sizeof(why)) == 0, "%s", why);
+	unlink(run_path);
+	unlink(mx_path);
+}
+
+/* The assertions of the header comment; the cell's key is what matrix writes for it. */
+static void assert_identical(struct pair *p, const char *cell)
+{
+	size_t ncols;
+	const struct cb_column *cols = cb_columns(&ncols);
+
+	ck_assert_str_eq(p->header_run, p->header_matrix);
+	ck_assert_uint_eq(p->run.n, p->matrix.n);
+	for (size_t i = 0; i < p->run.n; i++) {
+		const struct cb_row *a = &p->run.rows[i], *b = &p->matrix.rows[i];
+
+		ck_assert_int_eq(a->rep, b->rep);
+		ck_assert_str_eq(a->rep_kind, b->rep_kind);
+		ck_assert_str_eq(a->status, b->status);
+		ck_assert_str_eq(a->cell, "");
+		ck_assert_str_eq(b->cell, cell);
+		for (size_t k = 0; k < ncols; k++) {
+			char va[4096], vb[4096];
+
+			if (!strcmp(cols[k].name, "cell") || !strcmp(cols[k].name, "evidence_notes"))
+				continue;
+			cb_row_format(a, &cols[k], va, sizeof(va));
+			cb_row_format(b, &cols[k], vb, sizeof(vb));
+			if (cols[k].flags & CB_COL_IDENTITY)
+				ck_assert_msg(!strcmp(va, vb), "row %zu: %s is '%s' from run, '%s' from matrix", i,
+					      cols[k].name, va, vb);
+			else
+				ck_assert_msg(!*va == !*vb, "row %zu: %s is '%s' from run, '%s' from matrix", i,
+					      cols[k].name, va, vb);
+		}
+	}
+}
+
+static size_t count_kind(const struct cb_results *res, bool evidence)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < res->n; i++)
+		n += cb_row_is_evidence(&res->rows[i]) == evidence;
+	return n;
+}
+
+/* Fixed reps with the default probes: 3 timed rows, then the evidence rep. */
+START_TEST(fixed_reps_same_rows)
+{
+	const char *args[] = { "--workload=seq", "--size=256K", "--reps=3", "--warmup=1", "--pin=none", NULL };
+	struct pair p;
+
+	run_both(args, &p);
+	assert_identical(&p, "workload=seq size=256K pin=none");
+	ck_assert_uint_eq(count_kind(&p.run, false), 3);
+	ck_assert_uint_eq(count_kind(&p.run, true), CB_EVIDENCE_REPS);
+	for (size_t i = 0; i < 3; i++) { /* fixed reps are the plan: no stop reason */
+		ck_assert_int_eq(p.run.rows[i].rep, (int)i + 1);
+		ck_assert_str_eq(p.run.rows[i].stop, "");
+	}
+	cb_results_free(&p.run);
+	cb_results_free(&p.matrix);
+}
+END_TEST
+
+/*
+ * Adaptive reps: --target-ci with at least and at most 3 reps stops both
+ * at rep 3 on whichever comes first, the target (three equal headlines can
+ * meet it) or max-reps; the stop column is filled on that row alone. No
+ * evidence reps (--probes=none), another shape of the same loop.
+ */
+START_TEST(adaptive_reps_same_rows)
+{
+	const char *args[] = { "--workload=random", "--size=256K", "--target-ci=0.001", "--reps=3", "--max-reps=3",
+			       "--warmup=0", "--probes=none", "--pin=none", NULL };
+	struct pair p;
+
+	run_both(args, &p);
+	assert_identical(&p, "workload=random size=256K pin=none probes=none");
+	ck_assert_uint_eq(p.run.n, 3);
+	ck_assert_uint_eq(count_kind(&p.run, true), 0);
+	for (size_t i = 0; i < 3; i++)
+		for (int side = 0; side < 2; side++) {
+			const char *stop = (side ? &p.matrix : &p.run)->rows[i].stop;
+
+			if (i < 2)
+				ck_assert_str_eq(stop, "");
+			else
+				ck_assert_msg(!strcmp(stop, "target") || !strcmp(stop, "max-reps"), "stop '%s'", stop);
+		}
+	cb_results_free(&p.run);
+	cb_results_free(&p.matrix);
+}
+END_TEST
+
+static Suite *reploop_suite(void)
+{
+	Suite *s = suite_create("reploop");
+	TCase *tc = tcase_create("run_is_a_matrix_of_one_cell");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, fixed_reps_same_rows);
+	tcase_add_test(tc, adaptive_reps_same_rows);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+TU_MAIN(reploop_suite)
