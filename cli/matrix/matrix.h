@@ -18,7 +18,7 @@
 #include <cowbench/order.h>
 
 #include "cli.h"
-#include "matrix_kernel.h"
+#include "guest/kernel_axis.h"
 #include "trial/run_options.h"
 
 struct matrix_opts {
@@ -36,7 +36,7 @@ struct matrix_opts {
 	bool build;       /* --build: guest kernels and QEMU's packages may be built and installed */
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
 	bool out_created; /* this run created it: removed again if nothing gets measured */
-	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (matrix_kernel.h) */
+	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (guest/kernel_axis.h) */
 	struct mk_plan plan_lines;
 	struct mk_collapsed collapsed;
 	struct cb_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */

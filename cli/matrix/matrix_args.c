@@ -25,22 +25,6 @@ static bool not_an_axis(const char *name)
 	return o && o->not_axis;
 }
 
-/* Canonical axis order: run's option table order ("fork" where "no-fork" is). */
-static int axis_rank(const char *name)
-{
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
-
-	if (mk_is_axis(name))
-		return -1; /* cells read "kernel=patched workload=..." */
-	if (strcmp(name, "fork") == 0)
-		name = "no-fork";
-	for (int i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return i;
-	return n;
-}
-
 static bool parse_count(const char *name, const char *v, long min, long *out)
 {
 	if (!cli_parse_long(v, min, 1000000, out)) {
@@ -375,7 +359,7 @@ int matrix_resolve_axes(struct matrix_opts *o)
 	}
 	/* A plan's keys are the host's: their order is already canonical, and kept. */
 	if (!o->plan)
-		cb_matrix_sort_axes(&o->m, axis_rank);
+		cb_matrix_sort_axes(&o->m, cli_run_axis_rank);
 	return 0;
 }
 

@@ -391,7 +391,7 @@ void matrix_plan_print(const struct matrix_opts *o, const struct matrix_plan *p)
 
 /*
  * Adaptive reps decide after each rep; a guest boot runs a plan fixed
- * before it starts (matrix_kernel.h): the two do not mix yet.
+ * before it starts (guest/kernel_axis.h): the two do not mix yet.
  */
 int matrix_adaptive_on_host_only(const struct matrix_opts *o, const struct matrix_plan *p)
 {

@@ -237,38 +237,19 @@ static void note_thread_defaults(const struct run_opts *o, const struct cb_workl
 		cli_note_thread_defaults(w, given, (size_t)o->nwl, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/*
- * --kernel=K: the run happens in a guest. cowbench matrix already boots one, carries the inputs in (replay's
- * --trace) and brings the rows back; a run is a matrix of one cell, so it is handed over whole.
- */
-static int guest_kernel_arg(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--kernel") == 0 || strncmp(argv[i], "--kernel=", 9) == 0)
-			return i;
-	return 0;
-}
-
-static int run_in_guest(int argc, char **argv, int at)
-{
-	const char *k = argv[at][8] == '=' ? argv[at] + 9 : at + 1 < argc ? argv[at + 1] : "";
-
-	if (strchr(k, ',')) {
-		cli_error("cowbench run --kernel takes one kernel, not '%s': cowbench matrix --kernel=%s compares them",
-			  k, k);
-		return EXIT_USAGE;
-	}
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (!strncmp(argv[i], "--explain", 9) || !strncmp(argv[i], "--samples", 9)) {
-			cli_error("%.9s is not available with --kernel (it reads the host's own run)", argv[i]);
-			return EXIT_USAGE;
-		}
-	return cli_dispatch("matrix", argc, argv);
-}
+/* run's own entries beside its table (cli_run_parse): where the run happens; no matrix cell varies them. */
+static const struct cli_option guest_options[] = {
+	{ "kernel", "K", "run in a QEMU guest of K (cli_run_print_options shows it)",
+	  CLI_SET(CLI_STORE_FILE, struct run_opts, kernel), .hidden = true },
+	{ "build", NULL, "with --kernel: build K and install QEMU's packages if missing",
+	  CLI_SET(CLI_STORE_TRUE, struct run_opts, build), .hidden = true },
+};
 
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = cli_run_defaults;
+	struct run_given given;
+	struct run_guest guest = { 0 };
 	struct run_spec_ctx ctx;
 	struct cb_run_spec spec;
 	struct cb_report report;
@@ -277,14 +258,11 @@ int cmd_run(int argc, char **argv)
 	struct samples_file samples;
 	struct cb_sample_sink sink = { write_samples, &samples };
 	FILE *out;
-	int n, argi, status, err;
+	int argi, status, err;
 	bool out_created;
-	const struct cli_option *table = cli_run_options(&n);
 
-	if ((argi = guest_kernel_arg(argc, argv)) > 0)
-		return run_in_guest(argc, argv, argi);
 	usage_opts = &o;
-	argi = cli_parse_options(argc, argv, table, n, &o, run_usage);
+	argi = cli_run_parse(argc, argv, guest_options, 2, &o, &given, run_usage);
 
 	cli_run_spec_init(&ctx);
 	if (argi < 0)
@@ -302,12 +280,26 @@ int cmd_run(int argc, char **argv)
 	if (cli_run_outputs_not_inputs(&o) < 0) /* replay's --trace: never written over */
 		return EXIT_USAGE;
 	o.format = cli_format_resolve(o.format, o.output);
-	if (cli_run_make_spec(&ctx, &o, &spec) < 0 || cli_run_apply_sysctls(&o) < 0)
+	if (o.kernel && strcmp(o.kernel, "host") == 0)
+		o.kernel = NULL; /* here, as without --kernel */
+	if (o.kernel && run_guest_plan(&o, &given, &guest) < 0) {
+		run_guest_free(&guest);
 		return EXIT_USAGE;
-	note_thread_defaults(&o, spec.workload);
+	}
+	/* A guest sets the sysctls its cell asks for itself; here they are set for the run. */
+	if (cli_run_make_spec(&ctx, &o, &spec) < 0 || (!o.kernel && cli_run_apply_sysctls(&o) < 0)) {
+		run_guest_free(&guest);
+		return EXIT_USAGE;
+	}
+	if (!o.kernel)
+		note_thread_defaults(&o, spec.workload);
 	out = open_output(&o, &out_created);
-	if (!out || open_samples(&o, out, &samples) < 0)
+	if (!out || open_samples(&o, out, &samples) < 0) {
+		run_guest_free(&guest);
 		return EXIT_USAGE;
+	}
+	if (o.kernel) /* rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row */
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
 	spec.samples = o.samples ? &sink : NULL;
 	if (o.probes & CB_PROBES_INLINE)
 		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
@@ -317,12 +309,13 @@ int cmd_run(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 
-	/* The closing summary is for a person at a terminal, like hyperfine's. */
-	if (!o.quiet && isatty(STDOUT_FILENO) == 1)
+	/* The closing summary is for a person at a terminal, like hyperfine's (of reps run here). */
+	if (!o.quiet && !o.kernel && isatty(STDOUT_FILENO) == 1)
 		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
 	report.columns = o.columns;
-	status = run_reps(&o, &spec, &report, ex, cl);
+	status = o.kernel ? run_guest_reps(&o, &guest, &spec, &report) : run_reps(&o, &spec, &report, ex, cl);
+	run_guest_free(&guest);
 	if ((err = cb_report_finish(&report)) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(-err));
 		status = EXIT_RUN_FAILED;
@@ -337,6 +330,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	if (o.kernel && status != EXIT_RUN_FAILED && !o.quiet)
+		cli_note_rows_onward(o.output, report.rows);
 	if (!o.quiet && cli_closing_wants_reference(cl, &spec))
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);

@@ -20,7 +20,7 @@
 
 #include "cli.h"
 #include "guest_rows.h"
-#include "matrix_kernel.h"
+#include "kernel_axis.h"
 
 extern char **environ;
 

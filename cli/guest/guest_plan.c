@@ -8,7 +8,7 @@
 #include <cowbench/matrix.h>
 
 #include "cli.h"
-#include "matrix_kernel.h"
+#include "kernel_axis.h"
 
 /* "REP" or "REP:ROUND" (the round id of an interleaved plan, 0: none). */
 static bool parse_rep_round(const char *tok, long *rep, long *round)
