@@ -283,9 +283,6 @@ int cmd_summarize(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
-/* main.c: run command NAME of the table above (one command hands a whole invocation to another this way,
- * never by calling into its files). */
-int cli_dispatch(const char *name, int argc, char **argv);
 int cmd_project(int argc, char **argv);
 
 /* Read result CSVs (all checked before anything is printed) into one row array; -1 after printing why. */

@@ -472,7 +472,8 @@ void cli_run_print_options(const struct run_opts *o)
 
 	cli_print_options(generic_options, N_GENERIC);
 	printf("  %-24s %s\n", "--kernel=K", "run in a QEMU guest of K (stock, patched or a bzImage), as cowbench matrix "
-	       "--kernel=K does: a run is a matrix of one cell (--explain and --samples stay on the host)");
+	       "--kernel=K does: a run is a matrix of one cell (--build as for matrix; --explain, --samples and "
+	       "--prefault stay on the host)");
 	if (w && o->workload_given) {
 		print_workload_options(w);
 		return;
