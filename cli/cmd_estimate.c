@@ -12,7 +12,10 @@
 #include <cowbench/report.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "commands.h"
 
 /*
  * cowbench estimate [FILE]: the statistics engine for numbers that are not

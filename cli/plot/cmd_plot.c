@@ -15,12 +15,17 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 #include <dirent.h>
 
-#include "cli.h"
-#include "plot_costs.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "common/paths.h"
+#include "trial/inputs.h"
+#include "commands.h"
+#include "plot_charts.h"
 
 /*
  * cowbench plot RESULTS.csv... --out DIR: the CSV alone in, plots and a

@@ -13,8 +13,14 @@
 #include <cowbench/order.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
-#include "run.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "common/outfile.h"
+#include "trial/run_notes.h"
+#include "trial/reps.h"
+#include "commands.h"
+#include "run_cmd.h"
 #include "trial/run_options.h"
 
 static const struct run_opts *usage_opts; /* what --help was given with (--workload=NAME --help) */

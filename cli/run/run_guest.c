@@ -14,9 +14,10 @@
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
 
-#include "cli.h"
+#include "common/diag.h"
 #include "guest/kernel_axis.h"
-#include "run.h"
+#include "run_cmd.h"
+#include "trial/axis_values.h"
 
 int run_guest_plan(const struct run_opts *o, const struct run_given *given, struct run_guest *g)
 {

@@ -7,7 +7,8 @@
 #define _GNU_SOURCE
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "trial/reps.h"
 
 int cli_reps_check(struct cb_reps_opts *o, long reps)
 {

@@ -8,11 +8,11 @@
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
-#include "plot_costs.h"
+#include "common/outfile.h"
+#include "plot_charts.h"
 
 /*
  * The question cowbench answers, as its first plot: what does a write cost

@@ -1,5 +1,5 @@
-#ifndef COWBENCH_CLI_MATRIX_H
-#define COWBENCH_CLI_MATRIX_H
+#ifndef COWBENCH_CLI_MATRIX_CMD_H
+#define COWBENCH_CLI_MATRIX_CMD_H
 
 /*
  * cowbench matrix, in three steps (one file each): its arguments
@@ -17,8 +17,8 @@
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
 
-#include "cli.h"
 #include "guest/kernel_axis.h"
+#include "trial/reps.h"
 #include "trial/run_options.h"
 
 struct matrix_opts {

@@ -1,5 +1,5 @@
-#ifndef COWBENCH_SUMMARY_H
-#define COWBENCH_SUMMARY_H
+#ifndef COWBENCH_REPSTATS_H
+#define COWBENCH_REPSTATS_H
 
 #include <stdbool.h>
 #include <stddef.h>

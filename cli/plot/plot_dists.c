@@ -9,8 +9,10 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
 
-#include "cli.h"
-#include "plot_costs.h"
+#include "common/diag.h"
+#include "common/outfile.h"
+#include "common/paths.h"
+#include "plot_charts.h"
 
 /*
  * Plots of what a write costs beyond six percentiles: every write's

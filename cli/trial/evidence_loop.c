@@ -9,7 +9,8 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/sysctl.h>
 
-#include "cli.h"
+#include "common/guard.h"
+#include "trial/evidence_loop.h"
 
 int cli_evidence_prepare(void)
 {

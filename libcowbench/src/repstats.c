@@ -6,7 +6,7 @@
 #include <cowbench/estimate.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 int cb_summarize(const double *v, size_t n, struct cb_summary *out)
 {

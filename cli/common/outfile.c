@@ -12,7 +12,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
 
 /*
  * Output files, one rule for run, matrix, merge and summarize: an

@@ -5,7 +5,6 @@
 #include <cowbench/evidence.h>
 #include <cowbench/instrumentation.h>
 
-#include "cli.h"
 #include "info.h"
 
 #define KEY "instrumentation:"

@@ -1,11 +1,11 @@
-/* cowbench plot's distribution and pre-copy trade-off plots (plot_costs.c). */
-#ifndef COWBENCH_CLI_PLOT_COSTS_H
-#define COWBENCH_CLI_PLOT_COSTS_H
+/* cowbench plot's charts: write cost and fork (plot_write_cost.c), distributions, write order and pre-copy trade-off (plot_dists.c). */
+#ifndef COWBENCH_CLI_PLOT_CHARTS_H
+#define COWBENCH_CLI_PLOT_CHARTS_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 #include "plot_data.h"
 
@@ -28,10 +28,10 @@ int plot_tradeoff(const char *dir, const struct cb_row_group *g, size_t ng, plot
 /**
  * cost, the first plot: per cell, a write after fork against the same write
  * without (median ns per write with the median's 95 % CI), and their ratio
- * with its 95 % CI, paired by round where the rows carry rounds (plot_cost.c).
+ * with its 95 % CI, paired by round where the rows carry rounds (plot_write_cost.c).
  */
 int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg);
-/** fork: fork() latency against size per method, median with the median's 95 % CI (plot_cost.c). */
+/** fork: fork() latency against size per method, median with the median's 95 % CI (plot_write_cost.c). */
 int plot_fork(const char *dir, const struct cb_row_group *g, size_t ng, plot_made_fn made, void *arg);
 /** The report's table of the same (nothing when no cell has a --no-fork twin). */
 void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng);

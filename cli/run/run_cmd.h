@@ -2,8 +2,8 @@
  * cowbench run's own parts: --explain (explain.c), the closing summary on a
  * terminal (closing.c) and --kernel's one cell in a guest (run_guest.c).
  */
-#ifndef COWBENCH_CLI_RUN_H
-#define COWBENCH_CLI_RUN_H
+#ifndef COWBENCH_CLI_RUN_CMD_H
+#define COWBENCH_CLI_RUN_CMD_H
 
 #include <stdbool.h>
 #include <stddef.h>

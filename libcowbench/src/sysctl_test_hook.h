@@ -1,6 +1,6 @@
-/* Private to the library and its tests: the settings journal's list of keys it may write. */
-#ifndef COWBENCH_SYSCTL_KEYS_H
-#define COWBENCH_SYSCTL_KEYS_H
+/* Private to the library and its tests: a test file standing in for a known sysctl key (those are in cowbench/sysctl.h). */
+#ifndef COWBENCH_SYSCTL_TEST_HOOK_H
+#define COWBENCH_SYSCTL_TEST_HOOK_H
 
 /*
  * Tests only: let PATH (a plain file) stand in for a sysctl, besides the
