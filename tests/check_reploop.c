@@ -11,6 +11,7 @@
  * (times, dirty kB, histograms) differ between any two runs and are not
  * compared; nor is the free-text evidence_notes. The one column that tells
  * them apart is cell: empty for run, the cell's key for matrix.
+ * A guest's replay of its host's plan goes through the same loop too.
  */
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
@@ -160,6 +161,47 @@ START_TEST(adaptive_reps_same_rows)
 }
 END_TEST
 
+/*
+ * The guest's side (matrix --plan, here on the host) replays its host's
+ * steps through the same loop: each row carries the round id the host gave
+ * it (none where the line has none), and no evidence reps follow, though
+ * seq's default probes would have them on the host.
+ */
+START_TEST(plan_keeps_rounds_and_has_no_evidence)
+{
+	char plan[] = "/tmp/cbtest-reploop-planXXXXXX", out[] = "/tmp/cbtest-reploop-rowsXXXXXX", why[256];
+	const char *argv[] = { "cowbench", "matrix", "--plan", plan, "--output", out, "--force", NULL };
+	const char *text = "1:7 workload=seq size=64K\n"
+			   "1:7 workload=seq size=64K fork=0\n"
+			   "2:9 workload=seq size=64K fork=0\n"
+			   "2 workload=seq size=64K\n";
+	const int64_t rounds[] = { 7, 7, 9, CB_NA };
+	int pfd = mkstemp(plan);
+	struct cli_result r;
+	struct cb_results res;
+
+	ck_assert_int_ge(pfd, 0);
+	close(mkstemp(out));
+	ck_assert_int_eq(write(pfd, text, strlen(text)), (ssize_t)strlen(text));
+	close(pfd);
+	r = tu_run_cli(argv);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	tu_free(&r);
+	ck_assert_msg(cb_results_read(out, &res, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(res.n, 4);
+	for (size_t i = 0; i < res.n; i++) {
+		ck_assert(!cb_row_is_evidence(&res.rows[i]));
+		ck_assert_int_eq(res.rows[i].round, rounds[i]);
+		ck_assert_str_eq(res.rows[i].stop, "");
+	}
+	ck_assert_str_eq(res.rows[1].cell, "workload=seq size=64K fork=0");
+	ck_assert_int_eq(res.rows[3].rep, 2);
+	cb_results_free(&res);
+	unlink(plan);
+	unlink(out);
+}
+END_TEST
+
 static Suite *reploop_suite(void)
 {
 	Suite *s = suite_create("reploop");
@@ -168,6 +210,7 @@ static Suite *reploop_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fixed_reps_same_rows);
 	tcase_add_test(tc, adaptive_reps_same_rows);
+	tcase_add_test(tc, plan_keeps_rounds_and_has_no_evidence);
 	suite_add_tcase(s, tc);
 	return s;
 }

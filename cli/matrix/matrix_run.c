@@ -281,41 +281,51 @@ static int run_host(const struct matrix_opts *o, struct matrix_plan *p, struct c
 }
 
 /*
- * In a guest (--plan): the host's order, which interleaves the cells it
- * compares rep by rep. A cell's sysctls are set before each of its reps
- * (its neighbours set theirs), its warm-up before its first.
+ * In a guest (--plan): the host's steps in the host's order, which
+ * interleaves the cells it compares rep by rep, each row with the round id
+ * the host gave it; the guest's cells have no evidence reps (the host's
+ * plan holds timed reps only).
  */
-static int run_ordered(const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep)
+static int run_ordered(const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep, struct progress *pr)
 {
-	unsigned char *warm = calloc(p->cells.n + 1, 1);
-	int failed = 0;
+	struct host_run h = { o, p, { NULL, rep, pr, p->resumed } };
+	size_t n = o->plan_lines.n, ncells = p->cells.n;
+	struct cb_order_step *steps = calloc(n + 1, sizeof(*steps));
+	int64_t *ids = calloc(n + 1, sizeof(*ids));
+	size_t *set_of = malloc((ncells + 1) * sizeof(*set_of));
+	bool *ev_done = malloc((ncells * CB_EVIDENCE_REPS + 1) * sizeof(*ev_done));
+	int rc = -1;
 
-	if (!warm) {
+	if (!steps || !ids || !set_of || !ev_done) {
 		cli_error("out of memory");
-		return -1;
+		goto out;
 	}
-	for (size_t i = 0; i < o->plan_lines.n && failed >= 0; i++) {
+	for (size_t c = 0; c < ncells; c++)
+		set_of[c] = CB_ORDER_NO_SET;
+	for (size_t i = 0; i < ncells * CB_EVIDENCE_REPS; i++)
+		ev_done[i] = true;
+	for (size_t i = 0; i < n; i++) {
 		long c = cb_cells_find(&p->cells, o->plan_lines.keys[i]);
-		struct cb_row row;
 
-		if (c < 0 || cli_run_apply_sysctls(p->opts[c]) < 0) {
-			failed = -1;
-			break;
-		}
-		for (long w = 0; !warm[c] && w < o->warmup; w++)
-			cb_run_rep(&p->spec[c], 0, &row);
-		warm[c] = 1;
-		if (cb_run_rep(&p->spec[c], (int)o->plan_lines.reps[i], &row) != 0)
-			failed = 1;
-		row.round = o->plan_lines.rounds[i] > 0 ? o->plan_lines.rounds[i] : CB_NA;
-		snprintf(row.cell, sizeof(row.cell), "%s", p->cells.cell[c].key);
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
-			failed = -1;
-		}
+		if (c < 0)
+			goto out; /* the plan made the cells: never */
+		steps[i] = (struct cb_order_step){ .cell = (size_t)c, .rep = o->plan_lines.reps[i] };
+		ids[i] = o->plan_lines.rounds[i] > 0 ? o->plan_lines.rounds[i] : CB_NA;
 	}
-	free(warm);
-	return failed;
+	rc = cb_reploop_run(&(struct cb_reploop){
+		.ncells = ncells, .spec = p->spec, .reps = p->reps, .ev_done = ev_done, .set_of = set_of,
+		.steps = steps, .nsteps = n, .warmup = o->warmup, .round_ids = ids,
+		.hooks = { host_settings, host_journal, host_rep_begins, host_emit, host_stopped, &h },
+	});
+	if (rc == -ENOMEM)
+		cli_error("out of memory");
+	rc = rc < 0 ? -1 : rc > 0; /* 1: a rep failed (its row says how) */
+out:
+	free(steps);
+	free(ids);
+	free(set_of);
+	free(ev_done);
+	return rc;
 }
 
 /* The results file, opened and locked (cli_output_open_locked) before --resume reads it. */
@@ -417,7 +427,7 @@ int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 	if (!o->plan)
 		status = run_host(o, p, &rep, &pr);
 	if (o->plan && status >= 0) {
-		status = run_ordered(o, p, &rep);
+		status = run_ordered(o, p, &rep, &pr);
 	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
 		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
 				    .order = o->order, .seed = o->order_seed,

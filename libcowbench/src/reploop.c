@@ -325,11 +325,13 @@ static int run_steps(struct loop *s)
 			if (!seen)
 				s->block_cells[s->nblock++] = c;
 		}
-		if (st[i].round > 0 && round == CB_NA) {
+		if (s->l->round_ids) {
+			round = s->l->round_ids[i];
+		} else if (st[i].round > 0 && round == CB_NA) {
 			round = s->round_next;
 			s->round_next += s->l->round_step;
 		}
-		if ((err = timed_rep(s, c, st[i].rep, st[i].round > 0 ? round : CB_NA)) < 0)
+		if ((err = timed_rep(s, c, st[i].rep, st[i].round > 0 || s->l->round_ids ? round : CB_NA)) < 0)
 			return err;
 	}
 	return end_block(s);

@@ -3,7 +3,8 @@
 
 /*
  * The repetition loop: the one place reps run, for `cowbench run` (a plan
- * of one cell) and `cowbench matrix` (many) alike. Per cell: its settings
+ * of one cell), `cowbench matrix` (many) and a --kernel guest replaying its
+ * host's plan alike. Per cell: its settings
  * when another cell ran in between, delay accounting on for inline probes,
  * warm-ups before its first rep, timed reps until a fixed count or the
  * adaptive rule stops it (cowbench/adaptive.h), then its evidence reps.
@@ -102,6 +103,8 @@ struct cb_reploop {
 	size_t nsteps;
 	long warmup;                      /* unrecorded reps before each cell's first */
 	int64_t round_first, round_step;  /* ids of the interleaved rounds: first, first + step, ... */
+	const int64_t *round_ids;         /* NULL, or per step the id its row carries (CB_NA: none): a
+					     guest replays the rounds its host numbered */
 	struct cb_reploop_hooks hooks;
 };
 
