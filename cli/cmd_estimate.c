@@ -15,7 +15,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/outfile.h"
-#include "commands.h"
+#include "common/commands.h"
 
 /*
  * cowbench estimate [FILE]: the statistics engine for numbers that are not

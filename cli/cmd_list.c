@@ -4,7 +4,7 @@
 
 #include "common/diag.h"
 #include "common/args.h"
-#include "commands.h"
+#include "common/commands.h"
 
 struct list_opts {
 	bool columns;

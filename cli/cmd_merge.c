@@ -12,7 +12,7 @@
 #include "common/args.h"
 #include "common/outfile.h"
 #include "trial/inputs.h"
-#include "commands.h"
+#include "common/commands.h"
 
 /*
  * cowbench merge A.csv B.csv ...: the shards of one matrix into one CSV.

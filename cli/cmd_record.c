@@ -32,7 +32,7 @@
 #include "common/args.h"
 #include "common/spawn.h"
 #include "common/outfile.h"
-#include "commands.h"
+#include "common/commands.h"
 
 struct record_opts {
 	pid_t pid;

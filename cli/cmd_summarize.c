@@ -17,7 +17,7 @@
 #include "common/args.h"
 #include "common/outfile.h"
 #include "trial/inputs.h"
-#include "commands.h"
+#include "common/commands.h"
 
 /*
  * cowbench summarize FILE...: per cell and metric the median, mean,

@@ -9,7 +9,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/guard.h"
-#include "commands.h"
+#include "common/commands.h"
 
 static const struct {
 	const char *name;
@@ -17,7 +17,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 #define CLI_COMMAND(name, help) { #name, cmd_##name, help },
-#include "commands.def"
+#include "common/commands.def"
 #undef CLI_COMMAND
 };
 
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			names[i] = commands[i].name;
-		char list[256] = "";
+		char list[1024] = ""; /* every name of the table, comma-separated (check_commands checks all appear) */
 
 		/* The list is the table's: a command added there is named here too. */
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -1,5 +1,5 @@
 /*
- * Every command of the table (cli/commands.def) against everything that
+ * Every command of the table (cli/common/commands.def) against everything that
  * names commands: main.c's dispatch and --help, the unknown-command message,
  * bash completion, and docs/cowbench.1 (a SYNOPSIS line, a section that
  * documents every option the command's --help lists). Nothing else lists
@@ -10,7 +10,7 @@
 
 static const char *const commands[] = {
 #define CLI_COMMAND(name, help) #name,
-#include "commands.def"
+#include "common/commands.def"
 #undef CLI_COMMAND
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

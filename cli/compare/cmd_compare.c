@@ -15,7 +15,7 @@
 #include "common/args.h"
 #include "common/outfile.h"
 #include "trial/inputs.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "compare_int.h"
 #include "compare_match.h"
 

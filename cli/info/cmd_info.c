@@ -17,7 +17,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/guard.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "info.h"
 
 static void line(const char *key, const char *value)

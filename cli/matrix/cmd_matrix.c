@@ -5,7 +5,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/outfile.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "matrix_cmd.h"
 
 /*

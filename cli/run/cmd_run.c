@@ -19,7 +19,7 @@
 #include "common/outfile.h"
 #include "trial/run_notes.h"
 #include "trial/reps.h"
-#include "commands.h"
+#include "common/commands.h"
 #include "run_cmd.h"
 #include "trial/run_options.h"
 

@@ -34,7 +34,7 @@
 #include "common/spawn.h"
 #include "common/outfile.h"
 #include "trial/evidence_loop.h"
-#include "commands.h"
+#include "common/commands.h"
 
 #include "stat_state.h"
 

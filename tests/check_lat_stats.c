@@ -1,3 +1,4 @@
+/* Exact latency statistics of a sample (cowbench/stats.h: cb_lat_stats_compute); check_stat.c tests the stat command. */
 #include <math.h>
 
 #include <cowbench/stats.h>
