@@ -29,15 +29,6 @@ static bool not_an_axis(const char *name)
 	return o && o->not_axis;
 }
 
-static bool parse_count(const char *name, const char *v, long min, long *out)
-{
-	if (!cli_parse_long(v, min, 1000000, out)) {
-		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
-		return false;
-	}
-	return true;
-}
-
 static bool parse_baseline(struct matrix_opts *o, const char *v)
 {
 	const char *eq = strchr(v, '=');
@@ -60,9 +51,9 @@ static bool parse_baseline(struct matrix_opts *o, const char *v)
 
 #define MOPTS(p) ((struct matrix_opts *)(p))
 
-static bool opt_reps(void *o, const char *v) { return parse_count("reps", v, 1, &MOPTS(o)->reps); }
-static bool opt_warmup(void *o, const char *v) { return parse_count("warmup", v, 0, &MOPTS(o)->warmup); }
-static bool opt_max_reps(void *o, const char *v) { return parse_count("max-reps", v, 1, &MOPTS(o)->adaptive.max_reps); }
+static bool opt_reps(void *o, const char *v) { return cli_run_parse_count("reps", v, 1, &MOPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return cli_run_parse_count("warmup", v, 0, &MOPTS(o)->warmup); }
+static bool opt_max_reps(void *o, const char *v) { return cli_run_parse_count("max-reps", v, 1, &MOPTS(o)->adaptive.max_reps); }
 static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &MOPTS(o)->adaptive.target); }
 static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &MOPTS(o)->adaptive.max_ns); }
 static bool opt_baseline(void *o, const char *v) { return parse_baseline(o, v); }

@@ -57,7 +57,7 @@ static bool opt_size(void *o, const char *v)
 	return err == 0;
 }
 
-static bool opt_count(const char *name, const char *v, long min, long *out)
+bool cli_run_parse_count(const char *name, const char *v, long min, long *out)
 {
 	if (!cli_parse_long(v, min, 1000000, out)) {
 		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
@@ -66,8 +66,8 @@ static bool opt_count(const char *name, const char *v, long min, long *out)
 	return true;
 }
 
-static bool opt_reps(void *o, const char *v) { return opt_count("reps", v, 1, &OPTS(o)->reps); }
-static bool opt_warmup(void *o, const char *v) { return opt_count("warmup", v, 0, &OPTS(o)->warmup); }
+static bool opt_reps(void *o, const char *v) { return cli_run_parse_count("reps", v, 1, &OPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return cli_run_parse_count("warmup", v, 0, &OPTS(o)->warmup); }
 
 static bool opt_columns(void *o, const char *v)
 {
@@ -78,7 +78,7 @@ static bool opt_columns(void *o, const char *v)
 }
 
 static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &OPTS(o)->adaptive.target); }
-static bool opt_max_reps(void *o, const char *v) { return opt_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
+static bool opt_max_reps(void *o, const char *v) { return cli_run_parse_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
 static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &OPTS(o)->adaptive.max_ns); }
 
 static bool opt_writer(void *o, const char *v)

@@ -66,6 +66,8 @@ struct run_given {
  */
 int cli_run_parse(int argc, char **argv, const struct cli_option *extra, int nextra, struct run_opts *o,
 		  struct run_given *given, void (*usage)(void));
+/* --reps, --warmup, --max-reps (run's and matrix's alike): an integer from min to 1000000; false after saying why. */
+bool cli_run_parse_count(const char *name, const char *v, long min, long *out);
 /* Canonical axis order: kernel first, then run's option table ("fork" where "no-fork" is). */
 int cli_run_axis_rank(const char *name);
 
