@@ -11,7 +11,8 @@
  * (times, dirty kB, histograms) differ between any two runs and are not
  * compared; nor is the free-text evidence_notes. The one column that tells
  * them apart is cell: empty for run, the cell's key for matrix.
- * A guest's replay of its host's plan goes through the same loop too.
+ * A guest's replay of its host's plan goes through the same loop too, and
+ * run --kernel=K gives the rows matrix --kernel=K gives for the same cell.
  */
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
@@ -33,8 +34,8 @@ static void header_of(const char *path, char *buf, size_t len)
 	fclose(fp);
 }
 
-/* Run `cowbench run ARGS` and `cowbench matrix --order=sequential ARGS` into two files and read both back. */
-static void run_both(const char *const *args, struct pair *p)
+/* Run `cowbench run ARGS` and `cowbench matrix MATRIX_ARGS` into two files and read both back. */
+static void run_pair(const char *const *args, const char *const *matrix_args, struct pair *p)
 {
 	char run_path[] = "/tmp/cbtest-reploop-runXXXXXX", mx_path[] = "/tmp/cbtest-reploop-mxXXXXXX", why[256];
 	const char *argv[32] = { "cowbench", "run" };
@@ -54,9 +55,14 @@ static void run_both(const char *const *args, struct pair *p)
 	ck_assert_msg(r.status == 0, "run: %s", r.err);
 	tu_free(&r);
 
+	n = 2;
 	argv[1] = "matrix";
-	argv[n - 1] = mx_path;
-	argv[n++] = "--order=sequential";
+	for (int i = 0; matrix_args[i]; i++)
+		argv[n++] = matrix_args[i];
+	argv[n++] = "--quiet";
+	argv[n++] = "--force";
+	argv[n++] = "--output";
+	argv[n++] = mx_path;
 	argv[n] = NULL;
 	r = tu_run_cli(argv);
 	ck_assert_msg(r.status == 0, "matrix: %s", r.err);
@@ -70,8 +76,21 @@ static void run_both(const char *const *args, struct pair *p)
 	unlink(mx_path);
 }
 
-/* The assertions of the header comment; the cell's key is what matrix writes for it. */
-static void assert_identical(struct pair *p, const char *cell)
+/* Run `cowbench run ARGS` and `cowbench matrix --order=sequential ARGS`. */
+static void run_both(const char *const *args, struct pair *p)
+{
+	const char *margs[32];
+	int n = 0;
+
+	for (; args[n]; n++)
+		margs[n] = args[n];
+	margs[n++] = "--order=sequential";
+	margs[n] = NULL;
+	run_pair(args, margs, p);
+}
+
+/* The assertions of the header comment; the cell's key is what matrix writes for it (run: run_cell). */
+static void assert_identical_cells(struct pair *p, const char *run_cell, const char *cell)
 {
 	size_t ncols;
 	const struct cb_column *cols = cb_columns(&ncols);
@@ -84,7 +103,7 @@ static void assert_identical(struct pair *p, const char *cell)
 		ck_assert_int_eq(a->rep, b->rep);
 		ck_assert_str_eq(a->rep_kind, b->rep_kind);
 		ck_assert_str_eq(a->status, b->status);
-		ck_assert_str_eq(a->cell, "");
+		ck_assert_str_eq(a->cell, run_cell);
 		ck_assert_str_eq(b->cell, cell);
 		for (size_t k = 0; k < ncols; k++) {
 			char va[4096], vb[4096];
@@ -101,6 +120,11 @@ static void assert_identical(struct pair *p, const char *cell)
 					      cols[k].name, va, vb);
 		}
 	}
+}
+
+static void assert_identical(struct pair *p, const char *cell)
+{
+	assert_identical_cells(p, "", cell);
 }
 
 static size_t count_kind(const struct cb_results *res, bool evidence)
@@ -202,6 +226,36 @@ START_TEST(plan_keeps_rounds_and_has_no_evidence)
 }
 END_TEST
 
+/*
+ * run --kernel=K is matrix --kernel=K of one cell, in-process: the same
+ * cell key (kernel first, values in their canonical spelling), the same
+ * rounds and rows. The guest is tests/fixtures/fake-kernel's: vm-run.sh
+ * runs the plan here (no QEMU).
+ */
+START_TEST(run_kernel_same_rows_as_matrix_kernel)
+{
+	const char *args[] = { "--kernel=stock", "--workload=random", "-s", "64K", "--no-fork", "--seed=01", "--reps=2",
+			       "--warmup=0", NULL };
+	const char *margs[] = { "--kernel=stock", "--workloads=random", "--sizes=64K", "--fork=0", "--seed=01",
+				"--reps=2", "--warmup=0", NULL };
+	const char *cell = "kernel=stock workload=random size=64K fork=0 seed=1";
+	struct pair p;
+
+	setenv("COWBENCH_KERNEL_DIR", CB_FIXTURE_DIR "/fake-kernel", 1);
+	setenv("CB_FAKE_COWBENCH", CB_CLI_PATH, 1);
+	setenv("CB_FAKE_GUEST", "ok", 1);
+	run_pair(args, margs, &p);
+	assert_identical_cells(&p, cell, cell);
+	ck_assert_uint_eq(p.run.n, 2);
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_int_eq(p.run.rows[i].round, p.matrix.rows[i].round);
+		ck_assert_int_eq(p.run.rows[i].round, (int64_t)i + 1);
+	}
+	cb_results_free(&p.run);
+	cb_results_free(&p.matrix);
+}
+END_TEST
+
 static Suite *reploop_suite(void)
 {
 	Suite *s = suite_create("reploop");
@@ -211,6 +265,7 @@ static Suite *reploop_suite(void)
 	tcase_add_test(tc, fixed_reps_same_rows);
 	tcase_add_test(tc, adaptive_reps_same_rows);
 	tcase_add_test(tc, plan_keeps_rounds_and_has_no_evidence);
+	tcase_add_test(tc, run_kernel_same_rows_as_matrix_kernel);
 	suite_add_tcase(s, tc);
 	return s;
 }
