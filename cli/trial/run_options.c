@@ -596,7 +596,7 @@ static int build_spec(const struct run_opts *o, size_t page_size, struct cb_run_
 }
 
 const struct run_opts cli_run_defaults = {
-	.workload = "seq", .size = 64ull << 20, .size_text = "64M", .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
+	.workload = "seq", .size = 64ull << 20, .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
 	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CLI_FORMAT_AUTO,
 	.precopy = -1, .precopy_depth = -1,
 };
@@ -616,7 +616,11 @@ static void choose_size(const struct run_opts *o, struct cb_run_spec *spec, bool
 	char why[256];
 
 	sz->bytes = o->size;
-	sz->text = o->size_text;
+	sz->text = o->size_text; /* as typed */
+	if (!o->size_given) {
+		cb_size_format(o->size, sz->buf, sizeof(sz->buf));
+		sz->text = sz->buf;
+	}
 	if (o->size_given || !built)
 		return;
 	if (w->input_size) {
@@ -635,7 +639,7 @@ static void choose_size(const struct run_opts *o, struct cb_run_spec *spec, bool
 		sz->text = w->default_size;
 		return;
 	}
-	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, o->size_text, w->default_size, why);
+	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, sz->text, w->default_size, why);
 }
 
 /*

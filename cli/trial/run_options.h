@@ -21,7 +21,7 @@
 struct run_opts {
 	const char *workload;
 	uint64_t size;               /* --size in bytes, parsed as it is read (page rounding: cli_run_make_spec) */
-	const char *size_text;       /* --size as typed, only to quote it in messages */
+	const char *size_text;       /* --size as typed (when given), only to quote it in messages */
 	bool size_given;             /* else: the workload's input or default size, or 64M */
 	long reps, warmup, cpu;
 	enum cb_writer writer;
