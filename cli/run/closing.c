@@ -90,7 +90,8 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 		cl->rows = nr;
 		cl->cap = cap;
 	}
-	cl->rows[cl->nrows++] = *row;
+	cl->rows[cl->nrows] = *row;
+	cl->rows[cl->nrows++].lat_hist = NULL; /* the rep's buffer, which the next rep writes over: not kept */
 	cl->ok++;
 	for (int i = 0; i < V_N; i++)
 		if (!isnan(v[i]))

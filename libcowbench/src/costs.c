@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cowbench/costs.h>
 #include <cowbench/hist.h>
@@ -7,7 +8,7 @@
 void cb_costs_row_init(struct cb_row *row)
 {
 	row->copied_pages = row->precopy_wasted = row->anon_growth_kb = CB_NA;
-	row->lat_hist[0] = '\0';
+	row->lat_hist = NULL;
 }
 
 /*
@@ -38,18 +39,55 @@ void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row)
 		row->anon_growth_kb = after - before;
 }
 
+/*
+ * The text of the latest rep this thread measured: the row refers to it
+ * (CB_COL_REF) until the next rep, so a row stays small and a measured row
+ * needs no freeing. Allocated on first use: threads that never measure a
+ * rep (a workload's writers) carry no 24 KiB each.
+ */
+static _Thread_local char *rep_hist;
+
+static char *hist_buffer(void)
+{
+	if (!rep_hist)
+		rep_hist = malloc(CB_LAT_HIST_LEN);
+	return rep_hist;
+}
+
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n)
 {
 	struct cb_hist *h = malloc(sizeof(*h)); /* 35 KiB: not on the stack */
+	char *text = hist_buffer();
 	long len;
 
-	row->lat_hist[0] = '\0';
-	if (!h)
+	row->lat_hist = NULL;
+	if (!h || !text) {
+		free(h);
 		return -ENOMEM;
+	}
 	cb_hist_reset(h);
 	for (size_t i = 0; i < n; i++)
 		cb_hist_record(h, lat_ns[i]);
-	len = cb_hist_format(h, row->lat_hist, sizeof(row->lat_hist));
+	len = cb_hist_format(h, text, CB_LAT_HIST_LEN);
 	free(h);
+	if (len > 0)
+		row->lat_hist = text;
 	return len < 0 ? (int)len : 0;
+}
+
+int cb_costs_keep_hist(struct cb_row *row, const char *text)
+{
+	char *buf;
+
+	row->lat_hist = NULL;
+	if (!text || !*text)
+		return 0;
+	if (strlen(text) >= CB_LAT_HIST_LEN)
+		return -ENOSPC;
+	buf = hist_buffer();
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, text, strlen(text) + 1);
+	row->lat_hist = buf;
+	return 0;
 }

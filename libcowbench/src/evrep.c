@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cowbench/costs.h>
 #include <cowbench/error.h>
 #include <cowbench/evidence.h>
 #include <cowbench/run.h>
@@ -63,7 +64,8 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 {
 	pid_t parent = getpid(), pid;
 	int fds[2], err = 0, ws = 0;
-	struct { int err; struct cb_row row; } buf;
+	/* The row and the histogram text it refers to (the child's own buffer: copied over here). */
+	struct { int err; struct cb_row row; char hist[CB_LAT_HIST_LEN]; } buf;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return cb_run_rep(spec, rep, row); /* uncounted: the row's notes say so */
@@ -75,6 +77,7 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(128 + SIGKILL);
 		buf.err = cb_run_rep(spec, rep, &buf.row);
+		snprintf(buf.hist, sizeof(buf.hist), "%s", buf.row.lat_hist ? buf.row.lat_hist : "");
 		fflush(NULL); /* what it wrote itself (per-write samples): the buffers were empty at the fork */
 		_exit(write(fds[1], &buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : 1);
 	}
@@ -90,6 +93,7 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 		err = -ECHILD;
 	if (err == 0) {
 		*row = buf.row;
+		cb_costs_keep_hist(row, buf.hist); /* fits: the child's own text did */
 		return buf.err;
 	}
 	/* The child died before it could say anything: the rep is recorded as failed, never dropped. */

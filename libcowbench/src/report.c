@@ -122,7 +122,7 @@ static const struct cb_column columns[] = {
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
 	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)", .flags = SIGNED),
-	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED | CB_COL_REF),
 	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)", .view = VIEW(10, 2, TEXT, "rep_kind")),
 	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
@@ -193,6 +193,18 @@ int cb_format_parse(const char *s, enum cb_format *out)
 	return -EINVAL;
 }
 
+const char *cb_row_text(const struct cb_row *row, const struct cb_column *c)
+{
+	const char *base = (const char *)row + c->offset, *ref;
+
+	if (c->type != CB_COL_STR)
+		return "";
+	if (!(c->flags & CB_COL_REF))
+		return base;
+	memcpy(&ref, base, sizeof(ref));
+	return ref ? ref : "";
+}
+
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
 {
 	const char *base = (const char *)row + c->offset;
@@ -216,7 +228,7 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 		break;
 	}
 	case CB_COL_STR:
-		snprintf(buf, len, "%s", base);
+		snprintf(buf, len, "%s", cb_row_text(row, c));
 		break;
 	}
 }
@@ -335,7 +347,7 @@ static void row_values(struct cb_report *r, const struct cb_row *row, struct cb_
 		const struct cb_column *c = &columns[i];
 
 		if (c->type == CB_COL_STR) {
-			const char *s = (const char *)row + c->offset;
+			const char *s = cb_row_text(row, c);
 
 			v[i] = s[0] ? cb_text(s) : cb_none();
 			continue;

@@ -19,7 +19,7 @@ bool cb_row_guest_failed(const struct cb_row *row)
 }
 
 struct keyed {
-	char key[CB_ROW_KEY_LEN];
+	char *key; /* its own length, not CB_ROW_KEY_LEN: one a row of a big file */
 	int64_t rep;
 	bool evidence;
 	size_t index;
@@ -84,20 +84,28 @@ int cb_rows_find_duplicate(const struct cb_row *rows, size_t n, enum cb_dup_rule
 
 	if (!k)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && found == 0; i++) {
+		char key[CB_ROW_KEY_LEN];
+
 		if (cb_row_guest_failed(&rows[i]))
 			continue;
-		cb_row_key(&rows[i], k[m].key, sizeof(k[m].key));
+		cb_row_key(&rows[i], key, sizeof(key));
+		k[m].key = strdup(key);
+		if (!k[m].key)
+			found = -ENOMEM;
 		k[m].rep = rows[i].rep;
 		k[m].evidence = cb_row_is_evidence(&rows[i]);
 		k[m++].index = i;
 	}
-	qsort(k, m, sizeof(*k), cmp_keyed);
+	if (found == 0)
+		qsort(k, m, sizeof(*k), cmp_keyed);
 	for (size_t from = 0, to; from < m && !found; from = to) {
 		for (to = from + 1; to < m && same_rep(&k[from], &k[to]); to++)
 			;
 		found = find_in_run(rows, k, from, to, rule, first, second);
 	}
+	for (size_t i = 0; i < m; i++)
+		free(k[i].key);
 	free(k);
 	return found;
 }

@@ -19,6 +19,7 @@
  * Room for the lat_hist cell: a histogram of 16384 writes spread over 2 us to
  * 20 ms takes about 3 KiB of text; the widest one possible (every bucket
  * in use) about 22 KiB. A text that does not fit leaves the cell empty.
+ * The row holds only a pointer to it (CB_COL_REF): a row stays ~2.6 KiB.
  */
 #define CB_LAT_HIST_LEN 24576
 /** Room for any one cell's text (the widest column is lat_hist). */
@@ -109,7 +110,13 @@ struct cb_row {
 	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
 	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
-	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
+	/*
+	 * Every first write's latency, cb_hist_format's text, or NULL: held apart
+	 * (CB_COL_REF), by a read file's row set until cb_results_free, or for a
+	 * measured row by the thread that measured it until its next rep
+	 * (cb_costs_fill_hist). Reach it through cb_row_text.
+	 */
+	const char *lat_hist;
 	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
@@ -174,6 +181,12 @@ struct cb_column {
 #define CB_COL_SHOWN 0x10u
 /* A number that may be below 0 (a growth that can shrink); every other count, time and size cannot. */
 #define CB_COL_SIGNED 0x20u
+/*
+ * A text column the row refers to instead of holding (a const char *, NULL
+ * when empty): a long, mostly empty cell such as a whole distribution, so
+ * that a row set of thousands of rows is not thousands of its widest text.
+ */
+#define CB_COL_REF 0x40u
 
 /** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
 bool cb_row_is_evidence(const struct cb_row *row);
@@ -188,6 +201,8 @@ bool cb_row_counts(const struct cb_row *row, const struct cb_column *c);
 const struct cb_column *cb_columns(size_t *count);
 /** The column named NAME in this build's table, or NULL. */
 const struct cb_column *cb_column_find(const char *name);
+/** A text column's cell (CB_COL_STR, held or referred to, CB_COL_REF); "" when empty. */
+const char *cb_row_text(const struct cb_row *row, const struct cb_column *c);
 /** One cell as text; "" means not measured (or not applicable) here. */
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len);
 /**
