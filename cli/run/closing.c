@@ -91,7 +91,7 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 		cl->cap = cap;
 	}
 	cl->rows[cl->nrows] = *row;
-	cl->rows[cl->nrows++].lat_hist = NULL; /* the rep's buffer, which the next rep writes over: not kept */
+	cb_row_drop_refs(&cl->rows[cl->nrows++]); /* texts in the rep's buffers, which the next rep writes over */
 	cl->ok++;
 	for (int i = 0; i < V_N; i++)
 		if (!isnan(v[i]))

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cowbench/costs.h>
 #include <cowbench/hist.h>
@@ -39,55 +38,24 @@ void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row)
 		row->anon_growth_kb = after - before;
 }
 
-/*
- * The text of the latest rep this thread measured: the row refers to it
- * (CB_COL_REF) until the next rep, so a row stays small and a measured row
- * needs no freeing. Allocated on first use: threads that never measure a
- * rep (a workload's writers) carry no 24 KiB each.
- */
-static _Thread_local char *rep_hist;
-
-static char *hist_buffer(void)
-{
-	if (!rep_hist)
-		rep_hist = malloc(CB_LAT_HIST_LEN);
-	return rep_hist;
-}
-
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n)
 {
+	const struct cb_column *c = cb_column_find("lat_hist");
 	struct cb_hist *h = malloc(sizeof(*h)); /* 35 KiB: not on the stack */
-	char *text = hist_buffer();
+	char *text = cb_row_room(row, c);
 	long len;
 
-	row->lat_hist = NULL;
 	if (!h || !text) {
 		free(h);
+		row->lat_hist = NULL;
 		return -ENOMEM;
 	}
 	cb_hist_reset(h);
 	for (size_t i = 0; i < n; i++)
 		cb_hist_record(h, lat_ns[i]);
-	len = cb_hist_format(h, text, CB_LAT_HIST_LEN);
+	len = cb_hist_format(h, text, c->width);
 	free(h);
-	if (len > 0)
-		row->lat_hist = text;
+	if (len <= 0)
+		row->lat_hist = NULL; /* empty, or it did not fit */
 	return len < 0 ? (int)len : 0;
-}
-
-int cb_costs_keep_hist(struct cb_row *row, const char *text)
-{
-	char *buf;
-
-	row->lat_hist = NULL;
-	if (!text || !*text)
-		return 0;
-	if (strlen(text) >= CB_LAT_HIST_LEN)
-		return -ENOSPC;
-	buf = hist_buffer();
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, text, strlen(text) + 1);
-	row->lat_hist = buf;
-	return 0;
 }

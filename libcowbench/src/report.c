@@ -122,7 +122,7 @@ static const struct cb_column columns[] = {
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
 	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)", .flags = SIGNED),
-	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED | CB_COL_REF),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED | CB_COL_REF, .width = CB_LAT_HIST_LEN),
 	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)", .view = VIEW(10, 2, TEXT, "rep_kind")),
 	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
@@ -136,8 +136,8 @@ static const struct cb_column columns[] = {
 	INT(ref_ns, "machine-speed probe: wall time of a fixed reference workload (1024 copies of 4 KiB within a 4 MiB buffer) run by the process that runs the rep, mean of one run just before and one just after the rep, outside every timed window (ns; higher: the machine ran slower)"),
 	STR(break_mode, "page-order workloads: populate when COW broke by one MADV_POPULATE_WRITE over the region inside the timed loop before the writes (--break=populate); empty: by fault, each first write trapping", .flags = ID),
 	INT(break_ns, "--break=populate: the MADV_POPULATE_WRITE call alone (ns; it is inside elapsed_ns too)", .flags = TIMED),
-	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)"),
-	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)"),
+	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)", .flags = CB_COL_REF, .width = 256),
+	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)", .flags = CB_COL_REF, .width = 512),
 	INT(first_ns, "page-order workloads: from the start of the timed window to the end of its first write (ns; inside elapsed_ns): the run's fixed costs land here, the writer's first trap after the fork on cold caches and TLB and its first touch of the loop's code (with --break=populate the madvise too)", .flags = TIMED),
 	FLT(memcpy_cold_ns, 1, "median user-space memcpy of one page into a page the kernel has just populated (its first user write), same run (ns): far above memcpy_ns where the host backs guest memory lazily (cowbench info: first touch), a cost every COW copy's new page pays there", .flags = TIMED | LOWER),
 	INT(prefault, "1: the run wrote and freed twice the region's size of fresh memory before each rep (run --prefault), so the frames its pages and COW copies took were touched before (a lazily backed VM then gives the bare-metal shape); empty: not", .flags = ID),
@@ -203,6 +203,91 @@ const char *cb_row_text(const struct cb_row *row, const struct cb_column *c)
 		return base;
 	memcpy(&ref, base, sizeof(ref));
 	return ref ? ref : "";
+}
+
+/* ---- texts a row refers to (CB_COL_REF) ---- */
+
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/*
+ * A measured row's referred-to texts: one buffer a column per thread,
+ * allocated on first use, so that threads that never fill a row (a
+ * workload's writers) carry nothing and a row needs no freeing.
+ */
+static _Thread_local char *rep_room[N_COLUMNS];
+
+char *cb_row_room(struct cb_row *row, const struct cb_column *c)
+{
+	size_t i = (size_t)(c - columns);
+	char *room = NULL;
+
+	if (i < N_COLUMNS && (c->flags & CB_COL_REF)) {
+		if (!rep_room[i])
+			rep_room[i] = calloc(1, c->width);
+		room = rep_room[i];
+		if (room)
+			room[0] = '\0';
+		memcpy((char *)row + c->offset, &room, sizeof(room));
+	}
+	return room;
+}
+
+static void set_ref(struct cb_row *row, const struct cb_column *c, const char *text)
+{
+	memcpy((char *)row + c->offset, &text, sizeof(text));
+}
+
+void cb_row_drop_refs(struct cb_row *row)
+{
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (columns[i].flags & CB_COL_REF)
+			set_ref(row, &columns[i], NULL);
+}
+
+int cb_row_pack_refs(const struct cb_row *row, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < N_COLUMNS; i++) {
+		const char *text = cb_row_text(row, &columns[i]);
+		size_t n = strlen(text) + 1;
+
+		if (!(columns[i].flags & CB_COL_REF))
+			continue;
+		if (n > len - at)
+			return -ENOSPC;
+		memcpy(buf + at, text, n);
+		at += n;
+	}
+	return 0;
+}
+
+int cb_row_unpack_refs(struct cb_row *row, const char *buf, size_t len)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < N_COLUMNS; i++) {
+		const struct cb_column *c = &columns[i];
+		size_t n;
+		char *room;
+
+		if (!(c->flags & CB_COL_REF))
+			continue;
+		n = at < len ? strnlen(buf + at, len - at) : 0;
+		if (at >= len || n == len - at || n >= c->width) {
+			cb_row_drop_refs(row);
+			return -ENOSPC;
+		}
+		set_ref(row, c, NULL);
+		if (n) {
+			room = cb_row_room(row, c);
+			if (!room)
+				return -ENOMEM;
+			memcpy(room, buf + at, n + 1);
+		}
+		at += n + 1;
+	}
+	return 0;
 }
 
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
@@ -301,8 +386,6 @@ void cb_json_string(FILE *fp, const char *s)
 }
 
 /* ---- the row's field table: the column table, seen by the output layer (cowbench/output.h) ---- */
-
-#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 static struct cb_field row_fields[N_COLUMNS];
 static pthread_once_t row_fields_once = PTHREAD_ONCE_INIT;

@@ -58,7 +58,7 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		return 0;
 	}
 	case CB_COL_STR: {
-		size_t cap = c->flags & CB_COL_REF ? CB_CELL_MAX : str_capacity(c);
+		size_t cap = c->flags & CB_COL_REF ? c->width : str_capacity(c);
 		const char *ref = *text ? text : NULL;
 
 		if (strlen(text) >= cap)

@@ -170,6 +170,17 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 		cb_row_set_latency(row, &st);
 }
 
+/* One /proc/cow_stats histogram's growth into its column (CB_COL_REF: the rep's own buffer); empty where none. */
+static void hist_delta(struct cb_row *row, const struct cb_cowstats *before, const struct cb_cowstats *after,
+		       const char *prefix, const struct cb_column *c)
+{
+	char *room = cb_row_room(row, c);
+	const char *none = NULL;
+
+	if (!room || cb_cowstats_hist_delta(before, after, prefix, room, c->width) < 0 || !room[0])
+		memcpy((char *)row + c->offset, &none, sizeof(none));
+}
+
 /* Kernel-side counters of cowbench's patch: deltas only where the file exists before and after. */
 static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, const struct cb_cowstats *after)
 {
@@ -188,12 +199,8 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 	if (cb_cowstats_delta(before, after, "precopy_ns_total", &d))
 		row->precopy_ns = (int64_t)d;
 	/* Per-fault stalls: histograms grow, so their growth is this rep's (older kernels print none). */
-	if (cb_cowstats_hist_delta(before, after, "precopy_fault_pages_", row->fault_pages_hist,
-				   sizeof(row->fault_pages_hist)) < 0)
-		row->fault_pages_hist[0] = '\0';
-	if (cb_cowstats_hist_delta(before, after, "precopy_fault_hist_", row->fault_path_hist,
-				   sizeof(row->fault_path_hist)) < 0)
-		row->fault_path_hist[0] = '\0';
+	hist_delta(row, before, after, "precopy_fault_pages_", cb_column_find("fault_pages_hist"));
+	hist_delta(row, before, after, "precopy_fault_hist_", cb_column_find("fault_path_hist"));
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)

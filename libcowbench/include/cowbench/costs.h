@@ -25,15 +25,9 @@ void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row);
 /**
  * Record lat_ns[0..n) into a histogram (cowbench/hist.h) and point
  * row->lat_hist at its text, held by this thread until it measures its next
- * rep: report the row (or copy the text) before that. 0, -ENOMEM, or
- * -ENOSPC when the text does not fit (the cell stays empty).
+ * rep (cb_row_room): report the row before that. 0, -ENOMEM, or -ENOSPC
+ * when the text does not fit (the cell stays empty).
  */
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n);
-/**
- * Point row->lat_hist at a copy of text held as cb_costs_fill_hist holds
- * its own (a row that crossed a pipe from the child that measured it).
- * 0 (NULL or "": no histogram), -ENOSPC, -ENOMEM (the cell then empty).
- */
-int cb_costs_keep_hist(struct cb_row *row, const char *text);
 
 #endif

@@ -19,7 +19,7 @@
  * Room for the lat_hist cell: a histogram of 16384 writes spread over 2 us to
  * 20 ms takes about 3 KiB of text; the widest one possible (every bucket
  * in use) about 22 KiB. A text that does not fit leaves the cell empty.
- * The row holds only a pointer to it (CB_COL_REF): a row stays ~2.6 KiB.
+ * The row holds only a pointer to it (CB_COL_REF).
  */
 #define CB_LAT_HIST_LEN 24576
 /** Room for any one cell's text (the widest column is lat_hist). */
@@ -114,7 +114,7 @@ struct cb_row {
 	 * Every first write's latency, cb_hist_format's text, or NULL: held apart
 	 * (CB_COL_REF), by a read file's row set until cb_results_free, or for a
 	 * measured row by the thread that measured it until its next rep
-	 * (cb_costs_fill_hist). Reach it through cb_row_text.
+	 * (cb_row_room). Reach it through cb_row_text.
 	 */
 	const char *lat_hist;
 	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
@@ -127,8 +127,8 @@ struct cb_row {
 	int64_t ref_ns; /* the machine-speed probe around the rep (cowbench/noise.h) */
 	char break_mode[12]; /* fault or populate (page-order workloads; cowbench/touch.h) */
 	int64_t break_ns;    /* --break=populate: the madvise alone */
-	char fault_pages_hist[256]; /* /proc/cow_stats precopy_fault_pages_<N> growth over the rep */
-	char fault_path_hist[512];  /* /proc/cow_stats precopy_fault_hist_<N> growth over the rep */
+	/* /proc/cow_stats precopy_fault_pages_<N> and precopy_fault_hist_<N> growth over the rep (CB_COL_REF, as lat_hist) */
+	const char *fault_pages_hist, *fault_path_hist;
 	int64_t first_ns;           /* page-order workloads: the timed window's start to the end of its first write */
 	/* New columns go above this line, in the column table's order. */
 };
@@ -164,6 +164,7 @@ struct cb_column {
 	const char *help;
 	unsigned flags;  /* CB_COL_* */
 	struct cb_column_view view;
+	size_t width;    /* CB_COL_REF: room for its text, the NUL included (a longer one is refused) */
 };
 
 /* The column says which configuration a row measured: rows of one cell agree on every one. */
@@ -203,6 +204,25 @@ const struct cb_column *cb_columns(size_t *count);
 const struct cb_column *cb_column_find(const char *name);
 /** A text column's cell (CB_COL_STR, held or referred to, CB_COL_REF); "" when empty. */
 const char *cb_row_text(const struct cb_row *row, const struct cb_column *c);
+/**
+ * Room to write a CB_COL_REF cell of a row being measured, c->width bytes:
+ * this thread's buffer for the column, which the row now refers to. It
+ * holds the text until the thread asks for the column's room again (its
+ * next rep): report the row before, or copy it with cb_row_drop_refs. NULL
+ * when out of memory (the cell then empty).
+ */
+char *cb_row_room(struct cb_row *row, const struct cb_column *c);
+/** Empty the row's CB_COL_REF cells: a copy kept past the texts' life. */
+void cb_row_drop_refs(struct cb_row *row);
+/** Room for every CB_COL_REF text of a row, packed (cb_row_pack_refs). */
+#define CB_ROW_REFS_MAX (CB_LAT_HIST_LEN + 1024)
+/**
+ * The row's CB_COL_REF texts one after another into buf (a row that
+ * crosses a pipe); cb_row_unpack_refs copies them into this thread's room
+ * (cb_row_room) and points the row at them. -ENOSPC, -ENOMEM.
+ */
+int cb_row_pack_refs(const struct cb_row *row, char *buf, size_t len);
+int cb_row_unpack_refs(struct cb_row *row, const char *buf, size_t len);
 /** One cell as text; "" means not measured (or not applicable) here. */
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len);
 /**
