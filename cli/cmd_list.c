@@ -2,7 +2,9 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/commands.h"
 
 struct list_opts {
 	bool columns;

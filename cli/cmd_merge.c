@@ -6,9 +6,13 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/inputs.h"
+#include "common/commands.h"
 
 /*
  * cowbench merge A.csv B.csv ...: the shards of one matrix into one CSV.

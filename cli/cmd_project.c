@@ -9,9 +9,13 @@
 #include <cowbench/project.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/inputs.h"
+#include "common/commands.h"
 
 /*
  * cowbench project STUDY.csv [--native=HOST.csv]: the native projection of

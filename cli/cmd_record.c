@@ -28,7 +28,11 @@
 #include <cowbench/trace.h>
 #include <cowbench/wpfault.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/spawn.h"
+#include "common/outfile.h"
+#include "common/commands.h"
 
 struct record_opts {
 	pid_t pid;

@@ -11,9 +11,13 @@
 #include <cowbench/order.h>
 #include <cowbench/results.h>
 #include <cowbench/summarize.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/inputs.h"
+#include "common/commands.h"
 
 /*
  * cowbench summarize FILE...: per cell and metric the median, mean,

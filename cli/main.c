@@ -6,25 +6,19 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "common/commands.h"
 
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "run", cmd_run, "measure one workload, one CSV/JSON/table row per repetition" },
-	{ "list", cmd_list, "list the workloads" },
-	{ "info", cmd_info, "describe this machine: kernel, CPU, clock, THP, COW interfaces" },
-	{ "stat", cmd_stat, "watch a process's COW copies, copy time, faults, Private_Dirty (vm_stat for COW)" },
-	{ "record", cmd_record, "record a program's first writes after fork (time, mapping, page, copy/reuse) for replay" },
-	{ "matrix", cmd_matrix, "measure every cell of a matrix of run options; crash-safe, resumable" },
-	{ "merge", cmd_merge, "join result CSVs (e.g. matrix shards), rejecting mixed schemas and duplicates" },
-	{ "summarize", cmd_summarize, "per-cell statistics: centre and CI, CV, outliers, ratios to a baseline" },
-	{ "estimate", cmd_estimate, "the same statistics for any numbers: centre and CI per group, ratio to a baseline" },
-	{ "compare", cmd_compare, "old against new per cell and metric: change with CI, p-value, ~ when noise" },
-	{ "project", cmd_project, "project an emulated study's cells to native time from exact counts and unit costs" },
-	{ "plot", cmd_plot, "render PNG/SVG plots and report.md from result CSVs (gnuplot)" },
+#define CLI_COMMAND(name, help) { #name, cmd_##name, help },
+#include "common/commands.def"
+#undef CLI_COMMAND
 };
 
 static void usage(FILE *fp)
@@ -136,7 +130,7 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			names[i] = commands[i].name;
-		char list[256] = "";
+		char list[1024] = ""; /* every name of the table, comma-separated (check_commands checks all appear) */
 
 		/* The list is the table's: a command added there is named here too. */
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

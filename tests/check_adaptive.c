@@ -20,7 +20,7 @@
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/workload.h>
 
 #include "testutil.h"

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "cli.h"
+#include "common/args.h"
 #include "testutil.h"
 
 struct opts {

@@ -15,7 +15,7 @@
 #include <cowbench/smaps.h>
 #include <cowbench/sysinfo.h>
 
-#include "sysctl_keys.h"
+#include "sysctl_test_hook.h"
 #include "testutil.h"
 
 #define FX(name) CB_FIXTURE_DIR "/" name

@@ -11,7 +11,7 @@
 #include <cowbench/hugepage.h>
 #include <cowbench/sysctl.h>
 
-#include "sysctl_keys.h"
+#include "sysctl_test_hook.h"
 #include "testutil.h"
 
 #define DEAD_OWNER "2147483000:1" /* no such process: its lines are "stale", restored by anyone */

@@ -10,8 +10,8 @@
 #include <cowbench/report.h>
 #include <cowbench/workload.h>
 
-#include "cli.h"
-#include "run/run.h"
+#include "trial/run_notes.h"
+#include "run/run_cmd.h"
 #include "testutil.h"
 
 static struct cb_row rows[8];

@@ -3,7 +3,7 @@
 #include <cowbench/cowstats.h>
 #include <cowbench/error.h>
 
-#include "sysctl_keys.h"
+#include "sysctl_test_hook.h"
 #include "testutil.h"
 
 START_TEST(test_seed_format)

@@ -7,8 +7,7 @@
 
 #include <cowbench/report.h>
 
-#include "cli.h"
-#include "run/run.h"
+#include "run/run_cmd.h"
 #include "testutil.h"
 
 /* A row with every cell "not measured", then what the fixture sets. */

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <sys/mount.h>
 
-#include "cli.h"
+#include "common/outfile.h"
 #include "testutil.h"
 
 #define FX(name) CB_FIXTURE_DIR "/" name

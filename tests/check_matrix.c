@@ -6,7 +6,6 @@
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 #include <cowbench/results.h>
-#include <cowbench/strmap.h>
 
 #include <cowbench/sysctl.h>
 
@@ -82,14 +81,14 @@ static int rank_reverse(const char *name)
 	return -(int)strlen(name);
 }
 
-START_TEST(axes_sort_and_drop)
+START_TEST(axes_sort)
 {
 	struct cb_matrix m;
 	struct cb_cells c;
 
-	three_axes(&m);
-	ck_assert_uint_eq(cb_matrix_drop_axis(&m, "fork"), 1);
-	ck_assert_uint_eq(cb_matrix_drop_axis(&m, "fork"), 0);
+	cb_matrix_init(&m);
+	set_axis(&m, "", "workload", "seq,random");
+	set_axis(&m, "", "size", "1M, 2M ,4M");
 	cb_matrix_sort_axes(&m, rank_reverse);
 	cells_of(&m, &c);
 	ck_assert_uint_eq(c.n, 6);
@@ -463,7 +462,6 @@ static void assert_complete(const char *path)
 	cb_results_free(&res);
 }
 
-
 static size_t file_lines(const char *path)
 {
 	size_t len, n = 0;
@@ -736,54 +734,6 @@ START_TEST(existing_output_is_not_clobbered)
 }
 END_TEST
 
-/* docs/cowbench.1 covers every command and every option each command's --help lists. */
-static const char *const documented[] = { "run", "list", "info", "stat", "matrix", "merge", "summarize", "estimate", "plot", "project" };
-
-START_TEST(man_page_covers_every_option)
-{
-	char *man = tu_slurp(CB_SOURCE_DIR "/docs/cowbench.1", NULL), heading[64];
-	const char *argv[] = { "cowbench", documented[_i], "--help", NULL };
-	struct cli_result r = tu_run_cli(argv);
-	char *save = NULL;
-
-	ck_assert_ptr_nonnull(man);
-	snprintf(heading, sizeof(heading), ".SS \"cowbench %s", documented[_i]);
-	ck_assert_msg(strstr(man, heading), "docs/cowbench.1 has no section for cowbench %s", documented[_i]);
-	for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[64], needle[160];
-		size_t n = 0;
-
-		while (*line == ' ')
-			line++;
-		if (line[0] == '-' && line[1] != '-' && line[1] && line[2] == ',' && line[3] == ' ')
-			line += 4; /* "-w, --workload=NAME": the long name is checked */
-		if (strncmp(line, "--", 2) != 0)
-			continue;
-		line += 2;
-		while (n + 1 < sizeof(name) && ((*line >= 'a' && *line <= 'z') || *line == '-' || (*line >= '0' && *line <= '9')))
-			name[n++] = *line++;
-		name[n] = '\0';
-		if (strcmp(name, "help") == 0 || strcmp(name, "AXIS") == 0 || n == 0)
-			continue;
-		/* groff spells a hyphen \- */
-		needle[0] = '\0';
-		strcat(needle, "\\-\\-");
-		for (const char *p = name; *p; p++)
-			strncat(needle, *p == '-' ? "\\-" : (char[]){ *p, 0 }, sizeof(needle) - strlen(needle) - 1);
-		ck_assert_msg(strstr(man, needle), "docs/cowbench.1 does not document --%s of cowbench %s", name,
-			      documented[_i]);
-	}
-	tu_free(&r);
-	free(man);
-}
-END_TEST
-
-START_TEST(bash_completion_parses)
-{
-	ck_assert_int_eq(system("bash -n " CB_SOURCE_DIR "/docs/cowbench.bash-completion"), 0);
-}
-END_TEST
-
 /* Each cell of path: its reps are 1..n exactly once and only the last carries `stop`, which is want. */
 /* As assert_stops, with rep `earlier` also holding the row that stopped the cell before a resume raised the bound. */
 static void assert_stops_after(const char *path, size_t cells, long n, const char *want, long earlier,
@@ -964,47 +914,14 @@ START_TEST(adaptive_baseline_ratio)
 }
 END_TEST
 
-/* The string map that indexes cells also counts (stat --where=code's functions and call paths). */
-START_TEST(strmap_counts_most_first)
-{
-	struct cb_strmap m = { 0 };
-	struct cb_strmap_entry *e;
-	size_t n, v;
-	char key[16];
-
-	for (int i = 0; i < 300; i++) { /* past a few grows */
-		snprintf(key, sizeof(key), "k%d", i);
-		ck_assert_int_eq(cb_strmap_add(&m, key, (size_t)(i % 3)), 0);
-	}
-	ck_assert_int_eq(cb_strmap_add(&m, "k1", 5), 0);
-	ck_assert(cb_strmap_get(&m, "k1", &v));
-	ck_assert_uint_eq(v, 6);
-	e = cb_strmap_sorted(&m, &n);
-	ck_assert_ptr_nonnull(e);
-	ck_assert_uint_eq(n, 300);
-	ck_assert_str_eq(e[0].key, "k1");
-	ck_assert_uint_eq(e[0].value, 6);
-	ck_assert_str_eq(e[1].key, "k101"); /* value 2, the first by key */
-	for (size_t i = 1; i < n; i++)
-		ck_assert(e[i - 1].value > e[i].value ||
-			  (e[i - 1].value == e[i].value && strcmp(e[i - 1].key, e[i].key) < 0));
-	free(e);
-	cb_strmap_free(&m);
-	e = cb_strmap_sorted(&m, &n);
-	ck_assert_uint_eq(n, 0);
-	free(e);
-}
-END_TEST
-
 static Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
 	TCase *lib = tcase_create("library"), *cli = tcase_create("cli"), *out = tcase_create("output");
 
 	tcase_add_test(lib, enumerates_cross_product);
-	tcase_add_test(lib, strmap_counts_most_first);
 	tcase_add_test(lib, groups_union_without_duplicates);
-	tcase_add_test(lib, axes_sort_and_drop);
+	tcase_add_test(lib, axes_sort);
 	tcase_add_test(lib, shuffle_is_a_seeded_permutation);
 	tcase_add_test(lib, shards_partition_the_cells);
 	tcase_add_test(lib, shard_parse);
@@ -1019,8 +936,6 @@ static Suite *matrix_suite(void)
 	tcase_add_test(cli, cli_shards_cover_every_cell);
 	tcase_add_loop_test(cli, cli_bad_flags, 0, sizeof(bad_args) / sizeof(bad_args[0]));
 	tcase_add_loop_test(cli, cli_bad_matrix_files, 0, sizeof(bad_matrix_files) / sizeof(bad_matrix_files[0]));
-	tcase_add_loop_test(cli, man_page_covers_every_option, 0, sizeof(documented) / sizeof(documented[0]));
-	tcase_add_test(cli, bash_completion_parses);
 	tcase_set_timeout(cli, 60);
 	tcase_add_test(out, resume_after_sigkill);
 	tcase_add_test(out, resume_drops_a_torn_row);

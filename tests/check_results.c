@@ -5,7 +5,7 @@
 #include <cowbench/error.h>
 #include <cowbench/results.h>
 #include <cowbench/estimate.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 #include "testutil.h"
 

@@ -12,7 +12,10 @@
 #include <cowbench/report.h>
 #include <cowbench/sysctl.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/spawn.h"
+#include "common/guard.h"
 
 static bool error_printed;
 static int stdout_errno; /* the cause of the first failed flush of stdout (cli_flush_stdout) */
@@ -104,16 +107,6 @@ bool cli_check_columns(const struct cb_field *f, size_t nf, const char *list)
 	return true;
 }
 
-bool cli_parse_output(const char *text, const char **out)
-{
-	if (!*text) {
-		cli_error("--output needs a file name");
-		return false;
-	}
-	*out = text;
-	return true;
-}
-
 bool cli_parse_u64(const char *text, uint64_t *out)
 {
 	char *end;
@@ -137,15 +130,8 @@ static const struct {
 	{ 'w', "workload" }, { 's', "size" }, { 'r', "reps" }, { 'o', "output" }, { 'f', "format" }, { 'q', "quiet" },
 };
 
-const char *cli_short_option(char letter)
-{
-	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
-		if (short_options[i].letter == letter)
-			return short_options[i].name;
-	return NULL;
-}
-
-char cli_short_letter(const char *name)
+/* The short letter of a common long option (0: none). */
+static char cli_short_letter(const char *name)
 {
 	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
 		if (strcmp(short_options[i].name, name) == 0)
@@ -180,7 +166,8 @@ static size_t edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-const char *cli_closest_name(const char *name, const char *const *names, size_t n)
+/* The name closest to a misspelt one (at most two edits), or NULL: for "did you mean --workload?". */
+static const char *cli_closest_name(const char *name, const char *const *names, size_t n)
 {
 	const char *best = NULL;
 	size_t best_d = 3; /* at most two edits away, and less than half the name */

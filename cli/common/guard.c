@@ -5,7 +5,8 @@
 
 #include <cowbench/sysctl.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/guard.h"
 
 /* A sysctl path as people write it: /proc/sys/kernel/task_delayacct -> kernel.task_delayacct. */
 static void sysctl_name(const char *path, char *out, size_t len)

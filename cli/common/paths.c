@@ -10,7 +10,9 @@
 
 #include <cowbench/sysinfo.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/outfile.h"
+#include "common/paths.h"
 
 /*
  * Which files a command writes, checked against what it reads before

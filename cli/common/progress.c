@@ -8,7 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "common/diag.h"
 
 static bool shown;
 

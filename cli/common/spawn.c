@@ -17,7 +17,7 @@
 #include <cowbench/error.h>
 #include <cowbench/wpfault.h>
 
-#include "cli.h"
+#include "common/spawn.h"
 
 pid_t cli_spawn_held(char **argv, int *go_fd, int *err_fd)
 {

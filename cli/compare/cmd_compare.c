@@ -9,9 +9,13 @@
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/inputs.h"
+#include "common/commands.h"
 #include "compare_int.h"
 #include "compare_match.h"
 

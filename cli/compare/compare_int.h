@@ -12,7 +12,7 @@
 
 #include <cowbench/compare.h>
 #include <cowbench/matrix.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/report.h>
 #include <cowbench/output.h>
 

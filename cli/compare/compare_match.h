@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 /* Per column of cb_columns(): true when every row of the groups has one value there. NULL: no memory. */
 bool *cm_constant_columns(const struct cb_row_group *g, size_t ng);

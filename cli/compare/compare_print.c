@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "common/diag.h"
 #include "compare_int.h"
 
 /* ---- the fields every format writes (cowbench/output.h) ---- */

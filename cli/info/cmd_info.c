@@ -14,7 +14,10 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "common/commands.h"
 #include "info.h"
 
 static void line(const char *key, const char *value)

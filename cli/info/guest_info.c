@@ -7,7 +7,7 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/paths.h"
 #include "info.h"
 
 /* cowbench info: can the matrix's --kernel=stock,patched guests run here, and if not, why. */

@@ -14,7 +14,6 @@
 
 #include <cowbench/noise.h>
 
-#include "cli.h"
 #include "info.h"
 #include "info_damon.h"
 

@@ -16,7 +16,6 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
 #include "info.h"
 
 #define PROBE_PAGES 256

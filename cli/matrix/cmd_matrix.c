@@ -2,7 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "matrix.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "common/commands.h"
+#include "matrix_cmd.h"
 
 /*
  * cowbench matrix: enumerate every cell first, then run them one rep at a

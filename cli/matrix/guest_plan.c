@@ -7,7 +7,9 @@
 
 #include <cowbench/matrix.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/paths.h"
 #include "matrix_kernel.h"
 
 /* "REP" or "REP:ROUND" (the round id of an interleaved plan, 0: none). */

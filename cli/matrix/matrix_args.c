@@ -9,7 +9,11 @@
 
 #include <cowbench/results.h>
 
-#include "matrix.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/reps.h"
+#include "matrix_cmd.h"
 
 /* Axis names people reach for, mapped to run's option names. */
 static const struct { const char *alias, *name; } axis_aliases[] = {

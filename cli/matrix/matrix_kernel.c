@@ -18,7 +18,10 @@
 #include <cowbench/results.h>
 #include <cowbench/run.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "common/paths.h"
 #include "guest_rows.h"
 #include "matrix_kernel.h"
 

@@ -9,7 +9,12 @@
 
 #include <cowbench/results.h>
 
-#include "matrix.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "trial/axis_values.h"
+#include "trial/evidence_loop.h"
+#include "trial/reps.h"
+#include "matrix_cmd.h"
 
 void matrix_plan_free(struct matrix_plan *p)
 {

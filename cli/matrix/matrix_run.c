@@ -12,7 +12,13 @@
 #include <cowbench/results.h>
 #include <cowbench/sysctl.h>
 
-#include "matrix.h"
+#include "common/diag.h"
+#include "common/guard.h"
+#include "common/outfile.h"
+#include "trial/evidence_loop.h"
+#include "trial/run_notes.h"
+#include "trial/reps.h"
+#include "matrix_cmd.h"
 
 /* ---- running ---- */
 

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include <cowbench/results.h>
+
+#include "common/diag.h"
 #include "plot_data.h"
 
 int plot_dataset_open(struct dataset *d, const char *dir, const char *name)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 /* A plot's data: DIR/data/NAME.dat (numbers, sanitised labels) and DIR/data/NAME.gp (numbers only). */
 struct dataset {

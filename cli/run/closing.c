@@ -11,11 +11,10 @@
 #include <string.h>
 
 #include <cowbench/cowbench.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
-#include "run.h"
+#include "run_cmd.h"
 
 enum { V_P50, V_P99, V_MEMCPY, V_MEMCPY_COLD, V_FORK, V_MSGIB, V_PTE, V_SLOWDOWN, V_COPY, V_N };
 

@@ -13,11 +13,10 @@
 #include <cowbench/compare.h>
 #include <cowbench/noise.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
-#include "run.h"
+#include "run_cmd.h"
 
 static void fmt_value(char *buf, size_t len, double v, bool time, enum cb_units_style st)
 {

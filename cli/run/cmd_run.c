@@ -12,8 +12,14 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
-#include "run.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/outfile.h"
+#include "trial/evidence_loop.h"
+#include "trial/run_notes.h"
+#include "trial/reps.h"
+#include "common/commands.h"
+#include "run_cmd.h"
 #include "trial/run_options.h"
 
 static const struct run_opts *usage_opts; /* what --help was given with (--workload=NAME --help) */

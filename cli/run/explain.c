@@ -16,12 +16,12 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/evidence.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/units.h>
 #include <cowbench/results.h>
 
-#include "cli.h"
-#include "run.h"
+#include "trial/evidence_loop.h"
+#include "run_cmd.h"
 #include "explain_where.h"
 
 /* Per-rep values of one column, for medians over reps. */

@@ -29,7 +29,12 @@
 #include <cowbench/forkcow.h>
 #include <cowbench/wpfault.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/spawn.h"
+#include "common/outfile.h"
+#include "trial/evidence_loop.h"
+#include "common/commands.h"
 
 #include "stat_state.h"
 

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "stat_state.h"
 
 /* minflt and majflt of a whole thread group: fields 10 and 12 of /proc/PID/stat. */

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/outfile.h"
 #include "stat_symbols.h"
 #include "stat_where_int.h"
 

@@ -13,7 +13,8 @@
 #include <cowbench/matrix.h>
 #include <cowbench/size.h>
 
-#include "cli.h"
+#include "common/args.h"
+#include "trial/axis_values.h"
 #include "run_options.h"
 
 static bool all_digits(const char *s)

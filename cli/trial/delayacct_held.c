@@ -13,7 +13,7 @@
 #include <cowbench/sysctl.h>
 #include <cowbench/taskstats.h>
 
-#include "cli.h"
+#include "trial/evidence_loop.h"
 
 long cli_delayacct_holder(void)
 {

@@ -4,9 +4,11 @@
 
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "trial/axis_values.h"
+#include "trial/inputs.h"
 
 /*
  * The one reader of several result files, for merge, summarize and plot:

@@ -12,7 +12,8 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/results.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "trial/reps.h"
 
 int cli_reps_check(struct cli_reps_opts *o, long reps)
 {

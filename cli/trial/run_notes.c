@@ -13,7 +13,8 @@
 #include <cowbench/option.h>
 #include <cowbench/workload.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "trial/run_notes.h"
 
 /* The options whose value is a number of threads running at once. */
 static const char *const thread_options[] = { "threads", "checkpointers" };

@@ -15,7 +15,10 @@
 #include <cowbench/cowbench.h>
 #include <cowbench/units.h>
 
-#include "cli.h"
+#include "common/diag.h"
+#include "common/args.h"
+#include "common/guard.h"
+#include "common/outfile.h"
 #include "run_options.h"
 
 #define OPTS(p) ((struct run_opts *)(p))

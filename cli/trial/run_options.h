@@ -13,7 +13,8 @@
 
 #include <cowbench/cowbench.h>
 
-#include "cli.h"
+#include "common/args.h"
+#include "trial/reps.h"
 
 #define MAX_WL_SETTINGS 32
 

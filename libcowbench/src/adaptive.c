@@ -6,7 +6,7 @@
 #include <cowbench/adaptive.h>
 #include <cowbench/compare.h>
 #include <cowbench/report.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 #include <cowbench/results.h>
 #include <cowbench/stats.h>
 #include <cowbench/workload.h>

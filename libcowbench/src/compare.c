@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <cowbench/compare.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 int cb_compare_samples(const double *old, size_t n_old, const double *new_, size_t n_new, bool count,
 		       const struct cb_compare_opts *o, struct cb_compare *out)

@@ -62,13 +62,6 @@ struct cb_forkcow {
 	uint64_t seq, forks_seen, forks_unsnapped;
 };
 
-static const char *const class_names[CB_FC_NCLASS] = { "copy", "reuse", "zero", "other" };
-
-const char *cb_fc_class_name(enum cb_fc_class c)
-{
-	return (unsigned)c < CB_FC_NCLASS ? class_names[c] : "?";
-}
-
 const char *cb_fc_map_kind(const struct cb_fc_map *m)
 {
 	if (strcmp(m->path, "[heap]") == 0)

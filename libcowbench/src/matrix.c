@@ -179,26 +179,6 @@ int cb_matrix_set_axis(struct cb_matrix *m, const char *group, const char *name,
 	return 0;
 }
 
-size_t cb_matrix_drop_axis(struct cb_matrix *m, const char *name)
-{
-	size_t dropped = 0;
-
-	for (size_t gi = 0; gi < m->ngroups; gi++) {
-		struct cb_group *g = &m->groups[gi];
-
-		for (size_t i = 0; i < g->naxes; i++) {
-			if (strcmp(g->axes[i].name, name) != 0)
-				continue;
-			free_axis(&g->axes[i]);
-			memmove(&g->axes[i], &g->axes[i + 1], (g->naxes - i - 1) * sizeof(g->axes[0]));
-			g->naxes--;
-			dropped++;
-			break;
-		}
-	}
-	return dropped;
-}
-
 int cb_matrix_rename_axis(struct cb_matrix *m, const char *from, const char *to, char *why, size_t len)
 {
 	for (size_t gi = 0; gi < m->ngroups; gi++) {

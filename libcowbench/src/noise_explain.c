@@ -23,7 +23,7 @@
 #include <cowbench/noise.h>
 #include <cowbench/report.h>
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 #include "noise_int.h"
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 /*
  * A rank correlation co-varies when |rho| >= RHO_Z / sqrt(n - 1) (its null

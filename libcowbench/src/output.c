@@ -50,14 +50,6 @@ static const struct cb_field *view_field(const struct cb_field *f, size_t nf, co
 	return NULL;
 }
 
-const struct cb_field *cb_field_find(const struct cb_field *f, size_t nf, const char *name)
-{
-	for (size_t i = 0; i < nf; i++)
-		if (strcmp(f[i].name, name) == 0)
-			return &f[i];
-	return NULL;
-}
-
 /* Walk a comma-separated list; calls fn for each name (no empty names). */
 static int each_name(const char *list, int (*fn)(void *arg, const char *name), void *arg)
 {

@@ -175,11 +175,6 @@ const struct cb_column *cb_columns(size_t *count)
 
 static const char *const format_names[] = { "csv", "json", "table", "markdown" };
 
-const char *cb_format_name(enum cb_format f)
-{
-	return (unsigned)f < 4 ? format_names[f] : "table";
-}
-
 int cb_format_parse(const char *s, enum cb_format *out)
 {
 	static const char *const *names = format_names;

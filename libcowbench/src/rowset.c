@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include <cowbench/results.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 bool cb_row_guest_failed(const struct cb_row *row)
 {

@@ -12,14 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cowbench/cowstats.h>
 #include <cowbench/error.h>
-#include <cowbench/hugepage.h>
 #include <cowbench/sysctl.h>
-#include <cowbench/taskstats.h>
 
 #include "fileutil.h"
-#include "sysctl_keys.h"
+#include "sysctl_test_hook.h"
 
 /*
  * Every override is written to a journal shared by all cowbench processes
@@ -92,7 +89,7 @@ int cb_sysctl_read_long(const char *path, long *value)
 /* The sysctls cowbench changes; nothing else is ever written or restored. */
 static const char *const known_keys[] = {
 	CB_DELAYACCT_SYSCTL, CB_NR_HUGEPAGES_SYSCTL, CB_PRECOPY_SYSCTL, CB_PRECOPY_DEPTH_SYSCTL,
-	CB_PRECOPY_BATCH_SYSCTL, "/proc/sys/vm/overcommit_memory",
+	CB_PRECOPY_BATCH_SYSCTL, CB_OVERCOMMIT_SYSCTL,
 };
 static char test_key[128]; /* cb_sysctl_test_key: a plain file standing in for a sysctl */
 

@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,11 +181,3 @@ bool cb_vma_cow_candidate(const struct cb_vma *v)
 	return v->perms[1] == 'w' && v->perms[3] == 'p';
 }
 
-const char *cb_vma_label(const struct cb_vma *v, char *buf, size_t len)
-{
-	if (v->path[0])
-		snprintf(buf, len, "%s", v->path);
-	else
-		snprintf(buf, len, "anon %" PRIx64 "-%" PRIx64, v->start, v->end);
-	return buf;
-}

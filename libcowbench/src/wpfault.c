@@ -37,7 +37,7 @@ struct cb_wpfault {
 	struct cpu_ring *bells; /* per CPU: a dummy event whose fork/exit records wake a poller at once */
 	int nbells;
 	size_t page, ring_pages;
-	bool callchain, stack, kernel_filter;
+	bool callchain, stack;
 	unsigned off_addr, off_ip, off_err;
 	uint64_t lost;
 	uint64_t chain[CB_WPFAULT_MAX_CHAIN];
@@ -217,7 +217,6 @@ int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out)
 	w->callchain = o->callchain;
 	w->stack = o->stack_bytes > 0;
 	w->ring_pages = w->stack ? RING_PAGES_STACK : RING_PAGES;
-	w->kernel_filter = true;
 	w->rings = calloc((size_t)ncpu, sizeof(*w->rings));
 	w->scratch = malloc(w->ring_pages * w->page);
 	if (!w->rings || !w->scratch) {
@@ -247,9 +246,8 @@ int cb_wpfault_open(const struct cb_wpfault_opts *o, struct cb_wpfault **out)
 			return err;
 		}
 		w->nrings++;
-		/* Kernels that refuse the filter still record: user space then filters. */
-		if (ioctl(r->fd, PERF_EVENT_IOC_SET_FILTER, "error_code == 7") < 0)
-			w->kernel_filter = false;
+		/* Kernels that refuse the filter still record: user space filters every sample either way. */
+		(void)ioctl(r->fd, PERF_EVENT_IOC_SET_FILTER, "error_code == 7");
 		ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	if (w->nrings == 0) {
@@ -451,11 +449,6 @@ long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h)
 uint64_t cb_wpfault_lost(const struct cb_wpfault *w)
 {
 	return w->lost;
-}
-
-bool cb_wpfault_kernel_filter(const struct cb_wpfault *w)
-{
-	return w->kernel_filter;
 }
 
 void cb_wpfault_close(struct cb_wpfault *w)

@@ -81,7 +81,7 @@ int cb_compare_decide(struct cb_compare *const *c, size_t n, enum cb_p_adjust m,
 enum cb_noise {
 	CB_NOISE_OK,      /* the interval is as tight as asked */
 	CB_NOISE_TOO_FEW, /* fewer than 3 values: no judgement */
-	CB_NOISE_NOISY,   /* coefficient of variation above CB_NOISY_CV (summary.h) */
+	CB_NOISE_NOISY,   /* coefficient of variation above CB_NOISY_CV (repstats.h) */
 	CB_NOISE_WIDE,    /* not noisy, but the interval is wider than asked: more reps needed */
 };
 

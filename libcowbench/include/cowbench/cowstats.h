@@ -14,9 +14,7 @@
  */
 
 #define CB_COWSTATS_PATH   "/proc/cow_stats"
-#define CB_PRECOPY_SYSCTL  "/proc/sys/vm/cow_precopy"
-#define CB_PRECOPY_DEPTH_SYSCTL "/proc/sys/vm/cow_precopy_depth"
-#define CB_PRECOPY_BATCH_SYSCTL "/proc/sys/vm/cow_precopy_batch"
+/* The pre-copy sysctls (CB_PRECOPY_SYSCTL, ...) are the settings journal's keys: cowbench/sysctl.h. */
 #define CB_COWSTATS_MAX_KEYS 256 /* the v3 series prints ~110 keys; room for more */
 #define CB_COWSTATS_KEY_LEN  48
 

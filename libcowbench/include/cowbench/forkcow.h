@@ -31,8 +31,6 @@
 
 enum cb_fc_class { CB_FC_FORK_COPY, CB_FC_FORK_REUSE, CB_FC_ZERO_COPY, CB_FC_OTHER, CB_FC_NCLASS };
 
-/** Short names, e.g. "copy", "reuse", "zero", "other" (static storage). */
-const char *cb_fc_class_name(enum cb_fc_class c);
 
 /* A private writable mapping of a forking process, as the fork snapshot saw it. */
 struct cb_fc_map {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cowbench/params.h>
+#include <cowbench/sysctl.h> /* CB_NR_HUGEPAGES_SYSCTL */
 
 /*
  * Regions for the self-driven workloads: anonymous private memory with a
@@ -14,7 +15,6 @@
  */
 
 #define CB_HUGETLB_SIZE (2ul << 20)
-#define CB_NR_HUGEPAGES_SYSCTL "/proc/sys/vm/nr_hugepages"
 
 struct cb_region {
 	void *addr;       /* 2 MiB aligned */

@@ -72,8 +72,6 @@ void cb_matrix_free(struct cb_matrix *m);
  */
 int cb_matrix_set_axis(struct cb_matrix *m, const char *group, const char *name, const char *values,
 		       char *why, size_t len);
-/** Drop axis NAME from every group; returns how many axes were dropped. */
-size_t cb_matrix_drop_axis(struct cb_matrix *m, const char *name);
 /** Rename axis FROM to TO in every group (aliases such as sizes -> size). */
 int cb_matrix_rename_axis(struct cb_matrix *m, const char *from, const char *to, char *why, size_t len);
 /** Order every group's axes by rank(name), ascending (stable), so keys do not depend on input order. */

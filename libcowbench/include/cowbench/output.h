@@ -21,8 +21,6 @@
 enum cb_format { CB_FORMAT_CSV = 0, CB_FORMAT_JSON, CB_FORMAT_TABLE, CB_FORMAT_MARKDOWN };
 /** "csv", "json", "table" or "markdown"; -EINVAL for anything else. */
 int cb_format_parse(const char *s, enum cb_format *out);
-/** The name --format spells f with. */
-const char *cb_format_name(enum cb_format f);
 
 /* What a field's number is: the table's unit, and how it is compared. */
 enum cb_kind {
@@ -165,8 +163,6 @@ int cb_out_close(struct cb_out *o);
 int cb_out_columns_check(const struct cb_field *f, size_t nf, const char *list, char *err, size_t errlen);
 /** The table's candidate columns in order (--columns' choice, or the view fields by pos); returns how many. */
 size_t cb_out_view_fields(const struct cb_out *o, unsigned char *idx);
-/** The field named name in f, or NULL. */
-const struct cb_field *cb_field_find(const struct cb_field *f, size_t nf, const char *name);
 
 /**
  * Columns of the terminal fp writes to: $COLUMNS when it is a number from

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include <cowbench/compare.h>
-#include <cowbench/summary.h>
+#include <cowbench/repstats.h>
 
 struct cb_summarize_opts {
 	const char *metrics;      /* comma-separated numeric columns */

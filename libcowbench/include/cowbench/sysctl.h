@@ -13,6 +13,18 @@
  * is async-signal-safe so a signal handler can call it.
  */
 
+/*
+ * The keys: the only sysctls cowbench changes (cb_sysctl_known). The
+ * library owns their names; the modules that set them (taskstats, hugepage,
+ * cowstats) and the CLI use these.
+ */
+#define CB_DELAYACCT_SYSCTL     "/proc/sys/kernel/task_delayacct"
+#define CB_NR_HUGEPAGES_SYSCTL  "/proc/sys/vm/nr_hugepages"
+#define CB_OVERCOMMIT_SYSCTL    "/proc/sys/vm/overcommit_memory"
+#define CB_PRECOPY_SYSCTL       "/proc/sys/vm/cow_precopy"       /* the pre-copy series' */
+#define CB_PRECOPY_DEPTH_SYSCTL "/proc/sys/vm/cow_precopy_depth"
+#define CB_PRECOPY_BATCH_SYSCTL "/proc/sys/vm/cow_precopy_batch"
+
 /** Where the journal lives (COWBENCH_RUN_DIR overrides it, for tests). */
 #define CB_SYSCTL_JOURNAL_DIR "/run/cowbench"
 
@@ -23,7 +35,7 @@
 #define CB_SYSCTL_MAX_OWNERS 256
 
 /**
- * Whether path is a sysctl cowbench (and its tools: bench/redis_load) may change: the journal's
+ * Whether path is a sysctl cowbench (and its tools: analysis/redis/redis_load) may change: the journal's
  * known keys (kernel.task_delayacct, vm.nr_hugepages, vm.overcommit_memory and the pre-copy
  * series' vm.cow_precopy, vm.cow_precopy_depth, vm.cow_precopy_batch). Nothing else is written.
  */

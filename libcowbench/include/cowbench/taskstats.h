@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cowbench/sysctl.h> /* CB_DELAYACCT_SYSCTL */
+
 /*
  * The kernel's own count of COW copies on a stock kernel: taskstats delay
  * accounting over generic netlink (Linux >= 5.19 reports wpcopy_count and
@@ -13,7 +15,6 @@
  * kernel.task_delayacct=1 for the counts to move.
  */
 
-#define CB_DELAYACCT_SYSCTL "/proc/sys/kernel/task_delayacct"
 
 struct cb_taskstats {
 	unsigned version;          /* TASKSTATS_VERSION of the reply */

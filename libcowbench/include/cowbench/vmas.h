@@ -37,7 +37,5 @@ void cb_vmas_free(struct cb_vmas *vs);
 const struct cb_vma *cb_vmas_find(const struct cb_vmas *vs, uint64_t addr);
 /** Private and writable: the mappings fork shares copy-on-write. */
 bool cb_vma_cow_candidate(const struct cb_vma *v);
-/** A short name for people: the path, "[heap]", or "anon 7f12..-7f13.." (buf of at least 48). */
-const char *cb_vma_label(const struct cb_vma *v, char *buf, size_t len);
 
 #endif

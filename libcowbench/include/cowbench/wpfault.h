@@ -81,8 +81,6 @@ long cb_wpfault_drain(struct cb_wpfault *w, const struct cb_wpfault_handler *h);
 int cb_wpfault_task_fds(const struct cb_wpfault *w, int *fds, int max);
 /** Samples the kernel dropped because a buffer was full. */
 uint64_t cb_wpfault_lost(const struct cb_wpfault *w);
-/** true when the kernel filters (error_code == 7); false when user space does. */
-bool cb_wpfault_kernel_filter(const struct cb_wpfault *w);
 void cb_wpfault_close(struct cb_wpfault *w);
 /** One line saying what to change after cb_wpfault_open failed with err (static storage). */
 const char *cb_wpfault_advice(int err);
