@@ -526,6 +526,14 @@ START_TEST(refs_cross_a_pipe)
 	struct cb_row row, back;
 
 	ck_assert(hist && (hist->flags & CB_COL_REF) && pages && (pages->flags & CB_COL_REF) && path);
+	{ /* every referred-to text at its widest still fits the pipe's room */
+		size_t n, sum = 0;
+		const struct cb_column *c = cb_columns(&n);
+
+		for (size_t i = 0; i < n; i++)
+			sum += c[i].flags & CB_COL_REF ? c[i].width : 0;
+		ck_assert_uint_le(sum, CB_ROW_REFS_MAX);
+	}
 	memset(&row, 0, sizeof(row));
 	row.lat_hist = "h1;10;20;11:7;10:9";
 	row.fault_pages_hist = "1:30;2:4";

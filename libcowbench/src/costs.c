@@ -40,9 +40,9 @@ void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row)
 
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n)
 {
-	const struct cb_column *c = cb_column_find("lat_hist");
 	struct cb_hist *h = malloc(sizeof(*h)); /* 35 KiB: not on the stack */
-	char *text = cb_row_room(row, c);
+	size_t room;
+	char *text = cb_row_room(row, &row->lat_hist, &room);
 	long len;
 
 	if (!h || !text) {
@@ -53,7 +53,7 @@ int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n)
 	cb_hist_reset(h);
 	for (size_t i = 0; i < n; i++)
 		cb_hist_record(h, lat_ns[i]);
-	len = cb_hist_format(h, text, c->width);
+	len = cb_hist_format(h, text, room);
 	free(h);
 	if (len <= 0)
 		row->lat_hist = NULL; /* empty, or it did not fit */

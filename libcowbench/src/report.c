@@ -57,12 +57,12 @@ static const struct cb_column columns[] = {
 	STR(clock, "time source: tsc or monotonic", .flags = ID),
 	STR(kernel, "kernel release (uname -r)", .flags = ID),
 	INT(precopy_depth, "value of /proc/sys/vm/cow_precopy_depth during the rep (patched kernel only)", .flags = ID),
-	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)"),
-	STR(host, "host name"),
+	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)", .flags = CB_COL_REF, .width = 12),
+	STR(host, "host name", .flags = CB_COL_REF, .width = 64),
 	STR(cpu_model, "CPU model name"),
 	STR(version, "cowbench version"),
-	STR(git_revision, "git revision cowbench was built from"),
-	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
+	STR(git_revision, "git revision cowbench was built from", .flags = CB_COL_REF, .width = 24),
+	STR(timestamp, "UTC time the rep finished (ISO 8601)", .flags = CB_COL_REF, .width = 24),
 	STR(cell, "matrix cell: its axis settings as NAME=VALUE pairs separated by spaces (empty for cowbench run)", .view = VIEW(32, 0, TEXT, "cell")),
 	STR(method, "snapshot: fork, fork-wait, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all", .flags = LEGACY_ID, .view = VIEW(5, 0, TEXT, "method")),
 	INT(threads, "snapshot: writer threads in the parent (--threads)", .flags = LEGACY_ID, .view = VIEW(6, 4, COUNT, "threads")),
@@ -75,7 +75,7 @@ static const struct cb_column columns[] = {
 	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)", .flags = LEGACY_ID),
 	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)", .flags = LEGACY_ID),
 	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
-	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", .flags = ID),
+	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", .flags = ID | CB_COL_REF, .width = 48),
 	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)", .flags = TIMED | LOWER, .view = VIEW(26, 2, TIME_NS, "writers")),
 	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)", .flags = TIMED, .view = VIEW(27, 3, TIME_NS, "baseline")),
 	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns", .flags = TIMED | LOWER, .view = VIEW(25, 1, RATIO, "slowdown")),
@@ -94,8 +94,8 @@ static const struct cb_column columns[] = {
 	INT(wait_ns, "fork: time the parent spent in waitpid (ns)", .flags = TIMED | LOWER),
 	FLT(ms_per_gib, 3, "fork: fork_ns in ms per GiB of populated memory", .flags = TIMED | LOWER, .view = VIEW(23, 4, NUMBER, "ms/GiB")),
 	INT(vm_pte_kb, "VmPTE of the parent with the region populated (KiB of page tables)", .flags = LOWER, .view = VIEW(24, 4, KIB, "page tables")),
-	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)"),
-	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes"),
+	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)", .flags = CB_COL_REF, .width = 64),
+	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes", .flags = CB_COL_REF, .width = 64),
 	INT(cow_shared, "region pages still shared by writer and snapshot after the touch (pagemap, root)"),
 	INT(wpcopy_count, "writer's COW copies counted by the kernel (taskstats wpcopy_count delta, root)", .flags = LOWER),
 	INT(wpcopy_ns, "writer's time in the kernel COW copy path (taskstats wpcopy_delay_total delta, ns)", .flags = LOWER),
@@ -116,7 +116,7 @@ static const struct cb_column columns[] = {
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)", .view = VIEW(19, 4, COUNT, "precopied")),
-	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", .flags = ID),
+	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", .flags = ID | CB_COL_REF, .width = 160),
 	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
@@ -211,7 +211,7 @@ const char *cb_row_text(const struct cb_row *row, const struct cb_column *c)
  */
 static _Thread_local char *rep_room[N_COLUMNS];
 
-char *cb_row_room(struct cb_row *row, const struct cb_column *c)
+static char *room_of(struct cb_row *row, const struct cb_column *c)
 {
 	size_t i = (size_t)(c - columns);
 	char *room = NULL;
@@ -225,6 +225,40 @@ char *cb_row_room(struct cb_row *row, const struct cb_column *c)
 		memcpy((char *)row + c->offset, &room, sizeof(room));
 	}
 	return room;
+}
+
+/* The referred-to column whose pointer is *field. */
+static const struct cb_column *ref_column(const struct cb_row *row, const char *const *field)
+{
+	size_t off = (size_t)((const char *)field - (const char *)row);
+
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (columns[i].offset == off && (columns[i].flags & CB_COL_REF))
+			return &columns[i];
+	return NULL;
+}
+
+char *cb_row_room(struct cb_row *row, const char **field, size_t *len)
+{
+	const struct cb_column *c = ref_column(row, field);
+	char *room = c ? room_of(row, c) : NULL;
+
+	*len = room ? c->width : 0;
+	return room;
+}
+
+void cb_row_put(struct cb_row *row, const char **field, const char *text)
+{
+	size_t len;
+	char *room;
+
+	if (!text || !*text) {
+		*field = NULL;
+		return;
+	}
+	room = cb_row_room(row, field, &len);
+	if (room)
+		snprintf(room, len, "%s", text); /* cut to the column's width, as the row's own array was */
 }
 
 static void set_ref(struct cb_row *row, const struct cb_column *c, const char *text)
@@ -275,7 +309,7 @@ int cb_row_unpack_refs(struct cb_row *row, const char *buf, size_t len)
 		}
 		set_ref(row, c, NULL);
 		if (n) {
-			room = cb_row_room(row, c);
+			room = room_of(row, c);
 			if (!room)
 				return -ENOMEM;
 			memcpy(room, buf + at, n + 1);

@@ -131,7 +131,7 @@ static void append(char *buf, size_t len, size_t *used, const char *pair, size_t
 /* The options column's own pairs, less those the cell names. */
 static void append_options(const struct cb_row *row, char *buf, size_t len, size_t *used)
 {
-	for (const char *p = row->options; *p;) {
+	for (const char *p = row->options ? row->options : ""; *p;) {
 		size_t n = strcspn(p, " "), name_len = strcspn(p, "=");
 
 		if (name_len < n && !cell_names(row->cell, p, name_len))
@@ -143,7 +143,7 @@ static void append_options(const struct cb_row *row, char *buf, size_t len, size
 
 void cb_row_key(const struct cb_row *row, char *buf, size_t len)
 {
-	unsigned want = CB_COL_IDENTITY | (row->options[0] ? 0 : CB_COL_IDENTITY_LEGACY);
+	unsigned want = CB_COL_IDENTITY | (row->options && row->options[0] ? 0 : CB_COL_IDENTITY_LEGACY);
 	const struct cb_column *cols;
 	size_t n, used = 0;
 

@@ -55,12 +55,12 @@ struct cb_row {
 	char kernel[65];
 	/* Provenance: where and when the row was measured. */
 	int64_t precopy_depth;
-	char thp_mode[12];
-	char host[64];
+	const char *thp_mode; /* CB_COL_REF, as are host, git_revision, timestamp, numa_policy, pages_nodes, copy_nodes, options */
+	const char *host;
 	char cpu_model[64];
 	char version[16];
-	char git_revision[24];
-	char timestamp[24];
+	const char *git_revision;
+	const char *timestamp;
 	char cell[192]; /* matrix cell key (matrix.h); empty for cowbench run */
 	/* Self-driven workloads (snapshot, fork, multi): parameters, then measurements. */
 	char method[16];
@@ -74,7 +74,7 @@ struct cb_row {
 	int64_t dontfork_bytes;
 	int64_t wipeonfork_bytes;
 	int64_t numa_nodes;
-	char numa_policy[48];
+	const char *numa_policy;
 	int64_t writer_ns;
 	int64_t baseline_ns;
 	double slowdown;
@@ -93,8 +93,8 @@ struct cb_row {
 	int64_t wait_ns;
 	double ms_per_gib;
 	int64_t vm_pte_kb;
-	char pages_nodes[64];
-	char copy_nodes[64];
+	const char *pages_nodes;
+	const char *copy_nodes;
 	/* Stock-kernel evidence (cowbench/evidence.h); empty where a probe could not run. */
 	int64_t cow_shared; /* with cow_copies/cow_reuses above, which cowbench run fills from pagemap */
 	int64_t wpcopy_count, wpcopy_ns;
@@ -106,7 +106,7 @@ struct cb_row {
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
-	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
+	const char *options; /* the workload's options, "name=value ..." (cowbench/option.h) */
 	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
 	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
@@ -205,17 +205,20 @@ const struct cb_column *cb_column_find(const char *name);
 /** A text column's cell (CB_COL_STR, held or referred to, CB_COL_REF); "" when empty. */
 const char *cb_row_text(const struct cb_row *row, const struct cb_column *c);
 /**
- * Room to write a CB_COL_REF cell of a row being measured, c->width bytes:
- * this thread's buffer for the column, which the row now refers to. It
- * holds the text until the thread asks for the column's room again (its
- * next rep): report the row before, or copy it with cb_row_drop_refs. NULL
- * when out of memory (the cell then empty).
+ * Room to write a CB_COL_REF cell of a row being measured (field: its
+ * pointer in row), *len bytes, the column's width: this thread's buffer
+ * for the column, which the row now refers to. It holds the text until the
+ * thread asks for the column's room again (its next rep): report the row
+ * before, or keep a copy with cb_row_drop_refs. NULL (*len 0) when out of
+ * memory or not such a column.
  */
-char *cb_row_room(struct cb_row *row, const struct cb_column *c);
+char *cb_row_room(struct cb_row *row, const char **field, size_t *len);
+/** Set a CB_COL_REF cell to a copy of text in its room, cut to the width; NULL or "" empties it. */
+void cb_row_put(struct cb_row *row, const char **field, const char *text);
 /** Empty the row's CB_COL_REF cells: a copy kept past the texts' life. */
 void cb_row_drop_refs(struct cb_row *row);
 /** Room for every CB_COL_REF text of a row, packed (cb_row_pack_refs). */
-#define CB_ROW_REFS_MAX (CB_LAT_HIST_LEN + 1024)
+#define CB_ROW_REFS_MAX (CB_LAT_HIST_LEN + 2048)
 /**
  * The row's CB_COL_REF texts one after another into buf (a row that
  * crosses a pipe); cb_row_unpack_refs copies them into this thread's room
