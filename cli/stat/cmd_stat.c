@@ -33,10 +33,12 @@
 #include "common/args.h"
 #include "common/spawn.h"
 #include "common/outfile.h"
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 #include "common/commands.h"
 
 #include "stat_state.h"
+
+static const struct cb_field *stat_line_fields(size_t *n);
 
 static volatile sig_atomic_t stop_requested;
 
@@ -314,7 +316,7 @@ static struct cb_field stat_fields[SF_NFIELDS] = {
 	[SF_US_COPY] = { "us_per_copy", "us/copy", CB_KIND_NUMBER, CB_FIELD_VIEW, 2, -1, 8, 9 },
 };
 
-const struct cb_field *stat_line_fields(size_t *n)
+static const struct cb_field *stat_line_fields(size_t *n)
 {
 	*n = SF_NFIELDS;
 	return stat_fields;

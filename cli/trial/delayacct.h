@@ -1,14 +1,14 @@
 /*
- * Delay accounting for measuring commands (evidence_loop.c, delayacct_held.c); the
+ * Delay accounting for measuring commands (delayacct_switch.c, delayacct_held.c); the
  * repetition loop's evidence reps switch it themselves (cowbench/reploop.h).
  */
-#ifndef COWBENCH_CLI_EVIDENCE_LOOP_H
-#define COWBENCH_CLI_EVIDENCE_LOOP_H
+#ifndef COWBENCH_CLI_DELAYACCT_H
+#define COWBENCH_CLI_DELAYACCT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (evidence_loop.c). */
+/* As root, turn kernel.task_delayacct on for the run (restored at exit): 1 when it was off (delayacct_switch.c). */
 int cli_evidence_prepare(void);
 /*
  * delayacct_held.c: the PID of a running cowbench that holds kernel.task_delayacct off (0: none),

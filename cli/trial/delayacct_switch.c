@@ -10,7 +10,7 @@
 #include <cowbench/sysctl.h>
 
 #include "common/guard.h"
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 
 int cli_evidence_prepare(void)
 {
