@@ -475,22 +475,28 @@ static int plot_breakdown(struct plots *p)
 
 /* ---- the report ---- */
 
+/* A referred-to text cell (CB_COL_REF: NULL when empty) as text. */
+static const char *text_of(const char *s)
+{
+	return s ? s : "";
+}
+
 static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 {
-	const char *first = rows[0].timestamp, *last = rows[0].timestamp;
+	const char *first = text_of(rows[0].timestamp), *last = first;
 
 	for (size_t i = 1; i < n; i++) {
-		if (strcmp(rows[i].timestamp, first) < 0)
-			first = rows[i].timestamp;
-		if (strcmp(rows[i].timestamp, last) > 0)
-			last = rows[i].timestamp;
+		if (strcmp(text_of(rows[i].timestamp), first) < 0)
+			first = text_of(rows[i].timestamp);
+		if (strcmp(text_of(rows[i].timestamp), last) > 0)
+			last = text_of(rows[i].timestamp);
 	}
 	/* every cell from the rows is data: escaped, never Markdown or HTML of its own */
-	fprintf(fp, "| | |\n|---|---|\n| host | %s |\n| kernel | %s |\n| CPU | %s |\n", cli_md(rows[0].host),
+	fprintf(fp, "| | |\n|---|---|\n| host | %s |\n| kernel | %s |\n| CPU | %s |\n", cli_md(text_of(rows[0].host)),
 		cli_md(rows[0].kernel), cli_md(rows[0].cpu_model));
 	fprintf(fp, "| cowbench | %s (%s) |\n| THP mode | %s |\n| clock | %s |\n| measured | %s to %s (UTC) |\n",
-		cli_md(rows[0].version), cli_md(rows[0].git_revision), cli_md(rows[0].thp_mode), cli_md(rows[0].clock),
-		cli_md(first), cli_md(last));
+		cli_md(rows[0].version), cli_md(text_of(rows[0].git_revision)), cli_md(text_of(rows[0].thp_mode)),
+		cli_md(rows[0].clock), cli_md(first), cli_md(last));
 	fprintf(fp, "| pre-copy | %s |\n| rows | %zu |\n\n",
 		rows[0].precopy == CB_NA ? "not available (stock kernel): the precopy axis collapsed" : "see the cells",
 		n);
