@@ -143,7 +143,7 @@ mkdir -p "$GUEST_BIN"
 for src in "$HERE"/tests/*.c; do
 	[[ -e $src ]] || continue
 	bin="$GUEST_BIN/$(basename "$src" .c)"
-	sum=$(cat "$src" "$HERE/tests/cowtest.h" | sha256sum | cut -c1-16)
+	sum=$(cat "$src" "$HERE/tests/cowtest.h" "$HERE/tests/ktap.h" | sha256sum | cut -c1-16)
 	if [[ ! -x $bin || ! -f $bin.src || $(cat "$bin.src") != "$sum" ]]; then
 		gcc -static -O2 -pthread -Wall -o "$bin.tmp" "$src" && mv "$bin.tmp" "$bin" && echo "$sum" > "$bin.src"
 	fi

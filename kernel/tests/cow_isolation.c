@@ -9,13 +9,15 @@
  *
  *   cow_isolation [--threads N] [--rounds N] [--pages N] [--thp 0|1] [--phases N] [--first-kind 0|1|2]
  *
- * Exits 0 when no process saw a wrong word.
+ * Reports one KTAP result (ktap.h): exits 0 when no process saw a wrong word,
+ * 1 when one did.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "cowtest.h"
+#include "ktap.h"
 
 #define WORDS 512
 #define SLOTS 4
@@ -70,7 +72,7 @@ static void verify_page(long p)
 			long m = __sync_add_and_fetch(&mismatches, 1);
 
 			if (m <= 10)
-				printf("MISMATCH side=%x round=%d phase=%d page=%ld word=%d want=%016llx got=%016llx%s\n",
+				printf("# MISMATCH side=%x round=%d phase=%d page=%ld word=%d want=%016llx got=%016llx%s\n",
 				       side, cur_round, cur_phase, p, w, (unsigned long long)want,
 				       (unsigned long long)got,
 				       (got >> 56) == 0xC0 && ((got >> 32) & 0xffffff) != (side & 0xffffff) ?
@@ -131,7 +133,7 @@ static void maintenance(void)
 	for (long p = a; p < a + len; p++) {
 		for (int w = 0; w < WORDS; w++)
 			if (mem[p * WORDS + w]) {
-				printf("MISMATCH side=%x page=%ld not zero after MADV_DONTNEED\n", side, p);
+				printf("# MISMATCH side=%x page=%ld not zero after MADV_DONTNEED\n", side, p);
 				mismatches++;
 				break;
 			}
@@ -176,7 +178,7 @@ static int child_process(int depth)
 	if (gc > 0) {
 		waitpid(gc, &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			printf("grandchild of round %d failed (status %x)\n", cur_round, status);
+			printf("# grandchild of round %d failed (status %x)\n", cur_round, status);
 			ok = 0;
 		}
 	}
@@ -188,6 +190,7 @@ int main(int argc, char **argv)
 {
 	uintptr_t raw;
 	int failed = 0;
+	char desc[128];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -226,6 +229,7 @@ int main(int argc, char **argv)
 		perm[p] = p;
 		fill_page(p);
 	}
+	ktap_header();	/* before fork: the children print diagnostics only */
 	side = (uint32_t)getpid() << 4;
 	for (cur_round = 0; cur_round < rounds; cur_round++) {
 		int status = 0;
@@ -244,13 +248,17 @@ int main(int argc, char **argv)
 		run_phases();
 		waitpid(pid, &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			printf("child of round %d failed (status %x)\n", cur_round, status);
+			printf("# child of round %d failed (status %x)\n", cur_round, status);
 			failed = 1;
 		}
 		if (mismatches)
 			failed = 1;
 	}
-	printf("cow_isolation: threads=%d rounds=%d pages=%ld thp=%d: %s (parent mismatches %ld)\n",
-	       nthreads, rounds, npages, thp, failed ? "FAIL" : "PASS", mismatches);
-	return failed;
+	snprintf(desc, sizeof(desc), "isolation threads=%d rounds=%d pages=%ld thp=%d phases=%d",
+		 nthreads, rounds, npages, thp, nphases);
+	if (failed)
+		ktap_fail(desc, "parent mismatches %ld", mismatches);
+	else
+		ktap_ok(desc);
+	return ktap_finish();
 }

@@ -18,8 +18,8 @@
  *
  *   cow_precopy_edges [PHASE...]     (default: all; run as root)
  *
- * Prints "PASS phase", "SKIP phase: why" or "FAIL phase: why"; exits 1 if
- * anything failed.
+ * Reports one KTAP result per check (ktap.h: "ok N phase", "ok N phase # SKIP
+ * why", "not ok N phase # why"); exits 1 if anything failed.
  */
 #define _GNU_SOURCE
 #include <linux/userfaultfd.h>
@@ -36,6 +36,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include "cowtest.h"
+#include "ktap.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
@@ -58,15 +59,7 @@ struct pin_longterm_test {
 #define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
 #define PIN_LONGTERM_TEST_FLAG_USE_WRITE 1
 
-static int failures;
-
-#define FAILF(phase, ...) do {				\
-	printf("FAIL %s: ", phase);			\
-	printf(__VA_ARGS__);				\
-	printf("\n");					\
-	fflush(stdout);					\
-	failures++;					\
-} while (0)
+#define FAILF(phase, ...) ktap_fail(phase, __VA_ARGS__)
 
 static uint64_t base_word(long p, int w)
 {
@@ -115,7 +108,7 @@ static long check(const char *m, long n, int who, const char *written, long ksm_
 				want = mark_word(p, who);
 			if (q[w] != want) {
 				if (bad < 3)
-					printf("  page %ld word %d: want %016llx got %016llx\n", p, w,
+					printf("# page %ld word %d: want %016llx got %016llx\n", p, w,
 					       (unsigned long long)want, (unsigned long long)q[w]);
 				bad++;
 				break;
@@ -188,7 +181,7 @@ static int child_sweep(char *m, long n, long ksm_a, long ksm_b, const char *skip
 	rss1 = status_kb("RssAnon:");
 	/* COW replaces an anon page by an anon page: RSS stays (per-CPU batching aside). */
 	if (rss1 > rss0 + 512) {
-		printf("  child RssAnon grew from %ld to %ld kB\n", rss0, rss1);
+		printf("# child RssAnon grew from %ld to %ld kB\n", rss0, rss1);
 		bad++;
 	}
 	return bad > 100 ? 100 : (int)bad;
@@ -233,7 +226,7 @@ static void sweep_phase(const char *phase, char *m, long n, long ksm_a, long ksm
 		FAILF(phase, "the parent's view changed");
 	check_anon_back(phase, anon0);
 	if (stat_key)
-		printf("  %s: %s +%llu, precopy_success +%llu\n", phase, stat_key, stat_delta(&s0, stat_key),
+		printf("# %s: %s +%llu, precopy_success +%llu\n", phase, stat_key, stat_delta(&s0, stat_key),
 		       stat_delta(&s0, "precopy_success"));
 }
 
@@ -245,12 +238,12 @@ static void phase_ksm(void)
 	long shared = 0;
 
 	if (access("/sys/kernel/mm/ksm/run", W_OK)) {
-		printf("SKIP %s: no KSM\n", ph);
+		ktap_skip(ph, "no KSM");
 		return;
 	}
 	same_content(m, 64, 128);
 	if (madvise(m, NPAGES * PS, MADV_MERGEABLE)) {
-		printf("SKIP %s: MADV_MERGEABLE: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "MADV_MERGEABLE: %s", strerror(errno));
 		return;
 	}
 	write_file("/sys/kernel/mm/ksm/pages_to_scan", "1000");
@@ -265,7 +258,7 @@ static void phase_ksm(void)
 		FAILF(ph, "ksmd merged only %ld pages", shared);
 	} else {
 		sweep_phase(ph, m, NPAGES, 64, 128, NULL, "precopy_skip_ksm");
-		printf("PASS %s (%ld pages sharing)\n", ph, shared);
+		ktap_okf(ph, "%ld pages sharing", shared);
 	}
 	write_file("/sys/kernel/mm/ksm/run", "2");	/* unmerge everything */
 	munmap(m, NPAGES * PS);
@@ -281,12 +274,12 @@ static void phase_swap(void)
 	int rc;
 
 	if (swap <= 0) {
-		printf("SKIP %s: no swap\n", ph);
+		ktap_skip(ph, "no swap");
 		return;
 	}
 	/* Parent's pages 64..127 go to swap before the fork. */
 	if (madvise(m + 64 * PS, 64 * PS, MADV_PAGEOUT)) {
-		printf("SKIP %s: MADV_PAGEOUT: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "MADV_PAGEOUT: %s", strerror(errno));
 		return;
 	}
 	pid = fork();
@@ -306,7 +299,7 @@ static void phase_swap(void)
 		FAILF(ph, "the parent's view changed");
 	check_anon_back(ph, anon0 + 64 * 4);
 	if (!rc)
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	munmap(m, NPAGES * PS);
 }
 
@@ -319,7 +312,7 @@ static void phase_mlock(void)
 	int rc;
 
 	if (mlock(m, NPAGES * PS)) {
-		printf("SKIP %s: mlock: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "mlock: %s", strerror(errno));
 		return;
 	}
 	lck = status_kb("VmLck:");
@@ -341,7 +334,7 @@ static void phase_mlock(void)
 	if (check(m, NPAGES, 1, NULL, 0, 0))
 		FAILF(ph, "the parent's view changed");
 	else if (!rc)
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	munlock(m, NPAGES * PS);
 	munmap(m, NPAGES * PS);
 }
@@ -362,7 +355,7 @@ static void phase_gup(int before_fork, int write)
 
 	snprintf(ph, sizeof(ph), "gup-pin-%s-%s", before_fork ? "before-fork" : "after-fork", write ? "rw" : "ro");
 	if (fd < 0) {
-		printf("SKIP %s: no /sys/kernel/debug/gup_test\n", ph);
+		ktap_skip(ph, "no /sys/kernel/debug/gup_test");
 		return;
 	}
 	t.addr = (uintptr_t)(m + 100 * PS);
@@ -376,7 +369,7 @@ static void phase_gup(int before_fork, int write)
 		}
 	}
 	if (ioctl(fd, PIN_LONGTERM_TEST_START, &t)) {
-		printf("SKIP %s: PIN_LONGTERM_TEST_START: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "PIN_LONGTERM_TEST_START: %s", strerror(errno));
 		if (pid > 0)
 			wait_child(pid);
 		close(fd);
@@ -407,7 +400,7 @@ static void phase_gup(int before_fork, int write)
 	} else if (memcmp(buf, m + 100 * PS, 16 * PS)) {
 		FAILF(ph, "the pin does not show what the parent wrote");
 	} else if (!rc && !bad) {
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	}
 	ioctl(fd, PIN_LONGTERM_TEST_STOP);
 	close(fd);
@@ -432,7 +425,7 @@ static void phase_vmsplice(void)
 	int rc;
 
 	if (pipe(fds) || fcntl(fds[0], F_SETPIPE_SZ, 64 * PS) < 0) {
-		printf("SKIP %s: pipe\n", ph);
+		ktap_skip(ph, "pipe");
 		return;
 	}
 	pid = fork();
@@ -461,7 +454,7 @@ static void phase_vmsplice(void)
 		if (bad)
 			FAILF(ph, "%ld words in the pipe changed after vmsplice()", bad);
 		else if (!rc)
-			printf("PASS %s\n", ph);
+			ktap_ok(ph);
 	}
 	close(fds[0]);
 	munmap(m, NPAGES * PS);
@@ -483,7 +476,7 @@ static void phase_io_uring(void)
 	memset(&params, 0, sizeof(params));
 	fd = syscall(__NR_io_uring_setup, 4, &params);
 	if (fd < 0) {
-		printf("SKIP %s: io_uring_setup: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "io_uring_setup: %s", strerror(errno));
 		return;
 	}
 	pid = fork();
@@ -492,7 +485,7 @@ static void phase_io_uring(void)
 		_exit(child_sweep(m, NPAGES, 0, 0, NULL));
 	}
 	if (syscall(__NR_io_uring_register, fd, 0 /* IORING_REGISTER_BUFFERS */, &iov, 1)) {
-		printf("SKIP %s: IORING_REGISTER_BUFFERS: %s\n", ph, strerror(errno));
+		ktap_skip(ph, "IORING_REGISTER_BUFFERS: %s", strerror(errno));
 		wait_child(pid);
 		close(fd);
 		return;
@@ -509,7 +502,7 @@ static void phase_io_uring(void)
 	if (check(m, NPAGES, 1, NULL, 0, 0))
 		FAILF(ph, "the parent's view changed");
 	else if (!rc && !bad)
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	syscall(__NR_io_uring_register, fd, 1 /* IORING_UNREGISTER_BUFFERS */, NULL, 0);
 	close(fd);
 	munmap(m, NPAGES * PS);
@@ -572,20 +565,20 @@ static void phase_uffd_wp(void)
 		pthread_create(&th, NULL, uffd_handler, NULL);
 		bad = child_sweep(m, NPAGES, 0, 0, NULL);
 		if (uffd_events != NPAGES) {
-			printf("  uffd-wp events %ld for %ld written pages\n", uffd_events, NPAGES);
+			printf("# uffd-wp events %ld for %ld written pages\n", uffd_events, NPAGES);
 			bad++;
 		}
 		_exit(bad);
 	}
 	rc = wait_child(pid);
 	if (rc == 97 || rc == 98) {
-		printf("SKIP %s: userfaultfd wp not available\n", ph);
+		ktap_skip(ph, "userfaultfd wp not available");
 	} else if (rc) {
 		FAILF(ph, "child status %d", rc);
 	} else if (check(m, NPAGES, 1, NULL, 0, 0)) {
 		FAILF(ph, "the parent's view changed");
 	} else {
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	}
 	munmap(m, NPAGES * PS);
 }
@@ -623,7 +616,7 @@ static void phase_hwpoison(void)
 	}
 	rc = wait_child(pid);
 	if (rc == 99) {
-		printf("SKIP %s: MADV_HWPOISON not available\n", ph);
+		ktap_skip(ph, "MADV_HWPOISON not available");
 	} else if (rc) {
 		FAILF(ph, "child status %d", rc);
 	} else {
@@ -636,7 +629,7 @@ static void phase_hwpoison(void)
 		if (bad)
 			FAILF(ph, "%ld parent pages changed", bad);
 		else
-			printf("PASS %s\n", ph);
+			ktap_ok(ph);
 	}
 	(void)skip;
 	munmap(m, NPAGES * PS);
@@ -742,7 +735,7 @@ static int race_child(void)
 			bad++;
 	}
 	if (bad)
-		printf("  race: %ld pages hold a foreign value\n", bad);
+		printf("# race: %ld pages hold a foreign value\n", bad);
 	return bad ? 1 : 0;
 }
 
@@ -762,7 +755,7 @@ static void end_race_phase(const char *ph, char *m, long n, long anon0, int bad)
 		bad++;
 	}
 	if (!bad)
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 }
 
 static void phase_races(void)
@@ -820,7 +813,7 @@ static void phase_exit(void)
 	else if (meminfo_kb("AnonPages:") > anon0 + 1024)
 		FAILF(ph, "AnonPages %ld kB before, %ld kB after", anon0, meminfo_kb("AnonPages:"));
 	else
-		printf("PASS %s\n", ph);
+		ktap_ok(ph);
 	munmap(m, 4 * NPAGES * PS);
 }
 
@@ -978,8 +971,8 @@ static void memcg_case(const char *ph, const char *high, const char *max, const 
 	else if (check(m, n, 1, NULL, 0, 0))
 		FAILF(ph, "the parent's view changed");
 	else
-		printf("PASS %s (status %d, precopy_skip_memcg_high +%llu, precopy_skip_nomem +%llu, "
-		       "precopy_success +%llu)\n", ph, rc, stat_delta(&s0, "precopy_skip_memcg_high"),
+		ktap_okf(ph, "status %d, precopy_skip_memcg_high +%llu, precopy_skip_nomem +%llu, "
+			 "precopy_success +%llu", rc, stat_delta(&s0, "precopy_skip_memcg_high"),
 		       stat_delta(&s0, "precopy_skip_nomem"), stat_delta(&s0, "precopy_success"));
 	if (!want_kill && !strcmp(max, "max") && stat_delta(&s0, "precopy_skip_memcg_high") == 0 &&
 	    stat_delta(&s0, "precopy_success") > 0)
@@ -996,7 +989,7 @@ static void phase_memcg(void)
 	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
 		mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 	if (read_file("/sys/fs/cgroup/cgroup.controllers", b, sizeof(b)) || !strstr(b, "memory")) {
-		printf("SKIP memcg: no memory controller\n");
+		ktap_skip("memcg", "no memory controller");
 		return;
 	}
 	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
@@ -1120,8 +1113,8 @@ static void headroom_case(const char *ph, long room, int want_precopy)
 	else if (check(m, n, 6, NULL, 0, 0))
 		FAILF(ph, "the parent's view changed");
 	else
-		printf("PASS %s (room %ld pages: precopy_success +%llu, precopy_skip_memcg_high +%llu, "
-		       "memory.events high %ld)\n", ph, room, r.success, r.skip_high, high);
+		ktap_okf(ph, "room %ld pages: precopy_success +%llu, precopy_skip_memcg_high +%llu, "
+			 "memory.events high %ld", room, r.success, r.skip_high, high);
 	rmdir(CGH);
 	munmap(m, n * PS);
 }
@@ -1135,7 +1128,7 @@ static void phase_memcg_headroom(void)
 	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
 		mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 	if (read_file("/sys/fs/cgroup/cgroup.controllers", b, sizeof(b)) || !strstr(b, "memory")) {
-		printf("SKIP memcg-headroom: no memory controller\n");
+		ktap_skip("memcg-headroom", "no memory controller");
 		return;
 	}
 	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
@@ -1236,7 +1229,7 @@ static void remote_case(const char *ph, int mode)
 		FAILF(ph, "precopy_success +%llu, precopy_skip_remote +%llu (want 0, >0)",
 		      stat_delta(&s0, "precopy_success"), stat_delta(&s0, "precopy_skip_remote"));
 	else
-		printf("PASS %s (%s: faults +%llu, precopy_skip_remote +%llu, precopy_success 0)\n", ph,
+		ktap_okf(ph, "%s: faults +%llu, precopy_skip_remote +%llu, precopy_success 0",
 		       use_mem ? "/proc/PID/mem" : "process_vm_writev", stat_delta(&s0, "faults"),
 		       stat_delta(&s0, "precopy_skip_remote"));
 	/*
@@ -1261,7 +1254,7 @@ static void phase_remote(void)
 	int mode = get_sysctl_int("cow_precopy"), depth = get_sysctl_int("cow_precopy_depth");
 
 	if (mode < 0) {
-		printf("SKIP remote: no vm.cow_precopy\n");
+		ktap_skip("remote", "no vm.cow_precopy");
 		return;
 	}
 	remote_case("remote-precopy1", 1);
@@ -1305,7 +1298,7 @@ int main(int argc, char **argv)
 {
 	int n = sizeof(phases) / sizeof(phases[0]);
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_header();
 	if (argc == 1) {
 		for (int i = 0; i < n; i++)
 			run_phase(i);
@@ -1323,6 +1316,5 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("cow_precopy_edges: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return ktap_finish();
 }

@@ -25,8 +25,8 @@
  *
  *   cow_reuse_around [--pages N]     (N a multiple of 16, default 1024)
  *
- * Prints one "ok" or "FAIL" line per check and exits 1 on any failure, 2 when
- * the kernel has no vm.cow_reuse_around (or on a usage error).
+ * Reports one KTAP result per check (ktap.h) and exits 1 on any failure, 4
+ * (skip) when the kernel has no vm.cow_reuse_around, 2 on a usage error.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -35,21 +35,19 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "cowtest.h"
+#include "ktap.h"
 
 #define PS 4096L
 #define SYSCTL "/proc/sys/vm/cow_reuse_around"
 
 static long npages = 1024;
-static int failures;
 static long *perm;
 
 #define CHECK(cond, name, fmt, ...) do {					\
 	if (cond)								\
-		printf("ok %s\n", name);					\
-	else {									\
-		printf("FAIL %s: " fmt "\n", name, ##__VA_ARGS__);		\
-		failures++;							\
-	}									\
+		ktap_ok(name);							\
+	else									\
+		ktap_fail(name, fmt, ##__VA_ARGS__);				\
 } while (0)
 
 static char vmstat_buf[16384];
@@ -203,7 +201,7 @@ static void check_counts(int w, int random_order)
 	fork_and_reap();
 	d = write_all(m, npages, random_order ? perm : NULL, 0xa5);
 	snprintf(name, sizeof(name), "counts-w%d-%s", w, random_order ? "random" : "seq");
-	printf("  %s: %ld pages, traps %ld, cow_reuse_around %llu, cow_reuse_around_pages %llu\n",
+	ktap_print_msg("%s: %ld pages, traps %ld, cow_reuse_around %llu, cow_reuse_around_pages %llu",
 	       name, npages, d.traps, d.around, d.pages);
 	CHECK(d.traps == want, name, "traps %ld, want %ld", d.traps, want);
 	snprintf(name, sizeof(name), "events-w%d-%s", w, random_order ? "random" : "seq");
@@ -265,7 +263,7 @@ static void check_isolation(int w)
 	m[1 * PS] = 0x11;			/* a reuse fault: the window's odd pages */
 	d = write_all(m, npages, perm, 0x11);
 	snprintf(name, sizeof(name), "isolation-w%d-traps", w);
-	printf("  %s: %ld pages, traps %ld, cow_reuse_around_pages %llu\n", name, npages, d.traps,
+	ktap_print_msg("%s: %ld pages, traps %ld, cow_reuse_around_pages %llu", name, npages, d.traps,
 	       d.pages);
 	CHECK(d.traps == want, name, "traps %ld, want %ld (N/2 COW faults + one reuse per window)",
 	      d.traps, want);
@@ -298,7 +296,7 @@ static void check_soft_dirty(int w)
 		return;
 	set_window(w);
 	if (write_file("/proc/self/clear_refs", "4")) {
-		printf("skip soft-dirty: clear_refs 4 refused (%s)\n", strerror(errno));
+		ktap_skip("soft-dirty", "clear_refs 4 refused (%s)", strerror(errno));
 		munmap(m, npages * PS);
 		return;
 	}
@@ -310,7 +308,7 @@ static void check_soft_dirty(int w)
 	if (fd >= 0)
 		close(fd);
 	if (dirty == 0) {
-		printf("skip soft-dirty: no page reports soft-dirty (no CONFIG_MEM_SOFT_DIRTY)\n");
+		ktap_skip("soft-dirty", "no page reports soft-dirty (no CONFIG_MEM_SOFT_DIRTY)");
 	} else {
 		CHECK(d.traps == npages && d.pages == 0, "soft-dirty-traps",
 		      "traps %ld, PTEs made writable %llu, want %ld and 0", d.traps, d.pages, npages);
@@ -337,10 +335,10 @@ int main(int argc, char **argv)
 	}
 	old = get_window();
 	if (old < 0) {
-		fprintf(stderr, "cow_reuse_around: no %s in this kernel\n", SYSCTL);
-		return 2;
+		ktap_skip("reuse-around", "no %s in this kernel", SYSCTL);
+		return ktap_finish();
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_header();
 	/*
 	 * One CPU: a page still in another CPU's LRU batch holds a reference, and
 	 * the fault-around (as the reuse fault itself) drains only the local one.
@@ -382,6 +380,5 @@ int main(int argc, char **argv)
 	check_isolation(4);
 	check_soft_dirty(16);
 	set_window(old);
-	printf("cow_reuse_around: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return ktap_finish();
 }

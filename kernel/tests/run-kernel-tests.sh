@@ -125,14 +125,56 @@ vm() {
 	return $rc
 }
 
+# ---- results: one parser for every program run in a guest -----------------------------------
+# ktap_results LOG [PROGRAM]: one "PROGRAM: pass|fail|skip|bail: case" line per result, sorted.
+# The guest programs of kernel/tests/ (ktap.h) and the ksft mm selftests print KTAP: "ok N desc",
+# "not ok N desc # reason", "ok N desc # SKIP why" (ksft: "ok N # SKIP desc"), "Bail out!",
+# "# diagnostics" (ignored). uffd-unit-tests prints "Testing NAME on MEM... done" (or
+# "skipped [reason]", or a failure). "=== NAME" starts a program's section, "=== exit N" gives its
+# exit status. Numbers inside a case's name (pagemap_ioctl's "Extra pages 6 (0.0%)") become N.
+ktap_results() {
+	awk -v t="${2:-}" '
+	/^=== exit / { print t ": exit: " $3; next }
+	/^=== / { t = $2; next }
+	/^(not )?ok [0-9]+( |$)/ {
+		line = $0; res = ($1 == "not") ? "fail" : "pass"
+		if (line ~ /# SKIP/) res = "skip"
+		sub(/^(not )?ok [0-9]+ ?(# SKIP )?/, "", line); sub(/ # .*/, "", line)
+		gsub(/[0-9]+/, "N", line)	# counts in a case name vary from run to run
+		print t ": " res ": " line; next
+	}
+	/^Bail out!/ { line = $0; sub(/^Bail out! */, "", line); print t ": bail: " line; next }
+	/^Testing .*\.\.\. / {
+		line = $0; res = "fail"
+		if (line ~ /\.\.\. done$/) res = "pass"; else if (line ~ /\.\.\. skipped/) res = "skip"
+		sub(/^Testing /, "", line); sub(/\.\.\. .*/, "", line)
+		print t ": " res ": " line
+	}' "$1" | sort
+}
+
+# guest NAME RC: a boot of the guest programs passes when the guest command exited 0 and its log
+# holds results, none failed or bailed out; the results are kept in LOGS/NAME.results.
+guest() {
+	local name=$1 rc=$2 r="$LOGS/$1.results"
+	ktap_results "$LOGS/$name.out" "$name" > "$r"
+	echo "    $name: $(grep -c ': pass: ' "$r") pass, $(grep -c ': skip: ' "$r") skip, $(grep -c ': fail: ' "$r") fail"
+	if [[ $rc -ne 0 ]]; then
+		grep -E ': (fail|bail): ' "$r" | head -5 | sed 's/^/    /'
+		fail "$name" "exit $rc; see $LOGS/$name.out"
+	elif [[ ! -s $r ]]; then
+		fail "$name" "no results; see $LOGS/$name.out"
+	elif grep -qE ': (fail|bail): ' "$r"; then
+		fail "$name" "a case failed; see $r"
+	else
+		pass "$name"
+	fi
+}
+
 # ---- /proc/cow_stats -----------------------------------------------------------------
 if want stats; then
 	# cowbench.notiming: the guest's /init leaves vm.cow_stats_timing at the kernel's default (0).
-	if vm stats "$PATCHED" --append cowbench.notiming -- cow_stats_check 1000; then
-		pass stats
-	else
-		fail stats "see $LOGS/stats.out"
-	fi
+	vm stats "$PATCHED" --append cowbench.notiming -- cow_stats_check 1000
+	guest stats $?
 fi
 
 # ---- isolation ----------------------------------------------------------------------
@@ -143,7 +185,7 @@ iso() {
 	local name=$1 mode=$2 depth=$3
 	shift 3
 	want "$name" || return 0
-	if vm "$name" "$PATCHED" "$@" -- sh -c "
+	vm "$name" "$PATCHED" "$@" -- sh -c "
 		echo $(batch_for $depth) > /proc/sys/vm/cow_precopy_batch || exit 3
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
 		cat /sys/kernel/mm/transparent_hugepage/enabled
@@ -157,11 +199,8 @@ iso() {
 		done
 		cat /proc/cow_stats | grep -E '^(faults|precopy_(attempts|success|skip_(large|raced|exclusive|mapped_once|writable)))'
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || [ $mode = 0 ] || { echo 'no page was pre-copied'; exit 1; }
-	"; then
-		pass "$name"
-	else
-		fail "$name" "see $LOGS/$name.out"
-	fi
+	"
+	guest "$name" $?
 }
 iso isolation-precopy0 0 1
 iso isolation-precopy1 1 1
@@ -230,29 +269,23 @@ SETUP='mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; echo 32 > /proc/sys/vm/n
 edges() {
 	local name=$1 kernel=$2 mode=$3 depth=$4
 	want "$name" || return 0
-	if vm "$name" "$kernel" --mem 1G -- sh -c "$SETUP
+	vm "$name" "$kernel" --mem 1G -- sh -c "$SETUP
 		echo $(batch_for $depth) > /proc/sys/vm/cow_precopy_batch || exit 3
 		echo $depth > /proc/sys/vm/cow_precopy_depth && echo $mode > /proc/sys/vm/cow_precopy || exit 3
 		echo 1 > /proc/cow_stats
 		cow_precopy_edges || exit 1
 		grep -E '^(faults|precopy_(success|batches|fault_pages_max|marker_faults|skip_(ksm|pinned|mapped_once|exclusive|writable|not_present|raced|uffd_wp|memcg_high|nomem)))' /proc/cow_stats
 		grep -q '^precopy_success: [1-9]' /proc/cow_stats || { echo 'no page was pre-copied'; exit 1; }
-	"; then
-		pass "$name"
-	else
-		fail "$name" "see $LOGS/$name.out"
-	fi
+	"
+	guest "$name" $?
 }
 edges edges-precopy2 "$PATCHED" 2 1
 edges edges-precopy1-depth16 "$PATCHED" 1 16
 
 # ---- reuse-side fault-around ----------------------------------------------------------------
 if want reuse-around; then
-	if vm reuse-around "$PATCHED" -- sh -c 'cow_reuse_around --pages 1024 && grep -E "^(cow_reuse_around|pgreuse)" /proc/vmstat'; then
-		pass reuse-around
-	else
-		fail reuse-around "see $LOGS/reuse-around.out"
-	fi
+	vm reuse-around "$PATCHED" -- sh -c 'cow_reuse_around --pages 1024 && grep -E "^(cow_reuse_around|pgreuse)" /proc/vmstat'
+	guest reuse-around $?
 fi
 
 # ---- kernel COW selftest ------------------------------------------------------------------
@@ -320,30 +353,8 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 fi
 
 # ---- the other mm selftests that touch COW ------------------------------------------------
-# One boot runs all of them; each case's result (ok, not ok, skip) must be the stock kernel's.
-# ksft tests print "ok N desc" / "not ok N desc" / "ok N # SKIP desc" (and "Bail out!");
-# uffd-unit-tests prints "Testing NAME on MEM... done" (or "skipped [reason]", or a failure). Each
-# program's exit status is compared too; numbers inside a case's name (pagemap_ioctl's "Extra
-# pages 6 (0.0%)") become N.
-mm_results() {
-	awk '
-	/^=== exit / { print t ": exit: " $3; next }
-	/^=== / { t = $2; next }
-	/^(not )?ok [0-9]+ / {
-		line = $0; res = ($1 == "not") ? "fail" : "pass"
-		if (line ~ /# SKIP/) res = "skip"
-		sub(/^(not )?ok [0-9]+ (# SKIP )?/, "", line); sub(/ # SKIP.*/, "", line)
-		gsub(/[0-9]+/, "N", line)	# counts in a case name vary from run to run
-		print t ": " res ": " line; next
-	}
-	/^Bail out!/ { line = $0; sub(/^Bail out! */, "", line); print t ": bail: " line; next }
-	/^Testing .*\.\.\. / {
-		line = $0; res = "fail"
-		if (line ~ /\.\.\. done$/) res = "pass"; else if (line ~ /\.\.\. skipped/) res = "skip"
-		sub(/^Testing /, "", line); sub(/\.\.\. .*/, "", line)
-		print t ": " res ": " line
-	}' "$1" | sort
-}
+# One boot runs all of them; each case's result (ok, not ok, skip) must be the stock kernel's
+# (ktap_results above).
 if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 	MMADD=()
 	MMRUN=""
@@ -359,7 +370,7 @@ if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 	mm_ref=""
 	if want mm-stock && [[ -n $STOCK ]]; then
 		vm mm-stock "$STOCK" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; $MMRUN"
-		mm_results "$LOGS/mm-stock.out" > "$LOGS/mm-stock.results"
+		ktap_results "$LOGS/mm-stock.out" > "$LOGS/mm-stock.results"
 		echo "    stock: $(grep -c ': pass: ' "$LOGS/mm-stock.results") pass, $(grep -c ': skip: ' "$LOGS/mm-stock.results") skip, $(grep -c ': fail: ' "$LOGS/mm-stock.results") fail"
 		if [[ -s $LOGS/mm-stock.results ]]; then
 			mm_ref="$LOGS/mm-stock.results"
@@ -378,7 +389,7 @@ if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 		# Under KASAN and lockdep the five programs take over 25 minutes of TCG on a loaded host.
 		VM_TIMEOUT=$([[ $name == debug-* ]] && echo 5400 || echo 1500) \
 		vm "$name" "$kernel" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo $depth > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy || exit 3; echo $reuse > /proc/sys/vm/cow_reuse_around || exit 3; $MMRUN grep -E '^precopy_(success|fault_pages_max):' /proc/cow_stats; grep -E '^cow_reuse_around' /proc/vmstat"
-		mm_results "$LOGS/$name.out" > "$LOGS/$name.results"
+		ktap_results "$LOGS/$name.out" > "$LOGS/$name.results"
 		echo "    $name: $(grep -c ': pass: ' "$LOGS/$name.results") pass, $(grep -c ': skip: ' "$LOGS/$name.results") skip, $(grep -c ': fail: ' "$LOGS/$name.results") fail"
 		[[ -s $ref ]] || ref=""	# its reference boot did not run (--only) or gave nothing
 		if [[ ! -s $LOGS/$name.results ]]; then
@@ -420,14 +431,11 @@ fi
 # ---- the debug kernel: lockdep, KASAN, memcg, tracepoints -------------------------------------
 if [[ -n $DEBUGK ]]; then
 	if want debug-stats; then
-		if vm debug-stats "$DEBUGK" --append cowbench.notiming -- cow_stats_check 1000; then
-			pass debug-stats
-		else
-			fail debug-stats "see $LOGS/debug-stats.out"
-		fi
+		vm debug-stats "$DEBUGK" --append cowbench.notiming -- cow_stats_check 1000
+		guest debug-stats $?
 	fi
 	if want debug-isolation; then
-		if vm debug-isolation "$DEBUGK" --smp 2 -- sh -c '
+		vm debug-isolation "$DEBUGK" --smp 2 -- sh -c '
 			echo 2 > /proc/sys/vm/cow_precopy || exit 3
 			for thp in 0 1; do
 				cow_isolation --threads 3 --rounds 2 --pages 1024 --thp $thp || exit 1
@@ -436,11 +444,8 @@ if [[ -n $DEBUGK ]]; then
 				# adaptive mode opens a window (as in the isolation runs above).
 				cow_isolation --threads 1 --rounds 2 --pages 1100 --thp $thp --phases 3 --first-kind 2 || exit 1
 			done
-			grep -q "^precopy_success: [1-9]" /proc/cow_stats || { echo "no page was pre-copied"; exit 1; }'; then
-			pass debug-isolation
-		else
-			fail debug-isolation "see $LOGS/debug-isolation.out"
-		fi
+			grep -q "^precopy_success: [1-9]" /proc/cow_stats || { echo "no page was pre-copied"; exit 1; }'
+		guest debug-isolation $?
 	fi
 	edges debug-edges-precopy2 "$DEBUGK" 2 1
 	if want debug-tracepoints; then
