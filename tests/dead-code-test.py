@@ -33,7 +33,7 @@ KEPT = {
     # a plain file stands in for a sysctl so the journal's attacks run without touching the system.
     "cb_sysctl_test_key": "private test seam",
 }
-# In cli/stat/, which issue 38's branch is reworking: reported, not failed, until it lands.
+# Reported, not failed, while a branch that removes them is in flight (none now).
 PENDING = set()
 
 
