@@ -10,6 +10,8 @@
 
 #include <cowbench/output.h>
 
+#include "out_cell.h"
+
 struct md_state {
 	bool laid;
 	size_t ncol;

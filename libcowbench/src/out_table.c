@@ -15,6 +15,8 @@
 
 #include <cowbench/output.h>
 
+#include "out_cell.h"
+
 #define CELL 512
 #define SEP 2 /* spaces between columns */
 #define STACK_INDENT 2
