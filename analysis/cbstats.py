@@ -1,6 +1,6 @@
 """The statistics of the analysis scripts, from cowbench itself (docs/reference.md, "Statistics").
 
-No script under analysis/ or kernel/ computes an interval, a t quantile or a bootstrap: they hand
+No script under analysis/ computes an interval, a t quantile or a bootstrap: they hand
 their numbers to `cowbench estimate` (the library's engine: Hodges-Lehmann centre and ratio with
 exact intervals, Mann-Whitney p, Benjamini-Hochberg over the output) and read its JSON back.
 The values travel as CSV data on a pipe, never on a command line or through a shell.

@@ -4,7 +4,7 @@
 usage: analysis/compose-report.py OUTDIR
 
 The report opens with what judges the kernel patch (issue 30): first the Redis result per mode
-(redis.md, analysis/redis-report.py; its figures in redis.csv), then the native projection of the
+(redis.md, analysis/redis/redis-report.py; its figures in redis.csv), then the native projection of the
 study (projection.md, analysis/projection_report.py; its rows in projection.csv). The TCG study
 table (study.md), the host's headline ratios (ratios.md) and the host plots' report (report.md of
 `cowbench plot`) follow. A section file that is missing is left out; the two opening sections are

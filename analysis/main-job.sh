@@ -2,17 +2,35 @@
 # The main job: install what is needed, build, run the default matrix, and render its statistics,
 # plots and report into results/<UTC time>/, whose path is the last line printed. Then the study:
 # analysis/study.ini on the stock and patched 6.12 kernels under QEMU (built once, cached). report.md
-# opens with the Redis section (analysis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
+# opens with the Redis section (analysis/redis/redis-study.sh: BGSAVE under SET load per pre-copy mode,
 # redis.csv), then the native projection (projection.md, projection.csv), then the study's TCG table
 # "The study, reproduced" (analysis/study-report.py; order: analysis/compose-report.py); its
 # [replay-*] groups replay the bundled traces of real programs (analysis/traces/, recorded by
-# analysis/record-traces.sh) in every kernel and mode, a replay table per program.
+# analysis/traces/record-traces.sh) in every kernel and mode, a replay table per program.
 #   ./analysis/main-job.sh                     # the default matrix, adaptive reps (a few minutes on 2 CPUs)
 #   ./analysis/main-job.sh my-matrix.ini       # anything else is passed to the host `cowbench matrix`
 # COWBENCH_BUILD_DIR picks the build directory (default: build); COWBENCH_SKIP_KERNEL=1 skips the
 # study's guests (the report says so); COWBENCH_STUDY picks another study matrix file.
+# One part of the campaign alone (each part's --help says more; a matrix file of one of these
+# names is given as ./NAME):
+#   ./analysis/main-job.sh study [OUTDIR] [OPTIONS]  study.ini and its table (analysis/study.sh)
+#   ./analysis/main-job.sh redis [OPTIONS] OUTDIR    Redis BGSAVE under SET load (analysis/redis/)
+#   ./analysis/main-job.sh targets [OPTIONS]         the pre-copy targets, met or not (analysis/targets/)
+#   ./analysis/main-job.sh traces [OPTIONS]          record the bundled replay traces (analysis/traces/)
+#   ./analysis/main-job.sh --help                   this text
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(dirname "$0")
+case ${1:-} in # before the cd: a part's paths are the caller's
+-h | --help)
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit 0
+	;;
+study) shift; exec "$here/study.sh" "$@" ;;
+redis) shift; exec "$here/redis/redis-study.sh" "$@" ;;
+targets) shift; exec "$here/targets/targets.sh" "$@" ;;
+traces) shift; exec "$here/traces/record-traces.sh" "$@" ;;
+esac
+cd "$here/.."
 build=${COWBENCH_BUILD_DIR:-build}
 study=${COWBENCH_STUDY:-analysis/study.ini}
 
@@ -121,12 +139,12 @@ redis_skipped() {
 }
 if [ "${COWBENCH_SKIP_KERNEL:-0}" = 1 ]; then
 	redis_skipped "COWBENCH_SKIP_KERNEL=1"
-elif [ ! -x "$build/bench/redis_load" ]; then
-	redis_skipped "bench/redis_load is not built (libhiredis-dev)"
+elif [ ! -x "$build/analysis/redis/redis_load" ]; then
+	redis_skipped "analysis/redis/redis_load is not built (libhiredis-dev)"
 else
-	echo "cowbench: the Redis study (analysis/redis-modes.txt) into $out/redis.csv" >&2
-	if ! ./analysis/redis-study.sh --build "$build" "$out" >>"$out/redis.log" 2>&1; then
-		redis_skipped "analysis/redis-study.sh failed (see redis.log: $(tail -1 "$out/redis.log" | tr -d '`|'))"
+	echo "cowbench: the Redis study (analysis/redis/redis-modes.txt) into $out/redis.csv" >&2
+	if ! ./analysis/redis/redis-study.sh --build "$build" "$out" >>"$out/redis.log" 2>&1; then
+		redis_skipped "analysis/redis/redis-study.sh failed (see redis.log: $(tail -1 "$out/redis.log" | tr -d '`|'))"
 		kstatus=1
 	fi
 fi

@@ -171,7 +171,7 @@ def replay_section(by_cell, summ):
     if not traces:
         return []
     md = ["### Real programs replayed: would pre-copy help them, and what would it waste?", "",
-          "The bundled traces of `analysis/record-traces.sh` (`cowbench record` of the real program on the host: "
+          "The bundled traces of `analysis/traces/record-traces.sh` (`cowbench record` of the real program on the host: "
           "every first write of one side after its fork, in order) replayed by `--workload=replay` in each kernel "
           "and mode: the same pages in the same order, from the side that wrote them. Writes: pages the replay "
           "wrote (`touched`). Traps: the writer's write faults in its loop (`faults`), Δ against pre-copy off "

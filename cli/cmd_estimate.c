@@ -23,8 +23,8 @@
  * set,group,value (or group,value) in, per group the centre and interval,
  * and with --baseline=GROUP each other group of a set against that set's
  * baseline group, judged over the whole output as summarize and compare
- * judge theirs. The scripts under analysis/ and kernel/ call this instead
- * of computing an interval themselves.
+ * judge theirs. The study's scripts under analysis/ call this instead of
+ * computing an interval themselves.
  */
 
 struct est_opts {

@@ -179,7 +179,7 @@ cp "$HERE/lib/guest-init.sh" "$ROOT/init"
 chmod 755 "$ROOT/init"
 cp "$GUEST_BIN"/* "$ROOT/bin/" 2>/dev/null || true
 [[ -n $COWBENCH ]] && cp "$COWBENCH" "$ROOT/bin/cowbench"
-# A dynamic program (Debian's redis-server, bench/redis_load) runs with the host's own libraries,
+# A dynamic program (Debian's redis-server, analysis/redis/redis_load) runs with the host's own libraries,
 # copied at the paths ldd resolves them to (the loader included).
 add_program() {
 	cp -L "$1" "$ROOT/bin/"

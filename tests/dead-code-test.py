@@ -4,8 +4,8 @@
 Usage: dead-code-test.py PRODUCT.o... --callers CALLER.o|CALLER.c...
 
 PRODUCT objects are the library's and the cowbench program's; CALLER objects
-(bench/'s tools) may call into them too; a tool this machine does not build
-(bench/redis_load.c without hiredis) is given as its source, whose calls are read. Test objects are not given: a
+(bench/'s tools, the Redis study's load generator) may call into them too; a tool this machine does not build
+(analysis/redis/redis_load.c without hiredis) is given as its source, whose calls are read. Test objects are not given: a
 function only a test calls is dead, unless it is listed in KEPT below with
 why. A global function counts as called when another object's `nm -u` names
 it, or its own object refers to it (a relocation, `readelf -r`); one only its

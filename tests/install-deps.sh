@@ -11,9 +11,9 @@ packages=(
 	libinih-dev            # matrix files (INI) for cowbench matrix
 	libdw-dev              # stat --where=code: function names from ELF and debug files (elfutils libdwfl)
 	python3 redis-server redis-tools # stat --where validation tests (CPython, Redis BGSAVE); skipped without
-	libhiredis-dev         # bench/redis_load: the Redis BGSAVE load generator of the kernel study
+	libhiredis-dev         # analysis/redis/redis_load: the Redis BGSAVE load generator of the kernel study
 	python3-dbg            # debug symbols for Debian's python3, so the CPython test's frames have names
-	gnuplot-nox            # plots (analysis/)
+	gnuplot-nox            # plots (cowbench plot, the study's reports)
 	zlib1g-dev             # cowbench info: the kernel config, also gzip'd in /proc/config.gz
 	strace                 # output_race: delays one writer's flock to open the race between two writers
 	tmux                   # screen tests: progress, rows and the closing summary on a real terminal

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest kernel_replay (label kernel): issue 25's done-means for replay, end to end.
-#   1. `cowbench record` of the CPython refcount case (analysis/cpython-refcount.py, 100,000 objects:
+#   1. `cowbench record` of the CPython refcount case (analysis/traces/cpython-refcount.py, 100,000 objects:
 #      the child's refcount writes) on this host; where the host cannot record (not root, no
 #      tracepoint) the bundled analysis/traces/cpython-refcount.trace stands in.
 #   2. `cowbench run --workload=replay` of it here, then `cowbench matrix --kernel=stock,patched
@@ -20,7 +20,7 @@ cd "$work" || exit 2
 fail=0
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3)
-if "$cowbench" record --output=py.trace -- "$py" "$src/analysis/cpython-refcount.py" 100000 2>record.err; then
+if "$cowbench" record --output=py.trace -- "$py" "$src/analysis/traces/cpython-refcount.py" 100000 2>record.err; then
 	echo "ok: recorded: $(grep 'recorded' record.err)"
 else
 	echo "note: cannot record here ($(tail -1 record.err)); replaying the bundled trace"

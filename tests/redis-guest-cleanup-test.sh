@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# analysis/redis-guest.sh on this machine (as on bare metal, issue 39): whatever step fails, or a
+# analysis/redis/redis-guest.sh on this machine (as on bare metal, issue 39): whatever step fails, or a
 # signal, it leaves kernel.task_delayacct and vm.overcommit_memory as they were and no
 # redis-server running. Three ways to fail: a mode whose sysctl cowbench does not change
 # (redis_load refuses it), SIGTERM during the load, and rows that cannot be written.
@@ -36,11 +36,11 @@ run() { # NAME MODE...: one round, tiny, in $W/NAME
 	local t=$W/$1
 	shift
 	PATH="$W/bin:$PATH" REDIS_OUT="$t/out" REDIS_TMP="$t" timeout 60 \
-		sh "$REPO/analysis/redis-guest.sh" 1000 16 1 1 0.2 0 100 "$@" >"$W/log" 2>&1
+		sh "$REPO/analysis/redis/redis-guest.sh" 1000 16 1 1 0.2 0 100 "$@" >"$W/log" 2>&1
 }
 run t1 bad:vm.swappiness=60 # a value nobody would mind, were it written
 check "a mode redis_load refuses" $?
-PATH="$W/bin:$PATH" REDIS_OUT="$W/out" REDIS_TMP="$W/t2" sh "$REPO/analysis/redis-guest.sh" 1000 16 1 1 5 0 100 \
+PATH="$W/bin:$PATH" REDIS_OUT="$W/out" REDIS_TMP="$W/t2" sh "$REPO/analysis/redis/redis-guest.sh" 1000 16 1 1 5 0 100 \
 	plain >"$W/log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -S "$W/t2/redis.sock" ] && pgrep -f "redis_load.*$W" >/dev/null && break; sleep 0.1; done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest redis_load_badinput: every bad argument of bench/redis_load is refused before anything runs:
+# ctest redis_load_badinput: every bad argument of analysis/redis/redis_load is refused before anything runs:
 # exit 2, exactly one line on stderr, no sysctl written, no output file created.
 # usage: tests/redis-load-badinput-test.sh PATH/TO/redis_load
 set -uo pipefail

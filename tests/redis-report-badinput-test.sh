@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# analysis/redis-report.py validates like cowbench's readers (issue 39): each damaged input below is
+# analysis/redis/redis-report.py validates like cowbench's readers (issue 39): each damaged input below is
 # exit 2 with one line on stderr (no traceback) and no output written; a symbolic link where an
 # output goes is refused, its target untouched; env.txt's values reach redis.md escaped.
 # usage: tests/redis-report-badinput-test.sh REPO COWBENCH
@@ -19,7 +19,7 @@ while IFS='|' read -r what damage; do
 	[[ -z $what ]] && continue
 	fresh
 	eval "$damage"
-	python3 "$REPO/analysis/redis-report.py" "$W/o" >"$W/out" 2>"$W/err"
+	python3 "$REPO/analysis/redis/redis-report.py" "$W/o" >"$W/out" 2>"$W/err"
 	rc=$?
 	made=$(find "$W/o" -maxdepth 2 -type f \( -name 'redis*.csv' -o -name 'redis.md' -o -name 'redis_save.*' \) | wc -l)
 	if [[ $rc -ne 2 || $(wc -l <"$W/err") -ne 1 ]] || grep -q Traceback "$W/err" || [[ $made -ne 0 ]]; then
@@ -55,14 +55,14 @@ TABLE
 # escaping: what env.txt says reaches redis.md as text
 fresh
 sed -i 's/^kernel=.*/kernel=<img\/src=x\/onerror=alert(1)>|`x`/' "$W/o/redis-patched/env.txt"
-if python3 "$REPO/analysis/redis-report.py" "$W/o" 2>"$W/err" && grep -qF '\<img/src=x/onerror=alert(1)\>\|\`x\`' "$W/o/redis.md" &&
+if python3 "$REPO/analysis/redis/redis-report.py" "$W/o" 2>"$W/err" && grep -qF '\<img/src=x/onerror=alert(1)\>\|\`x\`' "$W/o/redis.md" &&
 	! grep -q '[^\\]<img' "$W/o/redis.md"; then
 	echo "ok: env.txt's kernel escaped in redis.md"
 else
 	echo "FAIL: env.txt's kernel not escaped: $(grep -m1 img "$W/o/redis.md") $(head -3 "$W/err")"
 	fail=1
 fi
-python3 "$REPO/analysis/redis-report.py" >"$W/out" 2>"$W/err"
+python3 "$REPO/analysis/redis/redis-report.py" >"$W/out" 2>"$W/err"
 rc=$?
 if [[ $rc -ne 2 || $(wc -l <"$W/err") -ne 1 ]]; then echo "FAIL: no OUTDIR: exit $rc"; fail=1; else echo "ok: no OUTDIR"; fi
 exit $fail

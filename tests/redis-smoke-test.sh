@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest kernel_redis (label kernel): the Redis study's smoke, a few seconds of guest time.
-# analysis/redis-study.sh --smoke boots the patched kernel once: redis-server with 20,000 keys, the
-# "off" mode only, one BGSAVE under random SETs and one under sequential SETs (bench/redis_load).
+# analysis/redis/redis-study.sh --smoke boots the patched kernel once: redis-server with 20,000 keys, the
+# "off" mode only, one BGSAVE under random SETs and one under sequential SETs (analysis/redis/redis_load).
 # Checks: redis.csv has its columns and a row per metric for both patterns; every save measured a
 # fork and a window; the server's own COW copies (taskstats, exact) are > 0; Redis's own COW size
 # (rdb_last_cow_size, the child's Private_Dirty at its end) is > 0 and agrees with the kernel's
@@ -15,11 +15,11 @@ BUILD=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cowbench-redis.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-if [[ ! -x $BUILD/bench/redis_load ]]; then
-	echo "FAIL: $BUILD/bench/redis_load is not built (libhiredis-dev: tests/install-deps.sh)"
+if [[ ! -x $BUILD/analysis/redis/redis_load ]]; then
+	echo "FAIL: $BUILD/analysis/redis/redis_load is not built (libhiredis-dev: tests/install-deps.sh)"
 	exit 1
 fi
-if ! "$HERE/analysis/redis-study.sh" --smoke --build "$BUILD" "$WORK/out"; then
+if ! "$HERE/analysis/redis/redis-study.sh" --smoke --build "$BUILD" "$WORK/out"; then
 	echo "FAIL: redis-study.sh --smoke"
 	tail -30 "$WORK/out/redis-patched/stderr" 2>/dev/null
 	exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest replay_traces (seconds): the bundled traces of analysis/record-traces.sh are whole, the
+# ctest replay_traces (seconds): the bundled traces of analysis/traces/record-traces.sh are whole, the
 # study's [replay-*] groups (analysis/study.ini) name a size each trace fits, and replaying each on
 # this host writes exactly the pages its side wrote in its busiest fork (the distinct pages: a page
 # written twice is played once). The guest and every pre-copy mode: the main job's study.

@@ -3,7 +3,7 @@
 # order: the Redis result per mode, then the native projection table; both also as CSV. Rendered
 # here from small fixture CSVs (tests/fixtures/report/: a few reps and saves of real runs, the
 # study's 16 MiB cells, the host's 16 MiB unit costs) through the same scripts the main job runs:
-# analysis/redis-report.py, analysis/study-report.py (with analysis/projection_report.py) and
+# analysis/redis/redis-report.py, analysis/study-report.py (with analysis/projection_report.py) and
 # analysis/compose-report.py. Only what always holds is checked: headings, their order, the
 # columns and statistics named, the CSV columns; never a value that depends on timing.
 # usage: tests/report-open-test.sh COWBENCH REPO
@@ -17,7 +17,7 @@ command -v gnuplot >/dev/null || { echo "SKIP: no gnuplot (the study section dra
 OUT=$(mktemp -d /tmp/cbtest-report.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 cp -r "$FIX/redis-stock" "$FIX/redis-patched" "$OUT/"
-python3 "$REPO/analysis/redis-report.py" "$OUT"
+python3 "$REPO/analysis/redis/redis-report.py" "$OUT"
 python3 "$REPO/analysis/study-report.py" "$COWBENCH" "$FIX/study.csv" "$OUT" "$FIX/native-units.csv"
 # What the main job adds around them: the host's ratios and plot report (any text; they come after).
 printf '## What COW costs: the headline ratios\n\n(host)\n' >"$OUT/ratios.md"

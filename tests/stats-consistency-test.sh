@@ -5,6 +5,7 @@
 # JSON), compare --by=fork (table and JSON), plot's data file and report.md, and the Python
 # reports' path (analysis/cbstats.py through cowbench estimate). Also compare --by=size pairs
 # 16M with 64M, and an axis the file lacks is refused with exit 2 naming the file's axes.
+# No script under analysis/ computes a spread, quantile or bootstrap of its own (a grep).
 # usage: tests/stats-consistency-test.sh COWBENCH REPO
 set -euo pipefail
 COWBENCH=$1
@@ -28,6 +29,12 @@ set +e
 bad=$?
 set -e
 
+# The study's scripts have no second method: every interval, ratio and p-value they print comes
+# from cowbench estimate (analysis/cbstats.py). Only a median or mean of one repetition's or one
+# count's values is theirs; no spread, quantile, bootstrap, distribution or numeric library.
+second=$(grep -rnE 'statistics\.(stdev|pstdev|variance|pvariance|quantiles|NormalDist|correlation|linear_regression)|math\.(sqrt|erf|lgamma)|\*\* *0?\.5|import (numpy|scipy|pandas|random)|from (numpy|scipy|pandas|random)|bootstrap\(' \
+	--include='*.py' --include='*.sh' "$REPO/analysis" || true)
+[ -z "$second" ] || { echo "stats-consistency: FAIL: a statistic of the study's own, not cowbench estimate's:"; echo "$second"; exit 1; }
 python3 - "$OUT" "$FX" "$REPO" "$bad" <<'PY'
 import csv
 import json

@@ -30,7 +30,7 @@
 /*
  * cowbench plot RESULTS.csv... --out DIR: the CSV alone in, plots and a
  * report out. This file turns rows into small data files (DIR/data/NAME.dat
- * plus NAME.gp with titles and counts); analysis/plot.sh runs the gnuplot
+ * plus NAME.gp with titles and counts); gnuplot/plot.sh runs the gnuplot
  * script of each one into PNG and SVG; DIR/report.md ties them together.
  * A plot whose rows are absent (no fork workload, no snapshot) is skipped.
  * Everything is written into a private folder inside DIR and renamed into
@@ -92,12 +92,13 @@ static const struct cli_option plot_options[] = {
 static void plot_usage(void)
 {
 	printf("usage: cowbench plot RESULTS.csv... --out DIR\n\n"
-	       "Render, from the CSV alone, with gnuplot (scripts in analysis/): first what a write costs\n"
-	       "after fork (each cell against its --no-fork twin, centres and their ratio with intervals),\n"
-	       "then first-write latency distributions per workload, the pre-copy trade-off, latency against\n"
-	       "write index (--samples files), runtime and faults by pre-copy mode, fork latency against size,\n"
-	       "snapshot slowdown by method and the time-per-fault breakdown, as PNG and SVG, plus\n"
-	       "DIR/report.md. Plots whose rows are absent are skipped. Prints the files it wrote, one a line.\n\n");
+	       "Render, from the CSV alone, with gnuplot: first what a write costs after fork (each cell\n"
+	       "against its --no-fork twin, centres and their ratio with intervals), then first-write latency\n"
+	       "distributions per workload, the pre-copy trade-off, latency against write index (--samples\n"
+	       "files), runtime and faults by pre-copy mode, fork latency against size, snapshot slowdown by\n"
+	       "method and the time-per-fault breakdown, as PNG and SVG, plus DIR/report.md. Plots whose rows\n"
+	       "are absent are skipped. Prints the files it wrote, one a line. Its gnuplot scripts: the source\n"
+	       "tree's cli/plot/gnuplot/ from a build, else share/cowbench/plot ($COWBENCH_PLOT_DIR overrides).\n\n");
 	cli_print_options(plot_options, N_PLOT_OPTIONS);
 }
 
@@ -627,12 +628,13 @@ static void list_written(const struct plots *p)
 
 /* ---- gnuplot ---- */
 
-static const char *analysis_dir(void)
+/* cli/plot/gnuplot/ in the source tree, share/cowbench/plot installed; $COWBENCH_PLOT_DIR overrides. */
+static const char *scripts_dir(void)
 {
-	return cli_find_dir("COWBENCH_ANALYSIS_DIR", COWBENCH_ANALYSIS_SOURCE_DIR, "plot.sh", COWBENCH_ANALYSIS_INSTALL_DIR);
+	return cli_find_dir("COWBENCH_PLOT_DIR", COWBENCH_PLOT_SOURCE_DIR, "plot.sh", COWBENCH_PLOT_INSTALL_DIR);
 }
 
-/* analysis/plot.sh DIR NAME...: only the plots this run made, from the files it wrote */
+/* gnuplot/plot.sh DIR NAME...: only the plots this run made, from the files it wrote */
 static int run_wrapper(const struct plots *p)
 {
 	char script[4096];
@@ -642,9 +644,9 @@ static int run_wrapper(const struct plots *p)
 
 	for (size_t i = 0; i < p->nmade; i++)
 		argv[3 + i] = (char *)p->made[i];
-	snprintf(script, sizeof(script), "%s/plot.sh", analysis_dir());
+	snprintf(script, sizeof(script), "%s/plot.sh", scripts_dir());
 	if (!cb_path_exists(script)) {
-		cli_error("cannot find the gnuplot scripts (%s); set COWBENCH_ANALYSIS_DIR", script);
+		cli_error("cannot find the gnuplot scripts (%s); set COWBENCH_PLOT_DIR", script);
 		return -1;
 	}
 	err = posix_spawnp(&pid, "sh", NULL, NULL, argv, environ);

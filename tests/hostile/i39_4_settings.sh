@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Issue 39 items 4 and 5: no program or script of the project changes a setting outside the
-# journal, and none is left changed after any exit. bench/redis_load --set with unknown keys, with
-# no server, a stalling server and one that hangs up, killed by TERM and KILL; analysis/redis-guest.sh
+# journal, and none is left changed after any exit. analysis/redis/redis_load --set with unknown keys, with
+# no server, a stalling server and one that hangs up, killed by TERM and KILL; analysis/redis/redis-guest.sh
 # failing at several steps and signalled. Counts settings left changed, wrong exits and hangs.
 ITEM=39.4; . "$(dirname "$0")/lib.sh"
-LOAD=${LOAD:-$ROOT/build/bench/redis_load}
+LOAD=${LOAD:-$ROOT/build/analysis/redis/redis_load}
 [ -x "$LOAD" ] || { echo "note: no $LOAD (libhiredis-dev): nothing tried"; report; exit 0; }
 cd "$W"
 keys="kernel/task_delayacct vm/nr_hugepages vm/overcommit_memory kernel/perf_event_paranoid vm/swappiness"
@@ -64,7 +64,7 @@ done
 if command -v redis-server >/dev/null; then
 	mkdir -p bin; ln -sf "$LOAD" bin/redis_load
 	# guest N MODE...: redis-guest.sh in $W/gN, one tiny round (a script: try and kill reach it, not a subshell)
-	printf '#!/bin/sh\nt=%s/g$1; shift\nPATH="%s/bin:$PATH" REDIS_OUT="$t/out" REDIS_TMP="$t" exec sh "%s/analysis/redis-guest.sh" 1000 16 1 1 0.3 0 100 "$@"\n' \
+	printf '#!/bin/sh\nt=%s/g$1; shift\nPATH="%s/bin:$PATH" REDIS_OUT="$t/out" REDIS_TMP="$t" exec sh "%s/analysis/redis/redis-guest.sh" 1000 16 1 1 0.3 0 100 "$@"\n' \
 		"$W" "$W" "$ROOT" > guest; chmod +x guest
 	guest() { ./guest "$@"; }
 	n=0

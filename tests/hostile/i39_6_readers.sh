@@ -35,7 +35,7 @@ done
 n=0
 fresh() { rm -rf o; mkdir o; cp -r "$FIX/redis-stock" "$FIX/redis-patched" o/; }
 rr() { # DESC: run redis-report.py on o/, want exit 2 and one line, no traceback
-	try 2 "$1" python3 "$ROOT/analysis/redis-report.py" o
+	try 2 "$1" python3 "$ROOT/analysis/redis/redis-report.py" o
 	grep -q Traceback <<<"$ERR" && bump N_CRASH TRACEBACK "$1: a traceback"
 	[ "$RC" = 2 ] && [ "$(grep -c . <<<"$ERR")" -ne 1 ] && bump N_OTHER LINES "$1: not one line"
 }

@@ -35,7 +35,7 @@
 #define CB_SYSCTL_MAX_OWNERS 256
 
 /**
- * Whether path is a sysctl cowbench (and its tools: bench/redis_load) may change: the journal's
+ * Whether path is a sysctl cowbench (and its tools: analysis/redis/redis_load) may change: the journal's
  * known keys (kernel.task_delayacct, vm.nr_hugepages, vm.overcommit_memory and the pre-copy
  * series' vm.cow_precopy, vm.cow_precopy_depth, vm.cow_precopy_batch). Nothing else is written.
  */

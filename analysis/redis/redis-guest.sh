@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Redis study's guest side (busybox sh), run by analysis/redis-study.sh through kernel/vm-run.sh:
+# The Redis study's guest side (busybox sh), run by analysis/redis/redis-study.sh through kernel/vm-run.sh:
 #   redis-guest.sh KEYS VALUE_SIZE CONNS ROUNDS BEFORE AFTER BENCH_REQUESTS MODE...
 # MODE is LABEL or LABEL:NAME=VALUE[,NAME=VALUE...] (sysctls that redis_load writes, e.g.
 # depth16:vm.cow_precopy=1,vm.cow_precopy_depth=16). One redis-server holds KEYS keys of

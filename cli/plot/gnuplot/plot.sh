@@ -1,9 +1,9 @@
 #!/bin/sh
 # Render data files `cowbench plot` wrote under DIR/data/ into DIR/NAME.png and DIR/NAME.svg.
-# usage: analysis/plot.sh DIR NAME...   the plots NAME (cowbench plot runs this with the names it made,
+# usage: plot.sh DIR NAME...            the plots NAME (cowbench plot runs this with the names it made,
 #                                       in a folder of its own: nothing else there is ever read)
-#        analysis/plot.sh DIR           every DIR/data/*.dat (by hand, on a folder you trust)
-# Each DIR/data/NAME.dat comes with DIR/data/NAME.gp (titles, counts); analysis/NAME.gp draws it
+#        plot.sh DIR                    every DIR/data/*.dat (by hand, on a folder you trust)
+# Each DIR/data/NAME.dat comes with DIR/data/NAME.gp (titles, counts); NAME.gp here draws it
 # (cdf_* share cdf.gp, dist_* dist.gp, index_* index.gp) after common.gp has set the terminal and the house style.
 # Nothing but fixed file names and identifiers reaches gnuplot's command line: gnuplot runs in DIR
 # (any name, quotes included) and NAME must be [A-Za-z0-9_]+, so no path or label is ever code.

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Redis BGSAVE under SET load, in QEMU guests of the stock and the patched 6.12 kernel (issue 30).
 #
-#   analysis/redis-study.sh [--smoke] [--kernel stock|patched [--image BZIMAGE]] [--build DIR]
+#   analysis/redis/redis-study.sh [--smoke] [--kernel stock|patched [--image BZIMAGE]] [--build DIR]
 #                           [--modes FILE] OUTDIR
 #
-# One boot per kernel of analysis/redis-modes.txt (the mode table); inside a boot the kernel's modes
-# run interleaved, round by round (analysis/redis-guest.sh). Per round and mode: one BGSAVE under
-# random SETs, one under sequential SETs (bench/redis_load, hiredis). Then
-# analysis/redis-report.py writes OUTDIR/redis.csv, OUTDIR/redis.md and the plot around a save.
+# One boot per kernel of analysis/redis/redis-modes.txt (the mode table); inside a boot the kernel's modes
+# run interleaved, round by round (analysis/redis/redis-guest.sh). Per round and mode: one BGSAVE under
+# random SETs, one under sequential SETs (analysis/redis/redis_load, hiredis). Then
+# analysis/redis/redis-report.py writes OUTDIR/redis.csv, OUTDIR/redis.md and the plot around a save.
 #   --smoke      one round, the patched kernel's "off" mode only, a small dataset (the ctest smoke)
 #   --kernel K   boot only this kernel (its rows join those of the other already in OUTDIR)
 #   --image F    with --kernel: boot this bzImage as K instead of kernel/build.sh's (e.g. a respun
 #                series built elsewhere); env.txt records the guest's uname -r
-#   --build DIR  the cmake build directory holding bench/redis_load (default: build)
-#   --modes FILE another mode table (default: analysis/redis-modes.txt)
+#   --build DIR  the cmake build directory holding analysis/redis/redis_load (default: build)
+#   --modes FILE another mode table (default: analysis/redis/redis-modes.txt)
 # Sizes come from the environment: REDIS_KEYS (default 600000), REDIS_VALUE_SIZE (256 bytes),
 # REDIS_CONNS (4), REDIS_ROUNDS (5: five saves per mode and pattern), REDIS_BEFORE / REDIS_AFTER
 # (seconds of load around each save, 2 / 1), REDIS_BENCH (redis-benchmark requests, 20000),
@@ -21,7 +21,7 @@
 # where a probe boot works, TCG otherwise; env.txt of each boot and the report say which.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/.." && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
 smoke=0
 only=""
 image=""
@@ -43,7 +43,7 @@ done
 [[ $# -eq 1 ]] || { echo "redis-study: give one OUTDIR" >&2; exit 2; }
 out=$1
 [[ $build = /* ]] || build=$REPO/$build
-load=$build/bench/redis_load
+load=$build/analysis/redis/redis_load
 [[ -x $load ]] || { echo "redis-study: $load is not built (libhiredis-dev missing?)" >&2; exit 2; }
 [[ -z $only || $only == stock || $only == patched ]] || { echo "redis-study: --kernel stock or patched" >&2; exit 2; }
 [[ -z $image || ( -n $only && -s $image ) ]] || { echo "redis-study: --image needs --kernel and a readable image" >&2; exit 2; }

@@ -1,4 +1,4 @@
-# Client SET latency around one BGSAVE per mode (analysis/redis-report.py): one panel per mode,
+# Client SET latency around one BGSAVE per mode (analysis/redis/redis-report.py): one panel per mode,
 # time from the BGSAVE command (s), each request's latency (ms, log), inside the save window in red.
 # Run in the data folder: reads redis_save.dat (one block per mode, its first line names it),
 # writes redis_save.TERM; term is set with -e.

@@ -1,4 +1,4 @@
-"""The CPython refcount case of issue 25 (analysis/record-traces.sh records it).
+"""The CPython refcount case of issue 25 (analysis/traces/record-traces.sh records it).
 
 usage: python3 cpython-refcount.py N
 

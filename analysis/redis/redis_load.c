@@ -1,6 +1,6 @@
 /*
  * redis_load: SET traffic against a Redis server while it takes BGSAVE snapshots, for the
- * kernel study's Redis section (analysis/redis-study.sh runs it inside the QEMU guests).
+ * kernel study's Redis section (analysis/redis/redis-study.sh runs it inside the QEMU guests).
  *
  * N client threads, one blocking hiredis connection each, one SET in flight per connection
  * (no pipelining: every request's latency is the stall a client sees, and a fork or a COW fault
@@ -16,7 +16,7 @@
  * /proc/cow_stats deltas over the window (patched kernel: system-wide faults, pre-copied pages,
  * judged windows), and the parent's Private_Clean from smaps_rollup before the fork and after
  * the save (kept raw; the series maps pre-copied pages dirty, so it does not tell pages copied
- * ahead for nothing: analysis/redis-report.py says so).
+ * ahead for nothing: analysis/redis/redis-report.py says so).
  *
  * It is a tool of its own rather than a cowbench workload: the workload contract runs a writer in
  * cowbench's own process and forks it; here the process that forks is redis-server, and the

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Record the bundled replay traces (issue 25) from real programs, on this host:
 #
-#   analysis/record-traces.sh [--build DIR] [--out DIR] [--only cpython|redis]
+#   analysis/traces/record-traces.sh [--build DIR] [--out DIR] [--only cpython|redis]
 #
-#   cpython-refcount.trace  the CPython refcount case (analysis/cpython-refcount.py): the parent builds
+#   cpython-refcount.trace  the CPython refcount case (analysis/traces/cpython-refcount.py): the parent builds
 #                           PY_OBJECTS small objects (default 200000), forks, the child reads them all;
 #                           the child's first writes (reference counts) after the fork
 #   redis-bgsave.trace      Redis BGSAVE under SET load: redis-server holds REDIS_KEYS keys (default
-#                           100000) of REDIS_VALUE_SIZE bytes (256); bench/redis_load sends random SETs
+#                           100000) of REDIS_VALUE_SIZE bytes (256); analysis/redis/redis_load sends random SETs
 #                           over REDIS_CONNS connections (4) for 1 s, triggers one BGSAVE and stops when the
 #                           save ends; the parent's (the server's) first writes
 #
@@ -19,9 +19,9 @@
 # a re-recorded trace that needs more makes the study say so and exit 2).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/.." && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
 build=$REPO/build
-out=$HERE/traces
+out=$HERE
 only=""
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -70,7 +70,7 @@ if [[ -z $only || $only == cpython ]]; then
 fi
 
 if [[ -z $only || $only == redis ]]; then
-	load=$build/bench/redis_load
+	load=$build/analysis/redis/redis_load
 	[[ -x $load ]] || { echo "record-traces: $load is not built (libhiredis-dev)" >&2; exit 2; }
 	command -v redis-server >/dev/null || { echo "record-traces: redis-server is not installed" >&2; exit 2; }
 	sock=$tmp/redis.sock

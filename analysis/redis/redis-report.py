@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The Redis section of the main job's report, from analysis/redis-study.sh's guest output.
+"""The Redis section of the main job's report, from analysis/redis/redis-study.sh's guest output.
 
-usage: analysis/redis-report.py OUTDIR
+usage: analysis/redis/redis-report.py OUTDIR
 
 Reads OUTDIR/redis-<kernel>/{saves.csv, requests.csv.gz, bench.csv, env.txt} and writes
 OUTDIR/redis.csv (per kernel, mode, pattern and metric: centre over saves and its CI, ratio to the
@@ -9,7 +9,7 @@ patched kernel's "off" mode with its CI), OUTDIR/redis-saves.csv (one row per sa
 figures beside the raw ones), OUTDIR/redis.md (the report section) and, with gnuplot,
 OUTDIR/redis_save.{png,svg} (client latency around the first save of each mode).
 
-bench/redis_load classifies every request: inside a save's window when it overlaps [BGSAVE sent,
+analysis/redis/redis_load classifies every request: inside a save's window when it overlaps [BGSAVE sent,
 save reaped]; set apart when it overlaps the probe reads just before the fork and just after the
 save (smaps_rollup, taskstats, /proc/cow_stats); "outside" otherwise. Per save it writes p50 / p99 /
 p99.9 / max (nearest rank) of each class; requests.csv.gz (round 0) feeds only the plot. Per mode:
@@ -27,8 +27,10 @@ import subprocess
 import sys
 import tempfile
 
-import cbstats
-from report_io import BadInput, check_output, install, md, name, number, read_csv, read_text, run_main, write_output
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # analysis/: the shared modules
+import cbstats  # noqa: E402
+from report_io import (BadInput, check_output, install, md, name, number, read_csv, read_text,  # noqa: E402
+                       run_main, write_output)
 
 PAGE = 4096
 BASELINE = "off"
@@ -84,7 +86,7 @@ SAVE_NUMBERS = ("latest_fork_usec", "rdb_last_cow_size", "current_cow_peak", "pa
 
 
 def read_saves(path):
-    """saves.csv of bench/redis_load, every row checked before any figure is made."""
+    """saves.csv of analysis/redis/redis_load, every row checked before any figure is made."""
     rows = read_csv(path, ("label", "pattern", "round", "t_bgsave_ns", "t_end_ns") + SAVE_NUMBERS)
     for n, r in enumerate(rows, start=2):
         name(path, n, r, "label")
@@ -171,7 +173,7 @@ def ratio_cell(rc):
 
 def main():
     if len(sys.argv) != 2:
-        raise BadInput("usage: analysis/redis-report.py OUTDIR")
+        raise BadInput("usage: analysis/redis/redis-report.py OUTDIR")
     outdir = sys.argv[1]
     # every output checked before anything is read or written (a link or FIFO there: exit 2, nothing written)
     for out in ("redis.csv", "redis-saves.csv", "redis.md", "redis_save.png", "redis_save.svg",
@@ -269,9 +271,9 @@ def write_markdown(outdir, groups, order, rows, envs, benches, plotted):
         f"accelerator **{md(', '.join(accel))}**, {md(env.get('mem_total_kb', '?'))} kB guest memory, "
         f"{int(env.get('keys', 0)):,} keys of {md(env.get('value_size', '?'))} B (DEBUG POPULATE; "
         f"used_memory {int(env.get('used_memory', 0)) / 2**20:,.0f} MiB), {md(env.get('conns', '?'))} connections "
-        "of `bench/redis_load` (hiredis, one SET in flight per connection, no pipelining), random keys or "
+        "of `analysis/redis/redis_load` (hiredis, one SET in flight per connection, no pipelining), random keys or "
         "key order. Per mode and pattern one BGSAVE per round, the patched kernel's modes interleaved in one "
-        "boot (`analysis/redis-study.sh`, mode table `analysis/redis-modes.txt`). Figures: Hodges-Lehmann "
+        "boot (`analysis/redis/redis-study.sh`, mode table `analysis/redis/redis-modes.txt`). Figures: Hodges-Lehmann "
         "centre over saves [its exact CI]; ratios to pre-copy off in the same boot, Hodges-Lehmann with "
         "its exact CI (`cowbench estimate`, docs/reference.md \"Statistics\"). Counts (COW faults, pre-copied and wasted pages, COW MiB) are exact; "
         + ("every time here is emulated by TCG: compare ratios inside one boot, never the ms with hardware."
