@@ -476,10 +476,7 @@ static int plot_breakdown(struct plots *p)
 /* ---- the report ---- */
 
 /* Provenance: what was measured where, a name and its value a row (the column headers empty). */
-static const struct cb_field provenance_fields[] = {
-	{ .name = "what", .label = "", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "value", .label = "", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-};
+static const struct cb_field provenance_fields[] = { PLOT_MD_COL("", TEXT), PLOT_MD_COL("", TEXT) };
 
 static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 {
@@ -529,15 +526,9 @@ static const char *report_value(char *buf, size_t len, double v, bool is_time)
 
 /* The summary: times as times (the writer scales them), slowdown a factor of four digits. */
 static const struct cb_field summary_fields[] = {
-	{ .name = "cell", .label = "cell", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "metric", .label = "metric", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "n", .label = "n", .kind = CB_KIND_COUNT, .flags = PLOT_MD_FIELD },
-	{ .name = "median", .label = "median", .kind = CB_KIND_TIME_NS, .flags = PLOT_MD_FIELD },
-	{ .name = "mean", .label = "mean", .kind = CB_KIND_TIME_NS, .flags = PLOT_MD_FIELD },
-	{ .name = "centre", .label = "centre", .kind = CB_KIND_TIME_NS, .flags = PLOT_MD_FIELD },
-	{ .name = "ci", .label = "CI of the centre (level)", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "cv", .label = "CV", .kind = CB_KIND_FRACTION, .flags = PLOT_MD_FIELD },
-	{ .name = "outliers", .label = "outliers", .kind = CB_KIND_COUNT, .flags = PLOT_MD_FIELD },
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("metric", TEXT), PLOT_MD_COL("n", COUNT),
+	PLOT_MD_COL("median", TIME_NS), PLOT_MD_COL("mean", TIME_NS), PLOT_MD_COL("centre", TIME_NS),
+	PLOT_MD_COL("CI of the centre (level)", TEXT), PLOT_MD_COL("CV", FRACTION), PLOT_MD_COL("outliers", COUNT),
 };
 
 /* A centre of metric m: a time in the writer's units, or slowdown's factor as text (in buf). */

@@ -22,10 +22,12 @@ void plot_dataset_discard(struct dataset *d);
 
 /*
  * A table of report.md through the Markdown writer (cowbench/output.h), as
- * every command's --format=markdown: cells escaped, in UTF-8 units. Each
- * field of a report table is a column of every row (PLOT_MD_FIELD).
+ * every command's --format=markdown: cells escaped, in UTF-8 units. A
+ * column (PLOT_MD_COL) is in every row; its kind aligns it (text left,
+ * numbers right); Markdown alone reads it, so its name is its label.
  */
-#define PLOT_MD_FIELD (CB_FIELD_VIEW | CB_FIELD_ALWAYS)
+#define PLOT_MD_COL(label_, kind_) \
+	{ .name = label_, .label = label_, .kind = CB_KIND_##kind_, .flags = CB_FIELD_VIEW | CB_FIELD_ALWAYS }
 int plot_md_open(struct cb_out *o, FILE *fp, const struct cb_field *f, size_t nf);
 
 /** A label in a data file: characters with a meaning to gnuplot become '_'. */

@@ -474,15 +474,9 @@ static void fmt_ratio(const double r[3], char *buf, size_t len)
 
 /* report.md's trade-off table: numbers as counts, the rest text as the study's reports spell it. */
 static const struct cb_field trade_fields[] = {
-	{ .name = "cell", .label = "cell", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "mode", .label = "mode", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "faults", .label = "faults off → on", .kind = CB_KIND_COUNT, .flags = PLOT_MD_FIELD },
-	{ .name = "faults_saved", .label = "faults saved", .kind = CB_KIND_PERCENT, .flags = PLOT_MD_FIELD },
-	{ .name = "touched", .label = "touched", .kind = CB_KIND_COUNT, .flags = PLOT_MD_FIELD },
-	{ .name = "precopy_wasted", .label = "copies wasted", .kind = CB_KIND_COUNT, .flags = PLOT_MD_FIELD },
-	{ .name = "extra_memory", .label = "extra memory", .kind = CB_KIND_BYTES, .flags = PLOT_MD_FIELD },
-	{ .name = "p99_ratio", .label = "p99 on/off", .kind = CB_KIND_RATIO, .flags = PLOT_MD_FIELD },
-	{ .name = "runtime_ratio", .label = "runtime on/off", .kind = CB_KIND_RATIO, .flags = PLOT_MD_FIELD },
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("mode", TEXT), PLOT_MD_COL("faults off → on", COUNT),
+	PLOT_MD_COL("faults saved", PERCENT), PLOT_MD_COL("touched", COUNT), PLOT_MD_COL("copies wasted", COUNT),
+	PLOT_MD_COL("extra memory", BYTES), PLOT_MD_COL("p99 on/off", RATIO), PLOT_MD_COL("runtime on/off", RATIO),
 };
 
 void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)

@@ -200,10 +200,8 @@ int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, pl
 
 /* report.md's cost table: each cell is text already (a value with its interval, cb_ratio_text). */
 static const struct cb_field cost_fields[] = {
-	{ .name = "cell", .label = "cell", .kind = CB_KIND_TEXT, .flags = PLOT_MD_FIELD },
-	{ .name = "no_fork", .label = "no fork", .kind = CB_KIND_TIME_NS, .flags = PLOT_MD_FIELD },
-	{ .name = "after_fork", .label = "after fork", .kind = CB_KIND_TIME_NS, .flags = PLOT_MD_FIELD },
-	{ .name = "ratio", .label = "after fork / no fork", .kind = CB_KIND_RATIO, .flags = PLOT_MD_FIELD },
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("no fork", TIME_NS), PLOT_MD_COL("after fork", TIME_NS),
+	PLOT_MD_COL("after fork / no fork", RATIO),
 };
 
 void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
