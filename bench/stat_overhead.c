@@ -1,16 +1,22 @@
 /*
  * What does watching cost the watched program? Runs a forking CPython loop
- * (bench/forkloop.py) alone and under `cowbench stat` (its defaults: every
- * descendant, 1 s lines; as root taskstats, the tracepoint and the exit
- * listener), in rounds of one of each with the order alternating, and
- * prints the median of each and the median of the paired ratios watched /
- * alone, twice: the program's own time (what it measures itself from its
- * first line to its last: what watching costs the program) and the wall
- * time of the whole command (stat's start and its end included).
- * Target: <= 1.1 for the program's own time.
+ * (bench/forkloop.py) alone, under `cowbench stat` (its defaults: every
+ * descendant, 1 s lines; as root taskstats, the write-fault recorder and
+ * the exit listener) and under stat with the recorder's perf samples
+ * instead of its BPF program (COWBENCH_WPFAULT_NO_BPF=1: what stat did
+ * before, and what it does where the kernel refuses BPF), in rounds of one
+ * of each, the order turning each round. Prints the median of each and
+ * the median of the paired ratios watched / alone for the program's own
+ * CPU time (user + system of it and its children, from its first line to
+ * its last: what watching adds inside its faults, steady on a shared
+ * machine) and its own wall time (the CPU time plus whatever the machine's
+ * load and stat's own work took from it), and the CPU time stat itself
+ * used beside it (the command's, less the program's own and less what the
+ * interpreter's start costs alone). Target: <= 1.1 for the program's own time.
  *
  * usage: bench_stat [ROUNDS [FORKS [OBJECTS]]]   (default 7, 100, 20000)
  * BENCH_STAT_COWBENCH=PATH: watch with another build of cowbench (a before/after comparison under the same load).
+ * BENCH_STAT_PYTHON=PATH: the interpreter (default python3 from PATH).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,40 +32,60 @@
 
 extern char **environ;
 
-/* Wall time of argv to its end (s), its output to /dev/null; -1 when it failed. */
-static double timed_run(char *const argv[])
+enum { ALONE, STAT, STAT_PERF, NCOND };
+
+static const char *const cond_name[NCOND] = { "alone", "under cowbench stat", "stat, perf samples" };
+
+/* One run: the program's own wall and CPU seconds (its time file), and the CPU seconds of the whole command. */
+struct run {
+	double wall, cpu, cmd_cpu;
+};
+
+/* Run argv to its end, its output to /dev/null, with extra (NULL or "NAME=VALUE") in its environment; false when it failed. */
+static bool spawn_wait(char *const argv[], char *extra, double *cpu)
 {
 	posix_spawn_file_actions_t fa;
-	uint64_t t0 = cb_monotonic_ns();
+	char **env = environ;
+	struct rusage ru;
+	size_t n = 0;
 	pid_t pid;
-	int ws;
+	int ws, rc;
 
+	if (extra) {
+		while (environ[n])
+			n++;
+		env = calloc(n + 2, sizeof(*env));
+		if (!env)
+			return false;
+		memcpy(env, environ, n * sizeof(*env));
+		env[n] = extra;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 01, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 01, 0);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return -1;
-	}
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
-	if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-		return -1;
-	return (double)(cb_monotonic_ns() - t0) / 1e9;
+	if (extra)
+		free(env);
+	if (rc != 0 || wait4(pid, &ws, 0, &ru) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		return false;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+	return true;
 }
 
-/* The seconds the program wrote into path (its own time); -1 when missing. */
-static double own_time(const char *path)
+/* The program's own wall and CPU seconds, as it wrote them into path; false when missing. */
+static bool own_times(const char *path, struct run *r)
 {
 	FILE *fp = fopen(path, "re");
-	double s = -1;
+	bool ok = false;
 
 	if (fp) {
-		if (fscanf(fp, "%lf", &s) != 1)
-			s = -1;
+		ok = fscanf(fp, "%lf %lf", &r->wall, &r->cpu) == 2 && r->wall > 0 && r->cpu > 0;
 		fclose(fp);
 	}
 	unlink(path);
-	return s;
+	return ok;
 }
 
 static double median(double *v, int n)
@@ -71,12 +98,15 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 7;
 	const char *forks = argc > 2 ? argv[2] : "100", *objects = argc > 3 ? argv[3] : "20000";
-	char dir[] = "/tmp/bench-stat.XXXXXX", tfile[64];
-	char *alone[] = { "python3", BENCH_DIR "/forkloop.py", (char *)forks, (char *)objects, tfile, NULL };
+	char dir[] = "/tmp/bench-stat.XXXXXX", tfile[64], no_bpf[] = "COWBENCH_WPFAULT_NO_BPF=1";
+	char *py = getenv("BENCH_STAT_PYTHON") ? getenv("BENCH_STAT_PYTHON") : "python3";
 	char *cli = getenv("BENCH_STAT_COWBENCH") ? getenv("BENCH_STAT_COWBENCH") : COWBENCH_CLI;
-	char *watched[] = { cli, "stat", "--", "python3", BENCH_DIR "/forkloop.py", (char *)forks,
-			    (char *)objects, tfile, NULL };
-	double a[64], w[64], r[64], ao[64], wo[64], ro[64];
+	char *alone[] = { py, BENCH_DIR "/forkloop.py", (char *)forks, (char *)objects, tfile, NULL };
+	char *watched[] = { cli, "stat", "--", py, BENCH_DIR "/forkloop.py", (char *)forks, (char *)objects, tfile, NULL };
+	char *const *cmd[NCOND] = { alone, watched, watched };
+	char *extra[NCOND] = { NULL, NULL, no_bpf };
+	static struct run run[NCOND][64];
+	double v[64];
 
 	if (rounds < 1 || rounds > 64 || atoi(forks) < 1 || atoi(objects) < 1) {
 		fprintf(stderr, "usage: bench_stat [ROUNDS 1..64 [FORKS [OBJECTS]]]\n");
@@ -88,35 +118,49 @@ int main(int argc, char **argv)
 	}
 	snprintf(tfile, sizeof(tfile), "%s/t", dir);
 	for (int i = 0; i < rounds; i++) {
-		bool watched_first = i % 2;
+		for (int k = 0; k < NCOND; k++) {
+			int c = (i + k) % NCOND; /* each condition first, second and last in turn */
+			struct run *r = &run[c][i];
 
-		if (watched_first) {
-			w[i] = timed_run(watched);
-			wo[i] = own_time(tfile);
+			if (!spawn_wait(cmd[c], extra[c], &r->cmd_cpu) || !own_times(tfile, r)) {
+				fprintf(stderr, "bench_stat: a run failed (%s %s)\n", py, c == ALONE ? "alone" : "under cowbench stat");
+				rmdir(dir);
+				return 1;
+			}
 		}
-		a[i] = timed_run(alone);
-		ao[i] = own_time(tfile);
-		if (!watched_first) {
-			w[i] = timed_run(watched);
-			wo[i] = own_time(tfile);
-		}
-		if (a[i] <= 0 || w[i] <= 0 || ao[i] <= 0 || wo[i] <= 0) {
-			fprintf(stderr, "bench_stat: a run failed (python3 or cowbench stat)\n");
-			rmdir(dir);
-			return 1;
-		}
-		r[i] = w[i] / a[i];
-		ro[i] = wo[i] / ao[i];
 	}
 	rmdir(dir);
-	printf("forking CPython loop (%s forks, %s objects), %d rounds, %s:\n", forks, objects, rounds,
-	       geteuid() == 0 ? "as root (taskstats, tracepoint, exit records)" : "not root (/proc only)");
-	printf("  the program's own time: alone %.3f s, under cowbench stat %.3f s (medians)\n", median(ao, rounds),
-	       median(wo, rounds));
-	printf("  the whole command:      alone %.3f s, under cowbench stat %.3f s (medians)\n", median(a, rounds),
-	       median(w, rounds));
-	printf("ratio watched / alone, the program's own time: %.3f (median of %d paired rounds; target <= 1.1)\n",
-	       median(ro, rounds), rounds);
-	printf("ratio watched / alone, the whole command:      %.3f (stat's start and end included)\n", median(r, rounds));
+	printf("forking CPython loop (%s forks, %s objects, %s), %d rounds, %s:\n", forks, objects, py, rounds,
+	       geteuid() == 0 ? "as root (taskstats, write-fault recorder, exit records)" : "not root (/proc only)");
+	for (int c = 0; c < NCOND; c++) {
+		double wall, cpu;
+
+		for (int i = 0; i < rounds; i++)
+			v[i] = run[c][i].wall;
+		wall = median(v, rounds);
+		for (int i = 0; i < rounds; i++)
+			v[i] = run[c][i].cpu;
+		cpu = median(v, rounds);
+		printf("  %-21s the program's own CPU %.3f s, wall %.3f s", cond_name[c], cpu, wall);
+		if (c != ALONE) {
+			/* what the command used besides the program's own, less the same for the program alone (its start) */
+			for (int i = 0; i < rounds; i++)
+				v[i] = (run[c][i].cmd_cpu - run[c][i].cpu) - (run[ALONE][i].cmd_cpu - run[ALONE][i].cpu);
+			printf(", stat's own CPU %.3f s", median(v, rounds));
+		}
+		printf(" (medians)\n");
+	}
+	for (int c = STAT; c < NCOND; c++) {
+		double rc, rw;
+
+		for (int i = 0; i < rounds; i++)
+			v[i] = run[c][i].cpu / run[ALONE][i].cpu;
+		rc = median(v, rounds);
+		for (int i = 0; i < rounds; i++)
+			v[i] = run[c][i].wall / run[ALONE][i].wall;
+		rw = median(v, rounds);
+		printf("ratio %s / alone: CPU %.3f, wall %.3f (medians of %d paired rounds; target <= 1.1)\n", cond_name[c], rc,
+		       rw, rounds);
+	}
 	return 0;
 }

@@ -236,7 +236,7 @@ static int estimate_all(const struct est_opts *o, struct groups *gs)
 
 /*
  * A group's fields (cowbench/output.h): the CSV columns and JSON keys the
- * scripts read (analysis/cbstats.py), then the table's columns. A change's
+ * scripts read, then the table's columns. A change's
  * fields are in JSON only for a group compared with its baseline, as a
  * ratio where every value is > 0, else as a difference.
  */

@@ -107,7 +107,7 @@ static void set_key(const char *key, char *out, size_t len)
 	}
 }
 
-/* A cell that names a break axis measures unit costs (analysis/study.ini [units]), not a writer to project. */
+/* A cell that names a break axis measures unit costs (a study's [units] matrix), not a writer to project. */
 static bool unit_cell(const struct cb_row *r)
 {
 	return strncmp(r->cell, "break=", 6) == 0 || strstr(r->cell, " break=") != NULL;

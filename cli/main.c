@@ -87,15 +87,6 @@ static void close_stdout_at_exit(void)
 	}
 }
 
-int cli_dispatch(const char *name, int argc, char **argv)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(name, commands[i].name) == 0)
-			return commands[i].fn(argc, argv);
-	cli_error("internal: no command '%s'", name);
-	return EXIT_INTERNAL;
-}
-
 int main(int argc, char **argv)
 {
 	char why[256];

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cowbench/compare.h>
 #include <cowbench/estimate.h>
@@ -327,6 +329,83 @@ START_TEST(test_ratio_text)
 }
 END_TEST
 
+/* ---- order statistics of every pair, found without holding every pair ---- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* n values of few distinct levels (ties), one of them <= 0 so the estimate works on the values, not their logs. */
+static double *tied_sample(struct tu_rng *r, size_t n, double shift)
+{
+	double *v = malloc(n * sizeof(*v));
+
+	ck_assert_ptr_nonnull(v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = floor(tu_uniform01(r) * 40) * 0.37 + shift;
+	v[0] = -1.5;
+	return v;
+}
+
+/* sorted[] holds the centre (median) and, for one k, lo = k-th smallest and hi = k-th largest. */
+static void assert_order_stats(const double *sorted, size_t n, double centre, double lo, double hi, bool interval)
+{
+	double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	bool found = !interval;
+
+	ck_assert_msg(centre == median, "n=%zu: centre %.17g, median of every pair %.17g", n, centre, median);
+	for (size_t k = 1; k <= (n + 1) / 2 && !found; k++)
+		found = sorted[k - 1] == lo && sorted[n - k] == hi;
+	ck_assert_msg(found, "n=%zu: [%.17g, %.17g] is not the k-th smallest and largest for any k", n, lo, hi);
+}
+
+/* Walsh averages and pairwise differences: what sorting all of them gives, ties and sizes around the exact limits included. */
+START_TEST(test_pairs_match_sorting)
+{
+	static const size_t sizes[] = { 1, 2, 3, 8, 60, 61, 500, 2000 };
+	struct tu_rng r = { .st = 40 };
+
+	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
+		size_t n = sizes[t], nw = n * (n + 1) / 2, nb = n > 1500 ? 1500 : n + 3, nd = 0;
+		double *v = tied_sample(&r, n, 0), *b = tied_sample(&r, nb, 0.5), *w = malloc(nw * sizeof(*w));
+		double *d = malloc(n * nb * sizeof(*d)), *a = malloc(n * sizeof(*a));
+		struct cb_estimate e;
+		struct cb_change c;
+
+		ck_assert_ptr_nonnull(w);
+		ck_assert_ptr_nonnull(d);
+		ck_assert_ptr_nonnull(a);
+		ck_assert_int_eq(cb_estimate(v, n, 0.95, &e), 0);
+		ck_assert(!e.log_scale);
+		memcpy(a, v, n * sizeof(*a));
+		qsort(a, n, sizeof(*a), cmp_dbl);
+		nw = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i; j < n; j++)
+				w[nw++] = (a[i] + a[j]) / 2;
+		qsort(w, nw, sizeof(*w), cmp_dbl);
+		assert_order_stats(w, nw, e.centre, e.lo, e.hi, n >= 2);
+		if (n <= 1500) {
+			ck_assert_int_eq(cb_estimate_change(v, n, b, nb, 0.95, &c), 0);
+			ck_assert(!c.ratio);
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < nb; j++)
+					d[nd++] = b[j] - a[i];
+			qsort(d, nd, sizeof(*d), cmp_dbl);
+			assert_order_stats(d, nd, c.est, c.lo, c.hi, true);
+		}
+		free(v);
+		free(b);
+		free(w);
+		free(d);
+		free(a);
+	}
+}
+END_TEST
+
 static Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -342,6 +421,7 @@ static Suite *estimate_suite(void)
 	tcase_add_test(tc, test_counts_below_the_floor);
 	tcase_add_test(tc, test_what_n_would_decide);
 	tcase_add_test(tc, test_ratio_text);
+	tcase_add_test(tc, test_pairs_match_sorting);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -517,6 +517,42 @@ START_TEST(plot_bad_input)
 }
 END_TEST
 
+/* A row's referred-to texts (CB_COL_REF) cross a pipe packed and come back as they were, in this thread's room. */
+START_TEST(refs_cross_a_pipe)
+{
+	const struct cb_column *hist = cb_column_find("lat_hist"), *pages = cb_column_find("fault_pages_hist");
+	const struct cb_column *path = cb_column_find("fault_path_hist");
+	char buf[CB_ROW_REFS_MAX], small[8];
+	struct cb_row row, back;
+
+	ck_assert(hist && (hist->flags & CB_COL_REF) && pages && (pages->flags & CB_COL_REF) && path);
+	{ /* every referred-to text at its widest still fits the pipe's room */
+		size_t n, sum = 0;
+		const struct cb_column *c = cb_columns(&n);
+
+		for (size_t i = 0; i < n; i++)
+			sum += c[i].flags & CB_COL_REF ? c[i].width : 0;
+		ck_assert_uint_le(sum, CB_ROW_REFS_MAX);
+	}
+	memset(&row, 0, sizeof(row));
+	row.lat_hist = "h1;10;20;11:7;10:9";
+	row.fault_pages_hist = "1:30;2:4";
+	ck_assert_int_eq(cb_row_pack_refs(&row, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(cb_row_pack_refs(&row, small, sizeof(small)), -ENOSPC);
+	back = row;
+	cb_row_drop_refs(&back);
+	ck_assert_str_eq(cb_row_text(&back, hist), "");
+	ck_assert_int_eq(cb_row_unpack_refs(&back, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(cb_row_text(&back, hist), "h1;10;20;11:7;10:9");
+	ck_assert_ptr_ne(back.lat_hist, row.lat_hist); /* a copy, held by this thread */
+	ck_assert_str_eq(back.fault_pages_hist, "1:30;2:4");
+	ck_assert_ptr_null(back.fault_path_hist); /* empty stays empty */
+	/* Cut short: nothing half-read is kept. */
+	ck_assert_int_eq(cb_row_unpack_refs(&back, buf, 5), -ENOSPC);
+	ck_assert_ptr_null(back.lat_hist);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
 	Suite *s = suite_create("results");
@@ -524,6 +560,7 @@ static Suite *results_suite(void)
 
 	tcase_add_test(lib, reads_known_file);
 	tcase_add_test(lib, torn_last_row_is_dropped);
+	tcase_add_test(lib, refs_cross_a_pipe);
 	tcase_add_loop_test(lib, bad_files_rejected, 0, sizeof(bad_files) / sizeof(bad_files[0]));
 	tcase_add_test(lib, summary_known_values);
 	tcase_add_test(lib, summary_edge_cases);

@@ -169,7 +169,7 @@ static void fill_row(const struct cb_run_spec *spec, const struct multi_shared *
 	row->elapsed_ns = (int64_t)elapsed;
 	row->faults = faults;
 	row->verified = ok;
-	snprintf(row->copy_nodes, sizeof(row->copy_nodes), "%s", sh->res[0].nodes);
+	cb_row_put(row, &row->copy_nodes, sh->res[0].nodes);
 	if (touched && cb_lat_stats_compute(lat, touched, &st) == 0) {
 		row->ns_per_page = st.mean;
 		cb_row_set_latency(row, &st);

@@ -606,6 +606,8 @@ static int snapshot_with(struct snap *s, struct cb_row *row)
 	struct rusage ru0, ru1;
 	uint64_t start = 0, end = 0, *pfn = NULL;
 	bool have_pfn;
+	char *where;
+	size_t len;
 	int err = map_array(s, row, &r);
 
 	if (err)
@@ -628,8 +630,9 @@ static int snapshot_with(struct snap *s, struct cb_row *row)
 	row->writer_ns = row->elapsed_ns = (int64_t)(end - start);
 	if (have_pfn)
 		count_copies(pfn, s, row);
-	if (cb_numa_where(s->array, s->spec->size, s->page_size, row->copy_nodes, sizeof(row->copy_nodes)) < 0)
-		row->copy_nodes[0] = '\0';
+	where = cb_row_room(row, &row->copy_nodes, &len); /* the rep's own buffer (CB_COL_REF) */
+	if (!where || cb_numa_where(s->array, s->spec->size, s->page_size, where, len) < 0)
+		row->copy_nodes = NULL;
 	row->verified = writes_ok(s) && (!s->cp || checkpoint_ok(s));
 out:
 	free(pfn);

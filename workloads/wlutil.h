@@ -59,6 +59,8 @@ static inline int wl_region_prepare(const struct cb_run_spec *spec, struct cb_ro
 				    struct cb_region *r, unsigned copies)
 {
 	const struct cb_wl_params *p = &spec->params;
+	char *where;
+	size_t len;
 	int err = 0;
 	int64_t v;
 
@@ -77,8 +79,9 @@ static inline int wl_region_prepare(const struct cb_run_spec *spec, struct cb_ro
 	row->huge_bytes = v >= 0 ? v : CB_NA;
 	v = cb_vm_pte_kb();
 	row->vm_pte_kb = v >= 0 ? v : CB_NA;
-	if (cb_numa_where(r->addr, r->len, spec->page_size, row->pages_nodes, sizeof(row->pages_nodes)) < 0)
-		row->pages_nodes[0] = '\0';
+	where = cb_row_room(row, &row->pages_nodes, &len); /* the rep's own buffer (CB_COL_REF) */
+	if (!where || cb_numa_where(r->addr, r->len, spec->page_size, where, len) < 0)
+		row->pages_nodes = NULL;
 	return 0;
 }
 

@@ -6,8 +6,4 @@
 #include "commands.def"
 #undef CLI_COMMAND
 
-/* main.c: run command NAME of the table (one command hands a whole invocation to another this way,
- * never by calling into its files). */
-int cli_dispatch(const char *name, int argc, char **argv);
-
 #endif

@@ -29,31 +29,6 @@ static bool not_an_axis(const char *name)
 	return o && o->not_axis;
 }
 
-/* Canonical axis order: run's option table order ("fork" where "no-fork" is). */
-static int axis_rank(const char *name)
-{
-	int n;
-	const struct cli_option *t = cli_run_options(&n);
-
-	if (mk_is_axis(name))
-		return -1; /* cells read "kernel=patched workload=..." */
-	if (strcmp(name, "fork") == 0)
-		name = "no-fork";
-	for (int i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return i;
-	return n;
-}
-
-static bool parse_count(const char *name, const char *v, long min, long *out)
-{
-	if (!cli_parse_long(v, min, 1000000, out)) {
-		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
-		return false;
-	}
-	return true;
-}
-
 static bool parse_baseline(struct matrix_opts *o, const char *v)
 {
 	const char *eq = strchr(v, '=');
@@ -76,9 +51,9 @@ static bool parse_baseline(struct matrix_opts *o, const char *v)
 
 #define MOPTS(p) ((struct matrix_opts *)(p))
 
-static bool opt_reps(void *o, const char *v) { return parse_count("reps", v, 1, &MOPTS(o)->reps); }
-static bool opt_warmup(void *o, const char *v) { return parse_count("warmup", v, 0, &MOPTS(o)->warmup); }
-static bool opt_max_reps(void *o, const char *v) { return parse_count("max-reps", v, 1, &MOPTS(o)->adaptive.max_reps); }
+static bool opt_reps(void *o, const char *v) { return cli_run_parse_count("reps", v, 1, &MOPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return cli_run_parse_count("warmup", v, 0, &MOPTS(o)->warmup); }
+static bool opt_max_reps(void *o, const char *v) { return cli_run_parse_count("max-reps", v, 1, &MOPTS(o)->adaptive.max_reps); }
 static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &MOPTS(o)->adaptive.target); }
 static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &MOPTS(o)->adaptive.max_ns); }
 static bool opt_baseline(void *o, const char *v) { return parse_baseline(o, v); }
@@ -379,7 +354,7 @@ int matrix_resolve_axes(struct matrix_opts *o)
 	}
 	/* A plan's keys are the host's: their order is already canonical, and kept. */
 	if (!o->plan)
-		cb_matrix_sort_axes(&o->m, axis_rank);
+		cb_matrix_sort_axes(&o->m, cli_run_axis_rank);
 	return 0;
 }
 

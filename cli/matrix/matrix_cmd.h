@@ -17,8 +17,8 @@
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
 
+#include "guest/kernel_axis.h"
 #include "trial/reps.h"
-#include "matrix_kernel.h"
 #include "trial/run_options.h"
 
 struct matrix_opts {
@@ -36,10 +36,10 @@ struct matrix_opts {
 	bool build;       /* --build: guest kernels and QEMU's packages may be built and installed */
 	int out_fd;       /* the results file, opened and locked before it is read or written; -1: none */
 	bool out_created; /* this run created it: removed again if nothing gets measured */
-	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (matrix_kernel.h) */
+	const char *plan;           /* in a guest: run these (rep, cell) pairs in order (guest/kernel_axis.h) */
 	struct mk_plan plan_lines;
 	struct mk_collapsed collapsed;
-	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
+	struct cb_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
 	long cap;                      /* the most reps a cell can run: --reps, or --max-reps when adaptive */
 	enum cb_order_mode order;      /* --order (cowbench/order.h) */
 	bool order_given, order_seeded;
@@ -74,9 +74,9 @@ struct matrix_plan {
 	struct run_opts **opts;     /* per cell */
 	struct cb_run_spec *spec;   /* per cell */
 	unsigned char *done;        /* per cell x rep (cap of them): the rep is already in the resumed file */
-	struct cli_reps *reps;      /* per cell: its reps so far and the rule that stops them */
+	struct cb_reps *reps;      /* per cell: its reps so far and the rule that stops them */
 	unsigned char *stopped;     /* per cell: the resumed file holds the row that stopped it */
-	bool *ev_done;              /* per cell x evidence rep (CLI_EVIDENCE_REPS): the same */
+	bool *ev_done;              /* per cell x evidence rep (CB_EVIDENCE_REPS): the same */
 	struct run_spec_ctx ctx;        /* what making the cells' specs reads once */
 	size_t todo_reps;           /* measured reps still to run */
 	size_t resumed;             /* reps the resumed file already held */

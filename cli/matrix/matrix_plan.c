@@ -12,7 +12,6 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "trial/axis_values.h"
-#include "trial/evidence_loop.h"
 #include "trial/reps.h"
 #include "matrix_cmd.h"
 
@@ -24,7 +23,7 @@ void matrix_plan_free(struct matrix_plan *p)
 	free(p->spec);
 	free(p->done);
 	for (size_t i = 0; p->reps && i < p->cells.n; i++)
-		cli_reps_end(&p->reps[i]);
+		cb_reps_end(&p->reps[i]);
 	free(p->reps);
 	free(p->stopped);
 	free(p->ev_done);
@@ -117,7 +116,7 @@ int matrix_plan_build(struct matrix_opts *o, struct matrix_plan *p)
 	p->done = calloc(p->cells.n * (size_t)o->cap + 1, 1);
 	p->reps = calloc(p->cells.n ? p->cells.n : 1, sizeof(*p->reps));
 	p->stopped = calloc(p->cells.n + 1, 1);
-	p->ev_done = calloc(p->cells.n * CLI_EVIDENCE_REPS + 1, sizeof(*p->ev_done));
+	p->ev_done = calloc(p->cells.n * CB_EVIDENCE_REPS + 1, sizeof(*p->ev_done));
 	if (!p->opts || !p->spec || !p->done || !p->reps || !p->stopped || !p->ev_done) {
 		cli_error("out of memory");
 		return -1;
@@ -132,7 +131,7 @@ int matrix_plan_build(struct matrix_opts *o, struct matrix_plan *p)
 		if (cell_options(&p->cells.cell[i], p->opts[i]) < 0 ||
 		    cli_run_make_spec(&p->ctx, p->opts[i], &p->spec[i]) < 0)
 			return -1; /* the option's own message names the value */
-		if (cli_reps_begin(&p->reps[i], &o->adaptive, o->reps, p->spec[i].workload) < 0) {
+		if (cb_reps_begin(&p->reps[i], &o->adaptive, o->reps, p->spec[i].workload) < 0) {
 			cli_error("out of memory");
 			return -1;
 		}
@@ -160,7 +159,7 @@ static void resume_stops(const struct matrix_opts *o, struct matrix_plan *p)
 	for (size_t c = 0; o->adaptive.target > 0 && c < p->cells.n; c++) {
 		if (p->stopped[c] != 1)
 			continue;
-		p->stopped[c] = (in_pair(p, c) ? cli_reps_judge_bounds(&p->reps[c]) : cli_reps_judge(&p->reps[c])) !=
+		p->stopped[c] = (in_pair(p, c) ? cb_reps_judge_bounds(&p->reps[c]) : cb_reps_judge(&p->reps[c])) !=
 				CB_STOP_NO;
 	}
 }
@@ -205,7 +204,7 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 		c = cb_cells_find(&p->cells, res.rows[r].cell);
 
 		/* Timed and evidence reps are numbered apart: each kind from 1. */
-		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CLI_EVIDENCE_REPS : o->cap) ||
+		if (c < 0 || res.rows[r].rep < 1 || res.rows[r].rep > (ev ? CB_EVIDENCE_REPS : o->cap) ||
 		    (ev && !cb_run_wants_evidence(&p->spec[c]))) {
 			foreign++;
 			continue;
@@ -215,11 +214,11 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 			continue;
 		}
 		if (ev) {
-			p->ev_done[(size_t)c * CLI_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
+			p->ev_done[(size_t)c * CB_EVIDENCE_REPS + (size_t)(res.rows[r].rep - 1)] = true;
 		} else {
 			p->done[(size_t)c * (size_t)o->cap + (size_t)(res.rows[r].rep - 1)] = 1;
 			/* Reps already there count toward the cell's interval; a row that stopped it ends it (resume_stops). */
-			cli_reps_count(&p->reps[c], &res.rows[r]);
+			cb_reps_count(&p->reps[c], &res.rows[r]);
 			p->stopped[c] |= res.rows[r].stop[0] == '\0' ? 0 : strcmp(res.rows[r].stop, "max-time") == 0 ? 2 : 1;
 			if (res.rows[r].round != CB_NA && res.rows[r].round > p->last_round && !mk_cell_in_guest(&p->cells.cell[c]))
 				p->last_round = res.rows[r].round; /* the next rounds number on from here */
@@ -242,7 +241,7 @@ int matrix_plan_resume(const struct matrix_opts *o, struct matrix_plan *p)
 	p->resumed = seen;
 	resume_stops(o, p);
 	for (size_t c = 0; c < p->cells.n; c++) {
-		total += cb_run_wants_evidence(&p->spec[c]) && !mk_cell_in_guest(&p->cells.cell[c]) ? CLI_EVIDENCE_REPS : 0;
+		total += cb_run_wants_evidence(&p->spec[c]) && !mk_cell_in_guest(&p->cells.cell[c]) ? CB_EVIDENCE_REPS : 0;
 		todo += matrix_cell_todo(p, c, o->cap) + matrix_cell_evidence_todo(p, c);
 	}
 	cli_note("--resume %s: %zu of %zu reps already there, skipped; %s%zu to run", o->resume, seen, total,
@@ -270,8 +269,8 @@ size_t matrix_cell_evidence_todo(const struct matrix_plan *p, size_t c)
 
 	if (!cb_run_wants_evidence(&p->spec[c]) || mk_cell_in_guest(&p->cells.cell[c]))
 		return 0; /* a guest runs its plan's timed reps only: its cells have no evidence reps */
-	for (size_t r = 0; r < CLI_EVIDENCE_REPS; r++)
-		n += !p->ev_done[c * CLI_EVIDENCE_REPS + r];
+	for (size_t r = 0; r < CB_EVIDENCE_REPS; r++)
+		n += !p->ev_done[c * CB_EVIDENCE_REPS + r];
 	return n;
 }
 
@@ -396,7 +395,7 @@ void matrix_plan_print(const struct matrix_opts *o, const struct matrix_plan *p)
 
 /*
  * Adaptive reps decide after each rep; a guest boot runs a plan fixed
- * before it starts (matrix_kernel.h): the two do not mix yet.
+ * before it starts (guest/kernel_axis.h): the two do not mix yet.
  */
 int matrix_adaptive_on_host_only(const struct matrix_opts *o, const struct matrix_plan *p)
 {

@@ -15,7 +15,6 @@
 #include "common/diag.h"
 #include "common/guard.h"
 #include "common/outfile.h"
-#include "trial/evidence_loop.h"
 #include "trial/run_notes.h"
 #include "trial/reps.h"
 #include "matrix_cmd.h"
@@ -172,164 +171,56 @@ static int emit_cell_row(void *arg, struct cb_row *row)
 }
 
 /*
- * The host's cells, in the order --order gives (cowbench/order.h). A cell's
- * sysctls are set before its reps whenever another cell ran in between,
- * delay accounting is on for its warm-up and timed reps where its probes
- * run inline, its warm-up comes before its first rep; every row is written
- * (and synced) as it completes. When a comparison set (sequential: a cell)
- * has run its timed reps, its cells' evidence reps follow.
+ * The host's cells run in the repetition loop (cowbench/reploop.h), in the
+ * order --order gives (cowbench/order.h); what the loop reports comes back
+ * through these hooks: a cell's sysctls, progress, rows, cells that stop.
  */
 struct host_run {
 	const struct matrix_opts *o;
 	struct matrix_plan *p;
 	struct cell_sink sink;
-	size_t cur;              /* the cell whose sysctls are set (SIZE_MAX: none) */
-	bool acct_switched;      /* delay accounting switched on for cur's inline probes */
-	unsigned char *started;  /* per cell: warmed up, its --max-time clock running */
-	unsigned char *halted;   /* per cell: --target-ci or a bound stopped it */
-	unsigned char *ev_ran;   /* per cell: its evidence reps ran */
-	size_t *left;            /* per cell: timed reps it may still run */
-	size_t *block_cells, nblock; /* the cells the current block ran, in order */
-	int64_t round_next, round_step; /* round ids: shard I of N numbers I, I + N, ... */
-	int worst;
 };
 
-/* Make c the cell the system is set for: its sysctls, and (inline) delay accounting on. */
-static int select_cell(struct host_run *h, size_t c, bool timed)
+static int host_settings(void *arg, size_t c)
 {
-	const struct cb_run_spec *spec = &h->p->spec[c];
+	struct host_run *h = arg;
 
-	if (h->cur != c) {
-		cli_delayacct_back(h->acct_switched);
-		h->acct_switched = false;
-		if (cli_run_apply_sysctls(h->p->opts[c]) < 0)
-			return -1;
-		h->cur = c;
-		h->acct_switched = timed && (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
-	}
-	return 0;
+	return cli_run_apply_sysctls(h->p->opts[c]);
 }
 
-/* Whether a cell that takes b as its --baseline may still run reps (and needs b's beside them). */
-static bool pairs_pending(const struct host_run *h, size_t b)
+static void host_journal(void *arg)
 {
-	for (size_t c = 0; h->p->partner && c < h->p->cells.n; c++)
-		if (h->p->partner[c] == b && !h->halted[c] && h->left[c] > 0)
-			return true;
-	return false;
+	(void)arg;
+	cli_restore_sysctls_at_exit(); /* also on SIGINT/SIGTERM/SIGHUP in the middle of the reps */
 }
 
-/*
- * Why cell c stops now, if it does. With --baseline the target also asks
- * that the cell's paired ratio to its baseline is as tight, and a baseline
- * does not stop on the target while a cell paired with it still runs:
- * until then only a bound stops them.
- */
-static enum cb_stop judge(const struct host_run *h, size_t c)
+static void host_rep_begins(void *arg, size_t c, enum cb_loop_rep kind, long rep, struct cb_run_spec *spec)
 {
-	const struct cli_reps *reps = &h->p->reps[c];
-	enum cb_stop s = cli_reps_judge(reps);
-	size_t pairs, b;
+	struct host_run *h = arg;
 
-	if (s != CB_STOP_TARGET || !h->p->partner)
-		return s;
-	b = h->p->partner[c];
-	if ((b != SIZE_MAX && !cli_reps_ratio_met(reps, &h->p->reps[b], h->o->adaptive.target, &pairs)) ||
-	    pairs_pending(h, c))
-		return cli_reps_judge_bounds(reps);
-	return s;
+	(void)kind;
+	(void)rep;
+	(void)spec;
+	show_progress(h->sink.pr, h->p, c, c + 1);
 }
 
-/* Before a cell's first rep: its warm-up, its --max-time clock, and what a resumed file already settles. */
-static void begin_cell(struct host_run *h, size_t c)
+static int host_emit(void *arg, size_t c, struct cb_row *row)
 {
-	struct cli_reps *reps = &h->p->reps[c];
+	struct host_run *h = arg;
 
-	h->started[c] = 1;
-	for (long i = 0; i < h->o->warmup; i++) {
-		struct cb_row row;
-
-		show_progress(h->sink.pr, h->p, c, c + 1);
-		cb_run_rep_accounted(&h->p->spec[c], 0, &row);
-	}
-	reps->start_ns = cb_monotonic_ns(); /* --max-time: this run's time on the cell */
-	if (h->o->adaptive.target > 0 && reps->reps && judge(h, c) != CB_STOP_NO) {
-		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add",
-			 h->p->cells.cell[c].key, reps->reps);
-		h->halted[c] = 1;
-		h->sink.pr->total -= h->left[c]; /* a cell that stopped frees the rest of its bound */
-		h->left[c] = 0;
-	}
-}
-
-static int emit_row_of(struct host_run *h, size_t c, struct cb_row *row)
-{
 	h->sink.cell = &h->p->cells.cell[c];
 	return emit_cell_row(&h->sink, row);
 }
 
-static int timed_rep(struct host_run *h, size_t c, long r, int64_t round)
+/* A cell that stopped frees the rest of its bound. */
+static void host_stopped(void *arg, size_t c, size_t freed, bool at_start)
 {
-	struct cli_reps *reps = &h->p->reps[c];
-	enum cb_stop stop;
-	struct cb_row row;
+	struct host_run *h = arg;
 
-	if (select_cell(h, c, true) < 0)
-		return -1;
-	if (!h->started[c])
-		begin_cell(h, c);
-	if (h->halted[c])
-		return 0;
-	show_progress(h->sink.pr, h->p, c, c + 1);
-	cb_run_rep_accounted(&h->p->spec[c], (int)r, &row);
-	row.round = round;
-	cli_reps_count(reps, &row);
-	stop = judge(h, c);
-	if (stop != CB_STOP_NO)
-		cli_reps_mark(reps, stop, &row);
-	h->worst = cb_exit_code_worst(h->worst, cb_status_exit_code(row.status));
-	if (emit_row_of(h, c, &row) < 0)
-		return -1;
-	h->left[c]--;
-	if (stop != CB_STOP_NO) { /* it drops out of the later rounds; the set goes on while a member does */
-		h->halted[c] = 1;
-		h->sink.pr->total -= h->left[c];
-		h->left[c] = 0;
-	}
-	return 0;
-}
-
-static int evidence_reps(struct host_run *h, size_t c)
-{
-	int ev;
-
-	h->ev_ran[c] = 1;
-	if (!matrix_cell_evidence_todo(h->p, c))
-		return 0;
-	if (select_cell(h, c, true) < 0)
-		return -1;
-	if (!h->started[c])
-		begin_cell(h, c);
-	cli_delayacct_back(h->acct_switched); /* the evidence reps switch it themselves */
-	h->acct_switched = false;
-	show_progress(h->sink.pr, h->p, c, c + 1);
-	h->sink.cell = &h->p->cells.cell[c];
-	ev = cli_run_evidence_reps(&h->p->spec[c], &h->p->ev_done[c * CLI_EVIDENCE_REPS], CLI_EVIDENCE_REPS,
-				   emit_cell_row, &h->sink);
-	if (ev < 0)
-		return -1;
-	h->worst = cb_exit_code_worst(h->worst, ev);
-	return 0;
-}
-
-/* The end of a block: the evidence reps of the cells it ran. */
-static int end_block(struct host_run *h)
-{
-	for (size_t i = 0; i < h->nblock; i++)
-		if (evidence_reps(h, h->block_cells[i]) < 0)
-			return -1;
-	h->nblock = 0;
-	return 0;
+	if (at_start)
+		cli_note("%s: the %zu reps already there meet --target-ci or its bounds; nothing to add",
+			 h->p->cells.cell[c].key, h->p->reps[c].reps);
+	h->sink.pr->total -= freed;
 }
 
 /* The (cell, rep) steps of the host's cells; *sets gets the number of comparison sets. */
@@ -353,80 +244,17 @@ static int host_steps(const struct matrix_opts *o, const struct matrix_plan *p, 
 	return err ? -1 : 0;
 }
 
-static void host_run_free(struct host_run *h)
-{
-	free(h->started);
-	free(h->halted);
-	free(h->ev_ran);
-	free(h->left);
-	free(h->block_cells);
-}
-
-static int host_run_init(struct host_run *h, const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep,
-			 struct progress *pr)
-{
-	size_t n = p->cells.n + 1;
-
-	memset(h, 0, sizeof(*h));
-	h->o = o;
-	h->p = p;
-	h->sink = (struct cell_sink){ NULL, rep, pr, p->resumed };
-	h->cur = SIZE_MAX;
-	h->round_step = o->shard_n ? o->shard_n : 1;
-	h->round_next = p->last_round ? p->last_round + h->round_step : (o->shard_n ? o->shard_i : 1);
-	h->started = calloc(n, 1);
-	h->halted = calloc(n, 1);
-	h->ev_ran = calloc(n, 1);
-	h->left = calloc(n, sizeof(*h->left));
-	h->block_cells = calloc(n, sizeof(*h->block_cells));
-	if (!h->started || !h->halted || !h->ev_ran || !h->left || !h->block_cells) {
-		cli_error("out of memory");
-		return -1;
-	}
-	for (size_t c = 0; c < p->cells.n; c++)
-		h->left[c] = matrix_cell_todo(p, c, o->cap);
-	return 0;
-}
-
-/* Run the steps; a round gets its id when its first rep runs (a round of stopped cells gets none). */
-static int run_steps(struct host_run *h, const struct cb_order_step *st, size_t n)
-{
-	int64_t round = CB_NA;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t c = st[i].cell;
-		bool new_round = i == 0 || st[i].block != st[i - 1].block || st[i].round != st[i - 1].round;
-
-		if (new_round)
-			round = CB_NA;
-		if (i > 0 && st[i].block != st[i - 1].block && end_block(h) < 0)
-			return -1;
-		if (h->halted[c])
-			continue;
-		if (h->nblock == 0 || h->block_cells[h->nblock - 1] != c) {
-			bool seen = false;
-
-			for (size_t k = 0; k < h->nblock && !seen; k++)
-				seen = h->block_cells[k] == c;
-			if (!seen)
-				h->block_cells[h->nblock++] = c;
-		}
-		if (st[i].round > 0 && round == CB_NA) {
-			round = h->round_next;
-			h->round_next += h->round_step;
-		}
-		if (timed_rep(h, c, st[i].rep, st[i].round > 0 ? round : CB_NA) < 0)
-			return -1;
-	}
-	return end_block(h);
-}
-
-/* The host's part of the plan: its timed reps in --order, then evidence reps no block ran. 0..exit code, -1. */
+/*
+ * The host's part of the plan: its timed reps in --order, each comparison
+ * set's evidence reps after it, then evidence reps no block ran. Round ids:
+ * shard I of N numbers I, I + N, ... 0..exit code, -1.
+ */
 static int run_host(const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep, struct progress *pr)
 {
+	struct host_run h = { o, p, { NULL, rep, pr, p->resumed } };
 	struct cb_order_step *steps = NULL;
 	size_t n = 0, *set_of = calloc(p->cells.n + 1, sizeof(*set_of));
-	struct host_run h;
+	int64_t step = o->shard_n ? o->shard_n : 1;
 	long sets;
 	int rc = -1;
 
@@ -434,56 +262,70 @@ static int run_host(const struct matrix_opts *o, struct matrix_plan *p, struct c
 		cli_error("out of memory");
 		return -1;
 	}
-	if (host_run_init(&h, o, p, rep, pr) == 0 && host_steps(o, p, &steps, &n, set_of, &sets) == 0 &&
-	    run_steps(&h, steps, n) == 0) {
-		rc = 0;
-		for (size_t c = 0; c < p->cells.n && rc == 0; c++)
-			if (set_of[c] != CB_ORDER_NO_SET && !h.ev_ran[c])
-				rc = evidence_reps(&h, c);
+	if (host_steps(o, p, &steps, &n, set_of, &sets) == 0) {
+		struct cb_reploop loop = {
+			.ncells = p->cells.n, .spec = p->spec, .reps = p->reps, .partner = p->partner,
+			.target = o->adaptive.target, .ev_done = p->ev_done, .set_of = set_of, .steps = steps,
+			.nsteps = n, .warmup = o->warmup, .round_step = step,
+			.round_first = p->last_round ? p->last_round + step : (o->shard_n ? o->shard_i : 1),
+			.hooks = { host_settings, host_journal, host_rep_begins, host_emit, host_stopped, &h },
+		};
+
+		rc = cb_reploop_run(&loop);
+		if (rc == -ENOMEM)
+			cli_error("out of memory");
 	}
-	cli_delayacct_back(h.acct_switched);
-	host_run_free(&h);
 	free(steps);
 	free(set_of);
-	return rc < 0 ? -1 : h.worst;
+	return rc < 0 ? -1 : rc;
 }
 
 /*
- * In a guest (--plan): the host's order, which interleaves the cells it
- * compares rep by rep. A cell's sysctls are set before each of its reps
- * (its neighbours set theirs), its warm-up before its first.
+ * In a guest (--plan): the host's steps in the host's order, which
+ * interleaves the cells it compares rep by rep, each row with the round id
+ * the host gave it; the guest's cells have no evidence reps (the host's
+ * plan holds timed reps only).
  */
-static int run_ordered(const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep)
+static int run_ordered(const struct matrix_opts *o, struct matrix_plan *p, struct cb_report *rep, struct progress *pr)
 {
-	unsigned char *warm = calloc(p->cells.n + 1, 1);
-	int failed = 0;
+	struct host_run h = { o, p, { NULL, rep, pr, p->resumed } };
+	size_t n = o->plan_lines.n, ncells = p->cells.n;
+	struct cb_order_step *steps = calloc(n + 1, sizeof(*steps));
+	int64_t *ids = calloc(n + 1, sizeof(*ids));
+	size_t *set_of = malloc((ncells + 1) * sizeof(*set_of));
+	bool *ev_done = malloc((ncells * CB_EVIDENCE_REPS + 1) * sizeof(*ev_done));
+	int rc = -1;
 
-	if (!warm) {
+	if (!steps || !ids || !set_of || !ev_done) {
 		cli_error("out of memory");
-		return -1;
+		goto out;
 	}
-	for (size_t i = 0; i < o->plan_lines.n && failed >= 0; i++) {
+	for (size_t c = 0; c < ncells; c++)
+		set_of[c] = CB_ORDER_NO_SET;
+	for (size_t i = 0; i < ncells * CB_EVIDENCE_REPS; i++)
+		ev_done[i] = true;
+	for (size_t i = 0; i < n; i++) {
 		long c = cb_cells_find(&p->cells, o->plan_lines.keys[i]);
-		struct cb_row row;
 
-		if (c < 0 || cli_run_apply_sysctls(p->opts[c]) < 0) {
-			failed = -1;
-			break;
-		}
-		for (long w = 0; !warm[c] && w < o->warmup; w++)
-			cb_run_rep(&p->spec[c], 0, &row);
-		warm[c] = 1;
-		if (cb_run_rep(&p->spec[c], (int)o->plan_lines.reps[i], &row) != 0)
-			failed = 1;
-		row.round = o->plan_lines.rounds[i] > 0 ? o->plan_lines.rounds[i] : CB_NA;
-		snprintf(row.cell, sizeof(row.cell), "%s", p->cells.cell[c].key);
-		if (cb_report_row(rep, &row) < 0) {
-			cli_error("cannot write results: %s", strerror(errno));
-			failed = -1;
-		}
+		if (c < 0)
+			goto out; /* the plan made the cells: never */
+		steps[i] = (struct cb_order_step){ .cell = (size_t)c, .rep = o->plan_lines.reps[i] };
+		ids[i] = o->plan_lines.rounds[i] > 0 ? o->plan_lines.rounds[i] : CB_NA;
 	}
-	free(warm);
-	return failed;
+	rc = cb_reploop_run(&(struct cb_reploop){
+		.ncells = ncells, .spec = p->spec, .reps = p->reps, .ev_done = ev_done, .set_of = set_of,
+		.steps = steps, .nsteps = n, .warmup = o->warmup, .round_ids = ids,
+		.hooks = { host_settings, host_journal, host_rep_begins, host_emit, host_stopped, &h },
+	});
+	if (rc == -ENOMEM)
+		cli_error("out of memory");
+	rc = rc < 0 ? -1 : rc > 0; /* 1: a rep failed (its row says how) */
+out:
+	free(steps);
+	free(ids);
+	free(set_of);
+	free(ev_done);
+	return rc;
 }
 
 /* The results file, opened and locked (cli_output_open_locked) before --resume reads it. */
@@ -585,7 +427,7 @@ int matrix_run_plan(struct matrix_opts *o, struct matrix_plan *p)
 	if (!o->plan)
 		status = run_host(o, p, &rep, &pr);
 	if (o->plan && status >= 0) {
-		status = run_ordered(o, p, &rep);
+		status = run_ordered(o, p, &rep, &pr);
 	} else if (status >= 0) { /* then each guest kernel's cells, in one boot each */
 		struct mk_run g = { .cells = &p->cells, .spec = p->spec, .done = p->done, .reps = o->reps,
 				    .order = o->order, .seed = o->order_seed,

@@ -478,27 +478,33 @@ static int plot_breakdown(struct plots *p)
 /* Provenance: what was measured where, a name and its value a row (the column headers empty). */
 static const struct cb_field provenance_fields[] = { PLOT_MD_COL("", TEXT), PLOT_MD_COL("", TEXT) };
 
+/* A referred-to text cell (CB_COL_REF: NULL when empty) as text. */
+static const char *text_of(const char *s)
+{
+	return s ? s : "";
+}
+
 static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 {
-	const char *first = rows[0].timestamp, *last = rows[0].timestamp;
+	const char *first = text_of(rows[0].timestamp), *last = first;
 	char version[64], measured[64], nrows[24];
 	struct cb_out o;
 
 	for (size_t i = 1; i < n; i++) {
-		if (strcmp(rows[i].timestamp, first) < 0)
-			first = rows[i].timestamp;
-		if (strcmp(rows[i].timestamp, last) > 0)
-			last = rows[i].timestamp;
+		if (strcmp(text_of(rows[i].timestamp), first) < 0)
+			first = text_of(rows[i].timestamp);
+		if (strcmp(text_of(rows[i].timestamp), last) > 0)
+			last = text_of(rows[i].timestamp);
 	}
-	snprintf(version, sizeof(version), "%s (%s)", rows[0].version, rows[0].git_revision);
+	snprintf(version, sizeof(version), "%s (%s)", rows[0].version, text_of(rows[0].git_revision));
 	snprintf(measured, sizeof(measured), "%s to %s (UTC)", first, last);
 	snprintf(nrows, sizeof(nrows), "%zu", n);
 	const char *pv[][2] = {
-		{ "host", rows[0].host },
+		{ "host", text_of(rows[0].host) },
 		{ "kernel", rows[0].kernel },
 		{ "CPU", rows[0].cpu_model },
 		{ "cowbench", version },
-		{ "THP mode", rows[0].thp_mode },
+		{ "THP mode", text_of(rows[0].thp_mode) },
 		{ "clock", rows[0].clock },
 		{ "measured", measured },
 		{ "pre-copy", rows[0].precopy == CB_NA ? "not available (stock kernel): the precopy axis collapsed"

@@ -28,7 +28,7 @@
 /* A row's lat_hist, where statistics may use it: an evidence rep's latencies are left out (cb_row_counts). */
 static bool has_hist(const struct cb_row *row)
 {
-	return row->lat_hist[0] && cb_row_counts(row, cb_column_find("lat_hist"));
+	return row->lat_hist && row->lat_hist[0] && cb_row_counts(row, cb_column_find("lat_hist"));
 }
 
 /* Every write of the group's ok timed reps in one histogram; how many reps had one. */

@@ -64,8 +64,10 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 
 	if (!cl)
 		return;
-	if (cl->ok + cl->failed == 0)
+	if (cl->ok + cl->failed == 0) {
 		cl->first = *row;
+		cb_row_drop_refs(&cl->first); /* kept past the rep whose buffers its texts are */
+	}
 	if (row->stop[0])
 		snprintf(cl->stop, sizeof(cl->stop), "%s", row->stop);
 	if (strcmp(row->status, "ok") != 0) {
@@ -89,7 +91,8 @@ void cli_closing_add(struct cli_closing *cl, const struct cb_row *row)
 		cl->rows = nr;
 		cl->cap = cap;
 	}
-	cl->rows[cl->nrows++] = *row;
+	cl->rows[cl->nrows] = *row;
+	cb_row_drop_refs(&cl->rows[cl->nrows++]); /* texts in the rep's buffers, which the next rep writes over */
 	cl->ok++;
 	for (int i = 0; i < V_N; i++)
 		if (!isnan(v[i]))

@@ -10,12 +10,13 @@
 #include <unistd.h>
 
 #include <cowbench/cowbench.h>
+#include <cowbench/order.h>
 #include <cowbench/units.h>
 
 #include "common/diag.h"
 #include "common/args.h"
+#include "common/guard.h"
 #include "common/outfile.h"
-#include "trial/evidence_loop.h"
 #include "trial/run_notes.h"
 #include "trial/reps.h"
 #include "common/commands.h"
@@ -153,22 +154,45 @@ static void rep_progress(const struct run_opts *o, const struct cb_run_spec *spe
 			     spec->workload->name, cb_fmt_bytes(size, sizeof(size), (double)spec->size), el);
 }
 
+/* What the repetition loop reports back (cowbench/reploop.h): progress, and rows for the report. */
 struct run_sink {
+	const struct run_opts *o;
+	size_t cap;
+	uint64_t start_ns;
 	struct cb_report *rep;
 	struct cli_explain *ex;
 	struct cli_closing *cl;
 };
 
-/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
-static int emit_row(void *arg, struct cb_row *row)
+static void journal(void *arg)
+{
+	(void)arg;
+	cli_restore_sysctls_at_exit(); /* also on SIGINT/SIGTERM/SIGHUP in the middle of the reps */
+}
+
+static void rep_begins(void *arg, size_t c, enum cb_loop_rep kind, long rep, struct cb_run_spec *spec)
 {
 	struct run_sink *sink = arg;
 
+	(void)c;
+	if (kind == CB_LOOP_EVIDENCE)
+		return;
+	spec->inject_child_signal = kind == CB_LOOP_TIMED ? injected_signal(rep) : 0;
+	rep_progress(sink->o, spec, rep, sink->cap, sink->start_ns);
+}
+
+/* Record one row: explain sees it, the closing summary its timed reps, the report writes it. */
+static int emit_row(void *arg, size_t c, struct cb_row *row)
+{
+	struct run_sink *sink = arg;
+	int err;
+
+	(void)c;
+	cli_progress_clear();
 	cli_explain_add(sink->ex, row);
 	if (!cb_row_is_evidence(row))
 		cli_closing_add(sink->cl, row);
-	int err = cb_report_row(sink->rep, row);
-
+	err = cb_report_row(sink->rep, row);
 	if (err < 0) {
 		cli_error("cannot write results: %s", strerror(-err));
 		return -1;
@@ -177,53 +201,36 @@ static int emit_row(void *arg, struct cb_row *row)
 }
 
 /*
- * Warm-up and the timed reps, with the system as the user has it (with
- * --probes=inline, delay accounting on for them), then the evidence reps.
+ * A run is a matrix of one cell: its warm-up, timed and evidence reps run
+ * in the repetition loop (cowbench/reploop.h), in sequential order, with
+ * the sysctls the options ask for already set (cli_run_apply_sysctls).
  */
 static int run_reps(const struct run_opts *o, struct cb_run_spec *spec, struct cb_report *rep,
 		    struct cli_explain *ex, struct cli_closing *cl)
 {
-	struct run_sink sink = { rep, ex, cl };
-	uint64_t start = cb_monotonic_ns();
-	bool inline_on = (spec->probes & CB_PROBES_INLINE) && cli_delayacct_on(spec);
-	int worst = CB_EXIT_OK, ev;
-	enum cb_stop stop = CB_STOP_NO;
-	struct cli_reps reps;
+	struct run_sink sink = { o, 0, cb_monotonic_ns(), rep, ex, cl };
+	struct cb_order_step *steps = NULL;
+	struct cb_reps reps;
+	size_t set_of = 0, n = 0;
+	int rc;
 
-	for (long i = 1 - o->warmup; i < 1; i++) {
-		struct cb_row row;
-
-		rep_progress(o, spec, i, 0, start);
-		cb_run_rep_accounted(spec, 0, &row); /* warm-up: measured, not recorded */
-		cli_progress_clear();
-	}
-	if (cli_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0) {
+	if (cb_reps_begin(&reps, &o->adaptive, o->reps, spec->workload) < 0 ||
+	    cb_order_plan(&set_of, 1, (long)reps.cap, NULL, CB_ORDER_SEQUENTIAL, 0, &steps, &n) < 0) {
+		cb_reps_end(&reps);
 		cli_error("out of memory");
 		return EXIT_INTERNAL;
 	}
-	for (long i = 1; stop == CB_STOP_NO; i++) {
-		struct cb_row row;
-
-		rep_progress(o, spec, i, reps.cap, start);
-		spec->inject_child_signal = injected_signal(i);
-		cb_run_rep_accounted(spec, (int)i, &row);
-		cli_progress_clear();
-		cli_reps_count(&reps, &row);
-		stop = cli_reps_judge(&reps);
-		if (stop != CB_STOP_NO)
-			cli_reps_mark(&reps, stop, &row);
-		worst = cb_exit_code_worst(worst, cb_status_exit_code(row.status));
-		if (emit_row(&sink, &row) < 0) {
-			cli_reps_end(&reps);
-			return EXIT_RUN_FAILED;
-		}
-	}
-	cli_reps_end(&reps);
-	cli_delayacct_back(inline_on);
-	ev = cli_run_evidence_reps(spec, NULL, CLI_EVIDENCE_REPS, emit_row, &sink);
-	if (ev < 0)
-		return EXIT_RUN_FAILED;
-	return cb_exit_code_worst(worst, ev); /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
+	sink.cap = reps.cap;
+	rc = cb_reploop_run(&(struct cb_reploop){
+		.ncells = 1, .spec = spec, .reps = &reps, .set_of = &set_of, .steps = steps, .nsteps = n,
+		.warmup = o->warmup, .round_first = 1, .round_step = 1,
+		.hooks = { .journal = journal, .rep_begins = rep_begins, .emit = emit_row, .arg = &sink },
+	});
+	cb_reps_end(&reps);
+	free(steps);
+	if (rc == -ENOMEM)
+		cli_error("out of memory");
+	return rc < 0 ? EXIT_RUN_FAILED : rc; /* 0, 1, 3 or 4: the worst row's status (cowbench/error.h) */
 }
 
 static void note_thread_defaults(const struct run_opts *o, const struct cb_workload *w)
@@ -236,38 +243,19 @@ static void note_thread_defaults(const struct run_opts *o, const struct cb_workl
 		cli_note_thread_defaults(w, given, (size_t)o->nwl, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/*
- * --kernel=K: the run happens in a guest. cowbench matrix already boots one, carries the inputs in (replay's
- * --trace) and brings the rows back; a run is a matrix of one cell, so it is handed over whole.
- */
-static int guest_kernel_arg(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--kernel") == 0 || strncmp(argv[i], "--kernel=", 9) == 0)
-			return i;
-	return 0;
-}
-
-static int run_in_guest(int argc, char **argv, int at)
-{
-	const char *k = argv[at][8] == '=' ? argv[at] + 9 : at + 1 < argc ? argv[at + 1] : "";
-
-	if (strchr(k, ',')) {
-		cli_error("cowbench run --kernel takes one kernel, not '%s': cowbench matrix --kernel=%s compares them",
-			  k, k);
-		return EXIT_USAGE;
-	}
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (!strncmp(argv[i], "--explain", 9) || !strncmp(argv[i], "--samples", 9)) {
-			cli_error("%.9s is not available with --kernel (it reads the host's own run)", argv[i]);
-			return EXIT_USAGE;
-		}
-	return cli_dispatch("matrix", argc, argv);
-}
+/* run's own entries beside its table (cli_run_parse): where the run happens; no matrix cell varies them. */
+static const struct cli_option guest_options[] = {
+	{ "kernel", "K", "run in a QEMU guest of K (cli_run_print_options shows it)",
+	  CLI_SET(CLI_STORE_FILE, struct run_opts, kernel), .hidden = true },
+	{ "build", NULL, "with --kernel: build K and install QEMU's packages if missing",
+	  CLI_SET(CLI_STORE_TRUE, struct run_opts, build), .hidden = true },
+};
 
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = cli_run_defaults;
+	struct run_given given;
+	struct run_guest guest = { 0 };
 	struct run_spec_ctx ctx;
 	struct cb_run_spec spec;
 	struct cb_report report;
@@ -276,14 +264,11 @@ int cmd_run(int argc, char **argv)
 	struct samples_file samples;
 	struct cb_sample_sink sink = { write_samples, &samples };
 	FILE *out;
-	int n, argi, status, err;
+	int argi, status, err;
 	bool out_created;
-	const struct cli_option *table = cli_run_options(&n);
 
-	if ((argi = guest_kernel_arg(argc, argv)) > 0)
-		return run_in_guest(argc, argv, argi);
 	usage_opts = &o;
-	argi = cli_parse_options(argc, argv, table, n, &o, run_usage);
+	argi = cli_run_parse(argc, argv, guest_options, 2, &o, &given, run_usage);
 
 	cli_run_spec_init(&ctx);
 	if (argi < 0)
@@ -301,12 +286,26 @@ int cmd_run(int argc, char **argv)
 	if (cli_run_outputs_not_inputs(&o) < 0) /* replay's --trace: never written over */
 		return EXIT_USAGE;
 	o.format = cli_format_resolve(o.format, o.output);
-	if (cli_run_make_spec(&ctx, &o, &spec) < 0 || cli_run_apply_sysctls(&o) < 0)
+	if (o.kernel && strcmp(o.kernel, "host") == 0)
+		o.kernel = NULL; /* here, as without --kernel */
+	if (o.kernel && run_guest_plan(&o, &given, &guest) < 0) {
+		run_guest_free(&guest);
 		return EXIT_USAGE;
-	note_thread_defaults(&o, spec.workload);
+	}
+	/* A guest sets the sysctls its cell asks for itself; here they are set for the run. */
+	if (cli_run_make_spec(&ctx, &o, &spec) < 0 || (!o.kernel && cli_run_apply_sysctls(&o) < 0)) {
+		run_guest_free(&guest);
+		return EXIT_USAGE;
+	}
+	if (!o.kernel)
+		note_thread_defaults(&o, spec.workload);
 	out = open_output(&o, &out_created);
-	if (!out || open_samples(&o, out, &samples) < 0)
+	if (!out || open_samples(&o, out, &samples) < 0) {
+		run_guest_free(&guest);
 		return EXIT_USAGE;
+	}
+	if (o.kernel) /* rows up to 4 KiB reach the file in one write(): a kill leaves whole rows or one torn last row */
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
 	spec.samples = o.samples ? &sink : NULL;
 	if (o.probes & CB_PROBES_INLINE)
 		cli_note("--probes=inline: delay accounting and perf count inside the timed reps, so their latencies "
@@ -316,12 +315,13 @@ int cmd_run(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 
-	/* The closing summary is for a person at a terminal, like hyperfine's. */
-	if (!o.quiet && isatty(STDOUT_FILENO) == 1)
+	/* The closing summary is for a person at a terminal, like hyperfine's (of reps run here). */
+	if (!o.quiet && !o.kernel && isatty(STDOUT_FILENO) == 1)
 		cl = cli_closing_new();
 	cb_report_init(&report, out, o.format, o.output != NULL);
 	report.columns = o.columns;
-	status = run_reps(&o, &spec, &report, ex, cl);
+	status = o.kernel ? run_guest_reps(&o, &guest, &spec, &report) : run_reps(&o, &spec, &report, ex, cl);
+	run_guest_free(&guest);
 	if ((err = cb_report_finish(&report)) < 0 && status == 0) {
 		cli_error("cannot write results: %s", strerror(-err));
 		status = EXIT_RUN_FAILED;
@@ -336,6 +336,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("cannot write %s: %s", o.output, strerror(errno));
 		status = EXIT_RUN_FAILED;
 	}
+	if (o.kernel && status != EXIT_RUN_FAILED && !o.quiet)
+		cli_note_rows_onward(o.output, report.rows);
 	if (!o.quiet && cli_closing_wants_reference(cl, &spec))
 		cli_progress("[reference] the same writes without fork (one unrecorded rep)");
 	cli_closing_reference(cl, &spec);

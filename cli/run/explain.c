@@ -20,7 +20,7 @@
 #include <cowbench/units.h>
 #include <cowbench/results.h>
 
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 #include "run_cmd.h"
 #include "explain_where.h"
 

@@ -1,7 +1,7 @@
 /* cowbench run --explain: the "where" line (see explain_where.h). */
 #include <math.h>
 
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 #include "explain_where.h"
 
 void cli_explain_where(FILE *fp, double region_copies, double writer_copies, double precopied)

@@ -1,4 +1,7 @@
-/* cowbench run's own parts: --explain (explain.c) and the closing summary on a terminal (closing.c). */
+/*
+ * cowbench run's own parts: --explain (explain.c), the closing summary on a
+ * terminal (closing.c) and --kernel's one cell in a guest (run_guest.c).
+ */
 #ifndef COWBENCH_CLI_RUN_CMD_H
 #define COWBENCH_CLI_RUN_CMD_H
 
@@ -6,8 +9,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cowbench/matrix.h>
 #include <cowbench/units.h>
 
+#include "guest/kernel_axis.h"
+#include "trial/run_options.h"
+
+struct cb_report;
 struct cb_row;
 struct cb_run_spec;
 
@@ -44,5 +52,19 @@ struct cli_noise_input {
 bool cli_at_timer_floor(double v_ns, double timer_ns);
 /** One line per warning (timer floor, outliers, a wide interval), each with its likely cause. */
 void cli_noise_warnings(const struct cli_noise_input *in, FILE *fp, enum cb_units_style st);
+
+/* run --kernel=K (run_guest.c): the one cell, its guest and the reps it still needs. */
+struct run_guest {
+	struct cb_matrix m;
+	struct cb_cells cells;   /* one: kernel=K and the options given */
+	struct mk_collapsed collapsed;
+	unsigned char *done;     /* per rep: its row came back */
+};
+/* Check the options a guest can run and make its cell; -1 after printing why (run_guest_free all the same). */
+int run_guest_plan(const struct run_opts *o, const struct run_given *given, struct run_guest *g);
+/* Boot K and run the reps there, rows into rep: 0, 1 (a rep or the guest failed) or EXIT_RUN_FAILED. */
+int run_guest_reps(const struct run_opts *o, struct run_guest *g, const struct cb_run_spec *spec,
+		   struct cb_report *rep);
+void run_guest_free(struct run_guest *g);
 
 #endif

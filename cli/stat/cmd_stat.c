@@ -33,10 +33,12 @@
 #include "common/args.h"
 #include "common/spawn.h"
 #include "common/outfile.h"
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 #include "common/commands.h"
 
 #include "stat_state.h"
+
+static const struct cb_field *stat_line_fields(size_t *n);
 
 static volatile sig_atomic_t stop_requested;
 
@@ -192,8 +194,10 @@ static void stat_usage(void)
 	       "signal) gets SIGTERM, as it does if stat dies (PR_SET_PDEATHSIG).\n\n"
 	       "As root, write faults are also split by cause: fork_copies (pages a fork shared, copied),\n"
 	       "fork_reuses, zero_copies and other_wp_faults (see the man page). Cost to the watched program:\n"
-	       "about 1.3 us more in each write fault (the tracepoint's sample), and a page-map read by stat\n"
-	       "at each fork; a Python loop forking 100 times ran 1.04-1.23x slower (2-vCPU VM, bench_stat).\n\n");
+	       "a BPF program's record in each write fault on a present page (a perf sample, ~1 us, where BPF\n"
+	       "is refused and for --where=code), delay accounting, and a page-map read by stat at each fork;\n"
+	       "a Python loop forking 100 times used 1.07-1.13x the CPU time (2-vCPU VM, bench_stat); a\n"
+	       "table whose --columns has no cause column needs no tracepoint (1.02-1.05x).\n\n");
 	cli_print_options(stat_options, N_STAT_OPTIONS);
 }
 
@@ -312,7 +316,7 @@ static struct cb_field stat_fields[SF_NFIELDS] = {
 	[SF_US_COPY] = { "us_per_copy", "us/copy", CB_KIND_NUMBER, CB_FIELD_VIEW, 2, -1, 8, 9 },
 };
 
-const struct cb_field *stat_line_fields(size_t *n)
+static const struct cb_field *stat_line_fields(size_t *n)
 {
 	*n = SF_NFIELDS;
 	return stat_fields;
@@ -431,6 +435,7 @@ static void catch_stop_signals(void)
 static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 {
 	struct stat_where *where = st->where;
+	struct cb_wpfault *recorder = where ? stat_where_recorder(where) : NULL; /* NULL: nothing to empty between lines */
 	int xfd = st->exits ? cb_taskstats_fd(st->exits) : -1;
 	bool rung = false, ready;
 
@@ -441,8 +446,8 @@ static bool wait_tick(struct stat_state *st, int pidfd, double deadline)
 			stat_where_poll(where);
 		if (left <= 0 || stop_requested)
 			return false;
-		nap = where && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
-		if (cli_wait_watched_fd(pidfd, where ? stat_where_recorder(where) : NULL, xfd, nap, &rung, &ready) > 0)
+		nap = recorder && left > POLL_S ? (rung ? RUNG_S : POLL_S) : left;
+		if (cli_wait_watched_fd(pidfd, recorder, xfd, nap, &rung, &ready) > 0)
 			return true;
 		if (ready)
 			stat_drain_exits(st);
@@ -540,8 +545,9 @@ static void note_disagreement(const struct stat_state *st, const struct line *to
 			 (int)first, procs > 1 ? " and others" : "", (long long)unaccounted);
 	else
 		cli_note("%s %lld < fork_copies %lld: the kernel's count misses copies the tracepoint saw (processes "
-			 "that ended between two looks without an exit record); fork_copies is the fuller count here",
-			 col, (long long)total->copies, (long long)total->cause[0]);
+			 "that ended between two looks without an exit record), or the tracepoint took for copies writes "
+			 "the kernel did in place because the fork's other side had dropped the page (MADV_DONTNEED, munmap: "
+			 "no record shows it)", col, (long long)total->copies, (long long)total->cause[0]);
 }
 
 /*
@@ -562,11 +568,33 @@ static void note_interval(const struct stat_state *st)
 			 "could not look at their pages; --interval=0.1 (or less) catches them alive", unseen, st->o.interval);
 }
 
-/* The tracepoint, before the first process is looked at so that no fault is missed. */
+/* Whether the output shows a write-fault cause column: CSV and JSON always, the table unless --columns leaves them out. */
+static bool causes_shown(const struct stat_opts *o)
+{
+	char list[256], *save, *name;
+
+	if (o->format != CB_FORMAT_TABLE || !o->columns || strlen(o->columns) >= sizeof(list))
+		return true;
+	snprintf(list, sizeof(list), "%s", o->columns);
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
+		for (int k = 0; k < CB_FC_NCLASS; k++)
+			if (!strcmp(name, stat_fields[SF_CAUSE0 + k].name))
+				return true;
+	return false;
+}
+
+/*
+ * The tracepoint, before the first process is looked at so that no fault
+ * is missed: for --where, for the count when taskstats cannot give it, and
+ * for the cause columns when they are shown. Its sample in every write
+ * fault is most of what watching costs the program (bench_stat), so a
+ * table whose --columns has no cause, with taskstats counting, goes
+ * without it.
+ */
 static void open_where(struct stat_state *st)
 {
 	st->o.where.children = st->o.children;
-	st->o.where.want_faults = true; /* the fallback count, and fork copies told from the rest */
+	st->o.where.want_faults = st->ts_err != 0 || causes_shown(&st->o);
 	st->where = stat_where_new(&st->o.where, &st->fault_err);
 	st->copies_from_faults = st->where && st->ts_err != 0 && st->fault_err == 0;
 	st->causes = st->where && stat_where_attributes(st->where);

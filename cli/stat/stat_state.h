@@ -95,7 +95,5 @@ void stat_mark_line(struct stat_state *st);
 /* The write faults' causes settled once the watch ends. */
 void stat_finish_causes(struct stat_state *st);
 
-/* A sample line's fields (cmd_stat.c): CSV, JSON and the table's columns. */
-const struct cb_field *stat_line_fields(size_t *n);
 
 #endif

@@ -157,13 +157,6 @@ void cli_symbols_free(struct cli_symbols *s)
 	free(s);
 }
 
-void cli_symbols_forget(struct cli_symbols *s, pid_t pid)
-{
-	for (int i = 0; i < MAX_PIDS; i++)
-		if (s->p[i].pid == pid)
-			drop(&s->p[i]);
-}
-
 static Dwfl *open_process(pid_t pid)
 {
 	Dwfl *d = dwfl_begin(&proc_callbacks);

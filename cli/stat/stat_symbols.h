@@ -23,7 +23,7 @@ void cli_symbols_free(struct cli_symbols *s);
  * The name of ip in process pid (or, when pid is gone, in fallback: the
  * parent it was forked from, same code). leaf: ip is the faulting
  * instruction itself; otherwise a return address (looked up at ip - 1).
- * The string lives until cli_symbols_forget(pid) or cli_symbols_free.
+ * The string lives until cli_symbols_free.
  */
 const char *cli_symbols_name(struct cli_symbols *s, pid_t pid, pid_t fallback, uint64_t ip, bool leaf);
 /**
@@ -39,7 +39,6 @@ int cli_symbols_unwind(struct cli_symbols *s, pid_t pid, pid_t fallback, pid_t t
 /** The module (file name without directory) of the last name looked up, or "?". */
 const char *cli_symbols_last_module(const struct cli_symbols *s);
 /** pid ran exec or exited: its code is not what was read. */
-void cli_symbols_forget(struct cli_symbols *s, pid_t pid);
 /**
  * pid ran exec at when (CLOCK_MONOTONIC): its modules read whole before
  * then are kept for code that ran before it (cli_symbols_when); read

@@ -197,7 +197,8 @@ static void on_task(void *arg, const struct cb_wpfault_task *t)
 	}
 }
 
-void where_take_records(struct stat_where *w)
+/* Hand the records the kernel holds now to their handlers (no unwinding): an exec just read comes to light. */
+static void take_records(struct stat_where *w)
 {
 	const struct cb_wpfault_handler h = { on_sample, on_task, w };
 
@@ -242,7 +243,7 @@ static void drain(struct stat_where *w)
 		}
 		if (w->fc)
 			cb_forkcow_flush(w->fc, mark, NULL, NULL);
-	} while (where_code_process(w, 64) > 0);
+	} while (where_code_process(w, 64, take_records) > 0);
 }
 
 /*

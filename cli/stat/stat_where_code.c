@@ -147,7 +147,8 @@ static void count_python(struct stat_where *w, const struct wproc *p, const char
 	cb_strmap_add(&w->py_funcs, fn, 1);
 }
 
-static void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s)
+static void where_code_sample(struct stat_where *w, struct wproc *p, const struct cb_wpfault_sample *s,
+			      where_take_records_fn *take_records)
 {
 	uint64_t leaf_only = s->ip, unwound[CB_WPFAULT_MAX_CHAIN];
 	const uint64_t *chain = s->nchain ? s->chain : &leaf_only;
@@ -164,7 +165,7 @@ static void where_code_sample(struct stat_where *w, struct wproc *p, const struc
 	if (!pre_exec && !cli_symbols_have(w->syms, owner)) {
 		/* Read now, then the records since the last drain: an exec between the two drops what was read. */
 		cli_symbols_read(w->syms, owner);
-		where_take_records(w);
+		take_records(w);
 		p = where_proc(w, s->pid); /* the records may have grown the process table */
 		code_owner(w, p, s->time_ns, &owner, &fallback, &at, &pre_exec);
 	}
@@ -252,7 +253,7 @@ void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s)
 	w->queue[w->qlen++] = q;
 }
 
-size_t where_code_process(struct stat_where *w, size_t max)
+size_t where_code_process(struct stat_where *w, size_t max, where_take_records_fn *take_records)
 {
 	size_t n = 0;
 
@@ -261,7 +262,7 @@ size_t where_code_process(struct stat_where *w, size_t max)
 		struct wproc *p = where_proc(w, q->s.pid);
 
 		if (p)
-			where_code_sample(w, p, &q->s);
+			where_code_sample(w, p, &q->s, take_records);
 		free(q);
 	}
 	if (w->qhead == w->qlen)

@@ -91,8 +91,6 @@ int64_t where_row_copies(const struct stat_where *w, const struct vrow *r, const
 
 /* stat_where.c */
 struct vrow *where_row(struct wproc *p, const struct cb_vma *v);
-/* Hand the records the kernel holds now to their handlers (no unwinding): an exec just read comes to light. */
-void where_take_records(struct stat_where *w);
 /* Faults still waiting for a look (after the last one, or of processes gone): to their mappings, unclassified. */
 void where_settle_rest(struct stat_where *w);
 
@@ -103,7 +101,13 @@ void where_code_queue(struct stat_where *w, const struct cb_wpfault_sample *s);
 /* A sample with its call chain and stack copied into one block (free it), and the sample in it. */
 struct queued *where_sample_copy(const struct cb_wpfault_sample *s);
 const struct cb_wpfault_sample *where_sample_of(const struct queued *q);
-size_t where_code_process(struct stat_where *w, size_t max);
+/*
+ * The measurement side's reading of the records the kernel holds now (no
+ * unwinding): handed down to the code view, which calls it when an exec may
+ * have come to light, rather than calling back up into stat_where.c.
+ */
+typedef void where_take_records_fn(struct stat_where *w);
+size_t where_code_process(struct stat_where *w, size_t max, where_take_records_fn *take_records);
 void where_code_free(struct stat_where *w);
 void where_code_print(struct stat_where *w, enum cb_format fmt, FILE *out);
 /* A forked CPython child of a CPython parent (both watched). */

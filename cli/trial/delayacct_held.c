@@ -13,7 +13,7 @@
 #include <cowbench/sysctl.h>
 #include <cowbench/taskstats.h>
 
-#include "trial/evidence_loop.h"
+#include "trial/delayacct.h"
 
 long cli_delayacct_holder(void)
 {

@@ -40,6 +40,12 @@ int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
 			continue;
 		for (size_t i = 0; i < in->res[f].n; i++) /* size=4096K and size=4M: one configuration */
 			cli_canonical_cell(in->res[f].rows[i].cell, sizeof(in->res[f].rows[i].cell));
+		if (!in->rows) { /* the first file's rows become the array as they are */
+			in->rows = in->res[f].rows;
+			in->nrows = in->res[f].n;
+			in->res[f].rows = NULL;
+			continue;
+		}
 		nr = realloc(in->rows, (in->nrows + in->res[f].n) * sizeof(*nr));
 		if (!nr) {
 			cli_error("out of memory");
@@ -48,6 +54,9 @@ int cli_inputs_read(struct cli_inputs *in, int nfiles, char **files)
 		in->rows = nr;
 		memcpy(in->rows + in->nrows, in->res[f].rows, in->res[f].n * sizeof(*nr));
 		in->nrows += in->res[f].n;
+		/* Moved, not copied: one copy of every row (their texts stay in the file's pool, res[f].texts). */
+		free(in->res[f].rows);
+		in->res[f].rows = NULL;
 	}
 	return 0;
 }
@@ -95,6 +104,41 @@ void cli_inputs_free(struct cli_inputs *in)
 	memset(in, 0, sizeof(*in));
 }
 
+/*
+ * The texts the rows refer to (CB_COL_REF: lat_hist), copied behind the rows
+ * in their own allocation, so that freeing the rows frees them and the
+ * files' pools can go.
+ */
+static int own_texts(struct cb_row **rows, size_t n)
+{
+	size_t ncols, total = 0, at = n * sizeof(**rows);
+	const struct cb_column *cols = cb_columns(&ncols);
+	struct cb_row *nr;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < ncols; c++)
+			if (cols[c].flags & CB_COL_REF && *cb_row_text(&(*rows)[i], &cols[c]))
+				total += strlen(cb_row_text(&(*rows)[i], &cols[c])) + 1;
+	if (total == 0)
+		return 0;
+	nr = realloc(*rows, at + total);
+	if (!nr)
+		return -1;
+	*rows = nr;
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < ncols; c++) {
+			const char *text = cb_row_text(&nr[i], &cols[c]);
+			char *copy = (char *)nr + at;
+
+			if (!(cols[c].flags & CB_COL_REF) || !*text)
+				continue;
+			memcpy(copy, text, strlen(text) + 1);
+			at += strlen(text) + 1;
+			memcpy((char *)&nr[i] + cols[c].offset, &copy, sizeof(copy));
+		}
+	return 0;
+}
+
 /* The rows of every file in one array (compare, summarize): an error when there are none. */
 int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 {
@@ -105,6 +149,10 @@ int cli_read_rows(int nfiles, char **files, struct cb_row **rows, size_t *n)
 		rc = cli_inputs_check_duplicates(&in, CB_DUP_MEASUREMENT);
 	if (rc == 0 && in.nrows == 0) {
 		cli_error("no result rows in %s%s", files[0], nfiles > 1 ? " and the other files" : "");
+		rc = -1;
+	}
+	if (rc == 0 && own_texts(&in.rows, in.nrows) < 0) {
+		cli_error("out of memory");
 		rc = -1;
 	}
 	*rows = in.rows;

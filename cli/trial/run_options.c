@@ -41,13 +41,23 @@ static bool opt_workload(void *o, const char *v)
 	return true;
 }
 
+/* A size in bytes from the moment it is read; rounding to pages waits for the page size (resolve_size). */
 static bool opt_size(void *o, const char *v)
 {
-	OPTS(o)->size_text = v; /* checked once the page size is known */
-	return true;
+	int err = cb_size_parse(v, &OPTS(o)->size);
+
+	if (err == -ERANGE)
+		cli_error("--size=%s is too large", v);
+	else if (err == -EDOM)
+		cli_error("--size must be larger than zero");
+	else if (err < 0)
+		cli_error("--size=%s is not a size (bytes, or a number with K, M, G or T)", v);
+	OPTS(o)->size_text = v;
+	OPTS(o)->size_given = true;
+	return err == 0;
 }
 
-static bool opt_count(const char *name, const char *v, long min, long *out)
+bool cli_run_parse_count(const char *name, const char *v, long min, long *out)
 {
 	if (!cli_parse_long(v, min, 1000000, out)) {
 		cli_error("--%s must be an integer from %ld to 1000000, not '%s'", name, min, v);
@@ -56,8 +66,8 @@ static bool opt_count(const char *name, const char *v, long min, long *out)
 	return true;
 }
 
-static bool opt_reps(void *o, const char *v) { return opt_count("reps", v, 1, &OPTS(o)->reps); }
-static bool opt_warmup(void *o, const char *v) { return opt_count("warmup", v, 0, &OPTS(o)->warmup); }
+static bool opt_reps(void *o, const char *v) { return cli_run_parse_count("reps", v, 1, &OPTS(o)->reps); }
+static bool opt_warmup(void *o, const char *v) { return cli_run_parse_count("warmup", v, 0, &OPTS(o)->warmup); }
 
 static bool opt_columns(void *o, const char *v)
 {
@@ -68,7 +78,7 @@ static bool opt_columns(void *o, const char *v)
 }
 
 static bool opt_target_ci(void *o, const char *v) { return cli_parse_target_ci(v, &OPTS(o)->adaptive.target); }
-static bool opt_max_reps(void *o, const char *v) { return opt_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
+static bool opt_max_reps(void *o, const char *v) { return cli_run_parse_count("max-reps", v, 1, &OPTS(o)->adaptive.max_reps); }
 static bool opt_max_time(void *o, const char *v) { return cli_parse_max_time(v, &OPTS(o)->adaptive.max_ns); }
 
 static bool opt_writer(void *o, const char *v)
@@ -363,6 +373,82 @@ static const struct cli_option *run_table(int *n)
 	return run_options;
 }
 
+/* ---- the options as given: the pairs of run --kernel's one cell ---- */
+
+static struct run_given *given_rec;
+static const struct cli_option *given_table;
+static int given_n, given_axes; /* the first given_axes entries of given_table can be axes */
+
+static bool record_given(void *o, const char *v)
+{
+	const char *name = cli_option_name();
+	const struct cli_option *orig = NULL;
+	int at = 0;
+
+	for (int i = 0; i < given_n && !orig; i++)
+		if (strcmp(given_table[i].name, name) == 0) {
+			orig = &given_table[i];
+			at = i;
+		}
+	if (at < given_axes && !orig->not_axis) {
+		const char *axis = strcmp(name, "no-fork") == 0 ? "fork" : name;
+		const char *value = strcmp(name, "no-fork") == 0 ? "0" : v ? v : "1";
+		int k = 0;
+
+		while (k < given_rec->n && strcmp(given_rec->pair[k].name, axis) != 0)
+			k++;
+		if (k == CLI_RUN_MAX_GIVEN) {
+			cli_error("too many options (at most %d)", CLI_RUN_MAX_GIVEN);
+			return false;
+		}
+		given_rec->pair[k].name = axis; /* the last one given wins, as for every option */
+		given_rec->pair[k].value = value;
+		given_rec->n += k == given_rec->n;
+	}
+	return cli_option_apply(orig, o, v);
+}
+
+int cli_run_parse(int argc, char **argv, const struct cli_option *extra, int nextra, struct run_opts *o,
+		  struct run_given *given, void (*usage)(void))
+{
+	static struct cli_option table[MAX_RUN_OPTIONS + 8], wrapped[MAX_RUN_OPTIONS + 8];
+	int n;
+	const struct cli_option *t = run_table(&n);
+
+	if (nextra > 8) {
+		fprintf(stderr, "cowbench: internal error: more than 8 extra run options\n");
+		exit(EXIT_INTERNAL);
+	}
+	memcpy(table, t, (size_t)n * sizeof(*t));
+	memcpy(table + n, extra, (size_t)nextra * sizeof(*extra));
+	for (int i = 0; i < n + nextra; i++) {
+		wrapped[i] = table[i];
+		wrapped[i].parse = record_given;
+		wrapped[i].store = CLI_STORE_CALL;
+	}
+	given->n = 0;
+	given_rec = given;
+	given_table = table;
+	given_n = n + nextra;
+	given_axes = n;
+	return cli_parse_options(argc, argv, wrapped, n + nextra, o, usage);
+}
+
+int cli_run_axis_rank(const char *name)
+{
+	int n;
+	const struct cli_option *t = run_table(&n);
+
+	if (strcmp(name, "kernel") == 0)
+		return -1; /* cells read "kernel=patched workload=..." */
+	if (strcmp(name, "fork") == 0)
+		name = "no-fork";
+	for (int i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return i;
+	return n;
+}
+
 /* One workload's options, as --help shows them: the table's help with range and default. */
 static void print_workload_options(const struct cb_workload *w)
 {
@@ -389,7 +475,8 @@ void cli_run_print_options(const struct run_opts *o)
 
 	cli_print_options(generic_options, N_GENERIC);
 	printf("  %-24s %s\n", "--kernel=K", "run in a QEMU guest of K (stock, patched or a bzImage), as cowbench matrix "
-	       "--kernel=K does: a run is a matrix of one cell (--explain and --samples stay on the host)");
+	       "--kernel=K does: a run is a matrix of one cell (--build as for matrix; --explain, --samples and "
+	       "--prefault stay on the host)");
 	if (w && o->workload_given) {
 		print_workload_options(w);
 		return;
@@ -414,8 +501,16 @@ static int mem_available(struct run_spec_ctx *ctx, uint64_t *avail)
 	return ctx->mem_err;
 }
 
+/* The size a spec is made at: bytes, and how a message quotes it (the option as typed, or the default chosen). */
+struct run_size {
+	uint64_t bytes;
+	const char *text;
+	char buf[32];
+};
+
 /* Under a cgroup memory limit MemAvailable says nothing: the OOM killer acts at the limit. */
-static int check_cgroup_limit(struct run_spec_ctx *ctx, const struct run_opts *o, uint64_t need)
+static int check_cgroup_limit(struct run_spec_ctx *ctx, const struct run_opts *o, const struct run_size *sz,
+			      uint64_t need)
 {
 	if (!ctx->cgroup_read) {
 		ctx->cgroup_err = cb_cgroup_mem_headroom(&ctx->cgroup_room, ctx->cgroup_where, sizeof(ctx->cgroup_where));
@@ -424,45 +519,37 @@ static int check_cgroup_limit(struct run_spec_ctx *ctx, const struct run_opts *o
 	if (ctx->cgroup_err < 0 || ctx->cgroup_room == UINT64_MAX || need <= ctx->cgroup_room)
 		return 0;
 	cli_error("--size=%s needs %" PRIu64 " MiB%s but the cgroup memory limit leaves %" PRIu64 " MiB (%s)",
-		  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)", ctx->cgroup_room >> 20,
+		  sz->text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)", ctx->cgroup_room >> 20,
 		  ctx->cgroup_where);
 	return -1;
 }
 
-/* Size: parse, round up to pages (saying so), and check it fits in MemAvailable and the cgroup. */
-static int resolve_size(struct run_spec_ctx *ctx, const struct run_opts *o, size_t page_size, uint64_t *size)
+/* Size: round up to pages (saying so), and check it fits in MemAvailable and the cgroup. */
+static int resolve_size(struct run_spec_ctx *ctx, const struct run_opts *o, const struct run_size *sz,
+			size_t page_size, uint64_t *size)
 {
-	uint64_t bytes, avail, need;
-	int err = cb_size_parse(o->size_text, &bytes);
+	uint64_t avail, need;
 
-	if (err == -ERANGE) {
-		cli_error("--size=%s is too large", o->size_text);
-		return -1;
-	}
-	if (err == -EDOM) {
+	if (sz->bytes == 0) { /* a workload's input of less than 1K */
 		cli_error("--size must be larger than zero");
 		return -1;
 	}
-	if (err < 0) {
-		cli_error("--size=%s is not a size (bytes, or a number with K, M, G or T)", o->size_text);
+	if (cb_size_round_pages(sz->bytes, page_size, size) < 0) {
+		cli_error("--size=%s is too large", sz->text);
 		return -1;
 	}
-	if (cb_size_round_pages(bytes, page_size, size) < 0) {
-		cli_error("--size=%s is too large", o->size_text);
-		return -1;
-	}
-	if (*size != bytes)
+	if (*size != sz->bytes)
 		cli_note("--size=%s rounded up to %" PRIu64 " bytes (%" PRIu64 " pages of %zu)",
-			 o->size_text, *size, *size / page_size, page_size);
+			 sz->text, *size, *size / page_size, page_size);
 	/* With a fork every written page gets a copy: the run needs the region twice. */
 	need = o->no_fork ? *size : (*size > UINT64_MAX / 2 ? UINT64_MAX : *size * 2);
-	if (check_cgroup_limit(ctx, o, need) < 0)
+	if (check_cgroup_limit(ctx, o, sz, need) < 0)
 		return -1;
 	if (mem_available(ctx, &avail) < 0)
 		return 0; /* no meminfo (unusual container): let mmap decide */
 	if (need > avail) {
 		cli_error("--size=%s needs %" PRIu64 " MiB%s but MemAvailable is %" PRIu64 " MiB",
-			  o->size_text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
+			  sz->text, need >> 20, o->no_fork ? "" : " (region plus its COW copies)",
 			  avail >> 20);
 		return -1;
 	}
@@ -491,66 +578,68 @@ static int refuse_unhonoured(const struct run_opts *o, const struct cb_workload 
 	return -EINVAL;
 }
 
-/* The spec of o at size bytes, the workload's options applied and every check run. */
-static int build_spec(const struct run_opts *o, uint64_t size, size_t page_size, struct cb_run_spec *spec,
-		      char *why, size_t len)
+/* The spec of o, the workload's options applied; its size and the workload's own check come after. */
+static int build_spec(const struct run_opts *o, size_t page_size, struct cb_run_spec *spec, char *why, size_t len)
 {
 	const struct cb_workload *w = cb_workload_find(o->workload);
 	int err = refuse_unhonoured(o, w, why, len);
 
 	*spec = (struct cb_run_spec){
-		.size = size, .page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .brk = o->brk, .prefault = o->prefault,
+		.page_size = page_size, .writer = o->writer, .fork = !o->no_fork, .brk = o->brk, .prefault = o->prefault,
 		.thp = o->thp,
 		.cpu = (int)o->cpu, .seed = o->seed, .params = o->params, .probes = o->probes,
 	};
 	cb_run_spec_set_workload(spec, w);
 	for (int i = 0; !err && i < o->nwl; i++)
 		err = cb_run_spec_set_option(spec, o->wl[i].name, o->wl[i].value, why, len);
-	return err ? err : cb_run_spec_check(spec, why, len);
+	return err;
 }
 
 const struct run_opts cli_run_defaults = {
-	.workload = "seq", .size_text = "64M", .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
+	.workload = "seq", .size = 64ull << 20, .reps = 5, .warmup = 1, .cpu = CLI_PIN_AUTO,
 	.writer = CB_WRITER_CHILD, .seed = 1, .clock = CB_CLOCK_AUTO, .format = CLI_FORMAT_AUTO,
 	.precopy = -1, .precopy_depth = -1,
 };
 
 /*
- * Without --size: the size the workload's input needs (replay: the trace's
- * mappings), written into buf; else the workload's own default size
- * (snapshot: the seed's 1 GiB array) when it passes the workload's check
- * here (memory), else 64M. An input that cannot be read leaves 64M, and the
- * real check reports why.
+ * The size: --size when given; else the size the workload's input needs
+ * (replay: the trace's mappings, in whole KiB); else the workload's own
+ * default size (snapshot: the seed's 1 GiB array) when it passes the
+ * workload's check here (memory); else 64M. spec is o's, built (built:
+ * without error); an input that cannot be read leaves 64M, and the
+ * spec's check reports why.
  */
-static const char *default_size(const struct run_opts *o, size_t page_size, char *buf, size_t buflen)
+static void choose_size(const struct run_opts *o, struct cb_run_spec *spec, bool built, struct run_size *sz)
 {
-	const struct cb_workload *w = cb_workload_find(o->workload);
-	struct cb_run_spec trial;
+	const struct cb_workload *w = spec->workload;
 	uint64_t size;
 	char why[256];
 
-	if (o->size_text != cli_run_defaults.size_text)
-		return o->size_text;
-	if (w->input_size) {
-		int err = 0;
-
-		trial = (struct cb_run_spec){ .page_size = page_size, .writer = o->writer, .fork = !o->no_fork };
-		cb_run_spec_set_workload(&trial, w);
-		for (int i = 0; !err && i < o->nwl; i++)
-			err = cb_run_spec_set_option(&trial, o->wl[i].name, o->wl[i].value, why, sizeof(why));
-		if (!err && w->input_size(&trial, &size, why, sizeof(why)) == 0 && size) {
-			snprintf(buf, buflen, "%" PRIu64 "K", size >> 10);
-			return buf;
-		}
-		return o->size_text;
+	sz->bytes = o->size;
+	sz->text = o->size_text; /* as typed */
+	if (!o->size_given) {
+		cb_size_format(o->size, sz->buf, sizeof(sz->buf));
+		sz->text = sz->buf;
 	}
-	if (!w->default_size)
-		return o->size_text;
-	if (cb_size_parse(w->default_size, &size) < 0 ||
-	    build_spec(o, size, page_size, &trial, why, sizeof(why)) != -ENOMEM)
-		return w->default_size; /* fits, or fails for another reason the real check reports */
-	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, o->size_text, w->default_size, why);
-	return o->size_text;
+	if (o->size_given || !built)
+		return;
+	if (w->input_size) {
+		if (w->input_size(spec, &size, why, sizeof(why)) == 0 && size) {
+			snprintf(sz->buf, sizeof(sz->buf), "%" PRIu64 "K", size >> 10);
+			sz->bytes = size >> 10 << 10;
+			sz->text = sz->buf;
+		}
+		return;
+	}
+	if (!w->default_size || cb_size_parse(w->default_size, &size) < 0)
+		return;
+	spec->size = size;
+	if (cb_run_spec_check(spec, why, sizeof(why)) != -ENOMEM) {
+		sz->bytes = size; /* fits, or fails for another reason the real check reports */
+		sz->text = w->default_size;
+		return;
+	}
+	cli_note("%s: --size defaults to %s here, not %s (%s)", w->name, sz->text, w->default_size, why);
 }
 
 /*
@@ -582,14 +671,17 @@ int cli_run_make_spec(struct run_spec_ctx *ctx, const struct run_opts *o, struct
 {
 	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
 	struct cb_clock *clk = &ctx->clocks[o->clock];
-	struct run_opts sized = *o;
-	uint64_t size;
-	char why[256], input_size[32];
+	struct run_size sz;
+	char why[256];
+	int err = build_spec(o, page_size, spec, why, sizeof(why));
 
-	sized.size_text = default_size(o, page_size, input_size, sizeof(input_size));
-	if (resolve_size(ctx, &sized, page_size, &size) < 0)
+	/* Built once; what is wrong with the size is said before what is wrong with the rest. */
+	choose_size(o, spec, err == 0, &sz);
+	if (resolve_size(ctx, o, &sz, page_size, &spec->size) < 0)
 		return -1;
-	if (build_spec(o, size, page_size, spec, why, sizeof(why)) < 0) {
+	if (err == 0)
+		err = cb_run_spec_check(spec, why, sizeof(why));
+	if (err < 0) {
 		cli_error("%s", why);
 		return -1;
 	}

@@ -20,7 +20,9 @@
 
 struct run_opts {
 	const char *workload;
-	const char *size_text;
+	uint64_t size;               /* --size in bytes, parsed as it is read (page rounding: cli_run_make_spec) */
+	const char *size_text;       /* --size as typed (when given), only to quote it in messages */
+	bool size_given;             /* else: the workload's input or default size, or 64M */
 	long reps, warmup, cpu;
 	enum cb_writer writer;
 	enum cb_break brk;           /* --break: how COW breaks (fault or populate) */
@@ -42,8 +44,32 @@ struct run_opts {
 	bool explain;                /* --explain: a summary for people on stderr */
 	bool quiet;                  /* --quiet: no progress, no closing summary */
 	unsigned probes;             /* --probes (cowbench/evidence.h); 0: the default set */
-	struct cli_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
+	struct cb_reps_opts adaptive; /* --target-ci, --max-reps, --max-time */
+	const char *kernel;          /* run --kernel=K: in a QEMU guest of K (NULL: here); never a matrix cell's */
+	bool build;                  /* run --kernel --build: K (and QEMU) may be built and installed */
 };
+
+/*
+ * The options run was given, as NAME=VALUE pairs the way a matrix cell
+ * names them (fork=0 for --no-fork, 1 for a flag), the ones a cell cannot
+ * vary left out: the one cell run --kernel hands its guest.
+ */
+#define CLI_RUN_MAX_GIVEN 64
+struct run_given {
+	struct { const char *name, *value; } pair[CLI_RUN_MAX_GIVEN];
+	int n;
+};
+/*
+ * cli_parse_options over run's table and extra (entries of run's own, not
+ * axes), recording the axes given into *given. The index of the first
+ * operand, or -1 after printing why.
+ */
+int cli_run_parse(int argc, char **argv, const struct cli_option *extra, int nextra, struct run_opts *o,
+		  struct run_given *given, void (*usage)(void));
+/* --reps, --warmup, --max-reps (run's and matrix's alike): an integer from min to 1000000; false after saying why. */
+bool cli_run_parse_count(const char *name, const char *v, long min, long *out);
+/* Canonical axis order: kernel first, then run's option table ("fork" where "no-fork" is). */
+int cli_run_axis_rank(const char *name);
 
 /*
  * What making specs reads from the machine, read once per context and kept

@@ -15,26 +15,47 @@
  *               in order (wp_page_copy)
  *   cow-rand    the same in random order
  *   reuse       the parent writes each page after its child exited (the
- *               reuse path of do_wp_page)
+ *               reuse path of do_wp_page; vm.cow_reuse_around, where the
+ *               kernel has it, makes one fault cover several pages)
+ *   cow-populate a forked child breaks COW on every page it shares with its
+ *               parent with one MADV_POPULATE_WRITE over the range
  *   fork-vmas   fork() of a process with 5,000 VMAs (one touched page each)
  *
- *   cowcost [--pages N] [--reps N] [--vmas N]
+ *   cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,NAME...]
  *
- * Prints "cowcost op=NAME rep=R per_op=X" per repetition (X: ns per page,
- * or per fork, with 3 decimals) and "cowcost-median op=NAME per_op=X".
+ * Prints "cowcost op=NAME rep=R per_op=X traps=T" per repetition (X: ns per
+ * page, or per fork, with 3 decimals; T: the minor faults the writing process
+ * took for the whole range) and "cowcost-median op=NAME per_op=X".
  * Run as root in an otherwise idle guest; exits 1 on any failure.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "cowtest.h"
 
 #define PS 4096L
 
-enum { OP_ANON, OP_FILE, OP_COW_SEQ, OP_COW_RAND, OP_REUSE, OP_FORK_VMAS, NR_OPS };
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+enum { OP_ANON, OP_FILE, OP_COW_SEQ, OP_COW_RAND, OP_REUSE, OP_FORK_VMAS, OP_COW_POPULATE,
+       NR_OPS };
 static const char * const op_name[NR_OPS] = {
-	"anon-touch", "file-write", "cow-seq", "cow-rand", "reuse", "fork-vmas",
+	"anon-touch", "file-write", "cow-seq", "cow-rand", "reuse", "fork-vmas", "cow-populate",
 };
+
+/* Minor faults of the writing process in the last operation (child's, for COW ops). */
+static long last_traps;
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
 
 static long npages = 4096, nvmas = 5000;
 
@@ -53,18 +74,26 @@ static char *filled(long n)
 /* Write one byte to each page of @m in the order of @perm (or in order). */
 static uint64_t write_pages(char *m, long n, const long *perm)
 {
+	long f0 = minflt();
 	uint64_t t0 = now_ns();
 
-	for (long i = 0; i < n; i++)
-		((volatile char *)m)[(perm ? perm[i] : i) * PS] = 1;
-	return now_ns() - t0;
+	if (perm == (const long *)-1L) {	/* one MADV_POPULATE_WRITE */
+		if (madvise(m, n * PS, MADV_POPULATE_WRITE))
+			return 0;
+	} else {
+		for (long i = 0; i < n; i++)
+			((volatile char *)m)[(perm ? perm[i] : i) * PS] = 1;
+	}
+	t0 = now_ns() - t0;
+	last_traps = minflt() - f0;
+	return t0;
 }
 
-/* The child writes; its time comes back through a pipe. */
+/* The child writes; its time and faults come back through a pipe. */
 static double cow_writes(const long *perm)
 {
 	char *m = filled(npages);
-	uint64_t t = 0;
+	uint64_t t = 0, res[2];
 	int p[2], status;
 	pid_t pid;
 
@@ -72,11 +101,14 @@ static double cow_writes(const long *perm)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		t = write_pages(m, npages, perm);
-		_exit(write(p[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+		res[0] = write_pages(m, npages, perm);
+		res[1] = last_traps;
+		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
 	}
-	if (pid < 0 || read(p[0], &t, sizeof(t)) != sizeof(t))
-		t = 0;
+	if (pid < 0 || read(p[0], res, sizeof(res)) != sizeof(res))
+		res[0] = 0;
+	t = res[0];
+	last_traps = res[1];
 	waitpid(pid, &status, 0);
 	close(p[0]);
 	close(p[1]);
@@ -123,6 +155,8 @@ static double run_op(int op, const long *perm)
 		return cow_writes(NULL);
 	case OP_COW_RAND:
 		return cow_writes(perm);
+	case OP_COW_POPULATE:
+		return cow_writes((const long *)-1L);
 	case OP_REUSE: {
 		int status;
 		pid_t pid;
@@ -156,6 +190,7 @@ static double run_op(int op, const long *perm)
 			else
 				(void)*(volatile char *)v[i];
 		}
+		last_traps = 0;
 		t = now_ns();
 		pid = fork();
 		if (pid == 0)
@@ -180,9 +215,12 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int reps = 7, failed = 0;
+	int reps = 7, failed = 0, want[NR_OPS];
 	double *res[NR_OPS];
 	long *perm;
+
+	for (int op = 0; op < NR_OPS; op++)
+		want[op] = 1;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pages") && i + 1 < argc)
@@ -191,8 +229,24 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--vmas") && i + 1 < argc)
 			nvmas = atol(argv[++i]);
-		else {
-			fprintf(stderr, "usage: cowcost [--pages N] [--reps N] [--vmas N]\n");
+		else if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
+			char *list = argv[++i], *tok;
+
+			for (int op = 0; op < NR_OPS; op++)
+				want[op] = 0;
+			for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+				int op;
+
+				for (op = 0; op < NR_OPS && strcmp(tok, op_name[op]); op++)
+					;
+				if (op == NR_OPS) {
+					fprintf(stderr, "cowcost: unknown operation '%s'\n", tok);
+					return 2;
+				}
+				want[op] = 1;
+			}
+		} else {
+			fprintf(stderr, "usage: cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,...]\n");
 			return 2;
 		}
 	}
@@ -216,19 +270,25 @@ int main(int argc, char **argv)
 		res[op] = calloc(reps, sizeof(double));
 	/* One warm-up round, then the operations interleaved rep by rep. */
 	for (int op = 0; op < NR_OPS; op++)
-		run_op(op, perm);
+		if (want[op])
+			run_op(op, perm);
 	for (int r = 0; r < reps; r++) {
 		for (int op = 0; op < NR_OPS; op++) {
+			if (!want[op])
+				continue;
 			res[op][r] = run_op(op, perm);
 			if (res[op][r] < 0) {
 				printf("cowcost op=%s rep=%d FAILED\n", op_name[op], r);
 				failed = 1;
 				continue;
 			}
-			printf("cowcost op=%s rep=%d per_op=%.3f\n", op_name[op], r, res[op][r]);
+			printf("cowcost op=%s rep=%d per_op=%.3f traps=%ld\n", op_name[op], r,
+			       res[op][r], last_traps);
 		}
 	}
 	for (int op = 0; op < NR_OPS; op++) {
+		if (!want[op])
+			continue;
 		qsort(res[op], reps, sizeof(double), cmp_double);
 		printf("cowcost-median op=%s per_op=%.3f min=%.3f max=%.3f\n", op_name[op],
 		       reps & 1 ? res[op][reps / 2] : (res[op][reps / 2 - 1] + res[op][reps / 2]) / 2,

@@ -21,13 +21,19 @@
 #                memory.high just above usage (no speculative charge within a
 #                round and a charge batch of it); process_vm_writev() into a
 #                forked child (no pre-copy from a remote fault)
+#   reuse-around cow_reuse_around: vm.cow_reuse_around's range, exact trap
+#                and event counts (N pages after the child exited: N traps
+#                off, N / W with a window of W), no PTE made writable over a
+#                page a live child still shares (its data intact), none over
+#                a clean soft-dirty PTE
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
-#                with the same totals as on the stock kernel
+#                and with reuse fault-around (window 16) with the same totals
+#                as on the stock kernel
 #   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm
 #                and uffd-unit-tests: case by case the same results as on the
-#                stock kernel; stock and the adaptive mode (the default under
-#                study) by default, pre-copy 0, 1 and 2 with --sweep (and on the
-#                debug kernel with --sweep --debug)
+#                stock kernel; stock, fixed depth 15 and reuse fault-around
+#                (window 16) by default, pre-copy 0, 1 and 2 with --sweep (and
+#                on the debug kernel with --sweep --debug)
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
 #                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
@@ -240,6 +246,15 @@ edges() {
 edges edges-precopy2 "$PATCHED" 2 1
 edges edges-precopy1-depth16 "$PATCHED" 1 16
 
+# ---- reuse-side fault-around ----------------------------------------------------------------
+if want reuse-around; then
+	if vm reuse-around "$PATCHED" -- sh -c 'cow_reuse_around --pages 1024 && grep -E "^(cow_reuse_around|pgreuse)" /proc/vmstat'; then
+		pass reuse-around
+	else
+		fail reuse-around "see $LOGS/reuse-around.out"
+	fi
+fi
+
 # ---- kernel COW selftest ------------------------------------------------------------------
 totals() { grep -o '# Totals: .*' "$1" | tail -1; }
 
@@ -258,11 +273,13 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 		fi
 	fi
 	# selftest NAME KERNEL MODE [VM-OPTIONS]: cow.c under cow_precopy=MODE, same totals as stock.
+	# MODE r16: pre-copy off, vm.cow_reuse_around = 16.
 	selftest() {
-		local name=$1 kernel=$2 mode=$3 t rc
+		local name=$1 kernel=$2 mode=$3 reuse=0 t rc
 		shift 3
 		want "$name" || return 0
-		vm "$name" "$kernel" "${ADDST[@]}" "$@" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo 16 > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest"
+		[[ $mode == r* ]] && reuse=${mode#r} mode=0
+		vm "$name" "$kernel" "${ADDST[@]}" "$@" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo 16 > /proc/sys/vm/cow_precopy_depth; echo $reuse > /proc/sys/vm/cow_reuse_around || exit 3; echo $mode > /proc/sys/vm/cow_precopy && cow-selftest; grep -E '^(cow_reuse_around|pgreuse)' /proc/vmstat"
 		rc=$?
 		t=$(totals "$LOGS/$name.out")
 		echo "    $name: ${t:-no totals} (exit $rc)"
@@ -281,6 +298,7 @@ if [[ -n $SELFTEST ]] && { want selftest || want debug-selftest; }; then
 	for mode in 0 1 2; do
 		selftest selftest-precopy$mode "$PATCHED" $mode
 	done
+	selftest selftest-reuse16 "$PATCHED" r16
 	if [[ -n $DEBUGK ]]; then
 		# The debug config offers 1 GiB huge pages, which cow.c lists and the guest
 		# cannot allocate (17 more skips): its reference is pre-copy off on the same
@@ -353,12 +371,13 @@ if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 	# mmtest NAME KERNEL MODE REFERENCE: the selftests under cow_precopy=MODE (batch 16), case by case
 	# the reference's results, no splat.
 	mmtest() {
-		local name=$1 kernel=$2 mode=${3%%:*} depth=1 ref=$4
+		local name=$1 kernel=$2 mode=${3%%:*} depth=1 ref=$4 reuse=0
 		[[ $3 == *:* ]] && depth=${3#*:}
+		[[ $mode == r* ]] && reuse=${mode#r} mode=0	# r16: vm.cow_reuse_around = 16, pre-copy off
 		want "$name" || return 0
 		# Under KASAN and lockdep the five programs take over 25 minutes of TCG on a loaded host.
 		VM_TIMEOUT=$([[ $name == debug-* ]] && echo 5400 || echo 1500) \
-		vm "$name" "$kernel" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo $depth > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy || exit 3; $MMRUN grep -E '^precopy_(success|fault_pages_max):' /proc/cow_stats"
+		vm "$name" "$kernel" --mem 1G "${MMADD[@]}" -- sh -c "$SETUP; echo 16 > /proc/sys/vm/cow_precopy_batch; echo $depth > /proc/sys/vm/cow_precopy_depth; echo $mode > /proc/sys/vm/cow_precopy || exit 3; echo $reuse > /proc/sys/vm/cow_reuse_around || exit 3; $MMRUN grep -E '^precopy_(success|fault_pages_max):' /proc/cow_stats; grep -E '^cow_reuse_around' /proc/vmstat"
 		mm_results "$LOGS/$name.out" > "$LOGS/$name.results"
 		echo "    $name: $(grep -c ': pass: ' "$LOGS/$name.results") pass, $(grep -c ': skip: ' "$LOGS/$name.results") skip, $(grep -c ': fail: ' "$LOGS/$name.results") fail"
 		[[ -s $ref ]] || ref=""	# its reference boot did not run (--only) or gave nothing
@@ -378,11 +397,16 @@ if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 	# The adaptive mode opens no window on these programs' access patterns (precopy_success 0 in
 	# every boot), so the run ctest makes is fixed depth 15 (batch 16: the most one fault copies),
 	# which copies ahead on every COW fault they take; --sweep adds off, depth 1 and adaptive.
-	modes="1:15"
-	[[ $SWEEP -eq 1 ]] && modes="1:15 0 1 2"
+	# r16: reuse fault-around with a window of 16, pre-copy off.
+	modes="1:15 r16"
+	[[ $SWEEP -eq 1 ]] && modes="1:15 r16 0 1 2"
 	for m in $modes; do
 		n=${m/:/-depth}
-		mmtest mm-precopy$n "$PATCHED" "$m" "$mm_ref"
+		if [[ $m == r* ]]; then
+			mmtest mm-reuse${m#r} "$PATCHED" "$m" "$mm_ref"
+		else
+			mmtest mm-precopy$n "$PATCHED" "$m" "$mm_ref"
+		fi
 	done
 	if [[ -n $DEBUGK && $SWEEP -eq 1 ]]; then
 		# The debug kernel's reference is pre-copy off on the same kernel (as for cow.c above).

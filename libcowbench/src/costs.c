@@ -7,7 +7,7 @@
 void cb_costs_row_init(struct cb_row *row)
 {
 	row->copied_pages = row->precopy_wasted = row->anon_growth_kb = CB_NA;
-	row->lat_hist[0] = '\0';
+	row->lat_hist = NULL;
 }
 
 /*
@@ -41,15 +41,21 @@ void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row)
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n)
 {
 	struct cb_hist *h = malloc(sizeof(*h)); /* 35 KiB: not on the stack */
+	size_t room;
+	char *text = cb_row_room(row, &row->lat_hist, &room);
 	long len;
 
-	row->lat_hist[0] = '\0';
-	if (!h)
+	if (!h || !text) {
+		free(h);
+		row->lat_hist = NULL;
 		return -ENOMEM;
+	}
 	cb_hist_reset(h);
 	for (size_t i = 0; i < n; i++)
 		cb_hist_record(h, lat_ns[i]);
-	len = cb_hist_format(h, row->lat_hist, sizeof(row->lat_hist));
+	len = cb_hist_format(h, text, room);
 	free(h);
+	if (len <= 0)
+		row->lat_hist = NULL; /* empty, or it did not fit */
 	return len < 0 ? (int)len : 0;
 }

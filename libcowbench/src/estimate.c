@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,35 +49,50 @@ static double z_quantile(double p)
 }
 
 /*
- * cdf[j] = P(W+ <= j) for j in 0..max of the signed-rank statistic of n
- * values (max = n(n+1)/2): exact counts of the rank subsets up to
- * WSR_EXACT_MAX, the normal approximation with continuity correction beyond.
+ * A rank statistic's null distribution, cdf(j) = P(stat <= j) for j in
+ * 0..max: a table where it is exact, else the normal approximation with
+ * continuity correction, computed when asked (a table of n^2 / 2 values
+ * would be most of what a big sample costs in memory).
  */
-static double *wsr_cdf(size_t n, size_t *max)
+struct rank_dist {
+	double *cdf;      /* exact table, or NULL: normal */
+	double mean, sd;  /* the normal's */
+	size_t max;
+};
+
+static double dist_at(const struct rank_dist *d, size_t k)
+{
+	return d->cdf ? d->cdf[k] : phi(((double)k + 0.5 - d->mean) / d->sd);
+}
+
+/*
+ * The signed-rank statistic W+ of n values (max = n(n+1)/2): exact counts
+ * of the rank subsets up to WSR_EXACT_MAX, the normal approximation beyond.
+ */
+static int wsr_dist(size_t n, struct rank_dist *d)
 {
 	size_t len = n * (n + 1) / 2 + 1;
-	double *f = calloc(len, sizeof(*f)), run = 0, total = ldexp(1, (int)(n < 1000 ? n : 1000));
+	double *f, run = 0, total = ldexp(1, (int)(n < 1000 ? n : 1000));
 
-	*max = len - 1;
+	*d = (struct rank_dist){ .max = len - 1 };
+	if (n > WSR_EXACT_MAX) {
+		d->mean = (double)n * ((double)n + 1) / 4;
+		d->sd = sqrt(d->mean * (2 * (double)n + 1) / 6);
+		return 0;
+	}
+	f = calloc(len, sizeof(*f));
 	if (!f)
-		return NULL;
-	if (n <= WSR_EXACT_MAX) {
-		f[0] = 1;
-		for (size_t r = 1; r <= n; r++)
-			for (size_t k = len; k-- > r;)
-				f[k] += f[k - r];
-		for (size_t k = 0; k < len; k++) {
-			run += f[k];
-			f[k] = run / total;
-		}
-		return f;
-	}
+		return -ENOMEM;
+	f[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t k = len; k-- > r;)
+			f[k] += f[k - r];
 	for (size_t k = 0; k < len; k++) {
-		double mean = (double)n * ((double)n + 1) / 4, sd = sqrt(mean * (2 * (double)n + 1) / 6);
-
-		f[k] = phi(((double)k + 0.5 - mean) / sd);
+		run += f[k];
+		f[k] = run / total;
 	}
-	return f;
+	d->cdf = f;
+	return 0;
 }
 
 /* pmf counts of U for sizes m <= n without ties (f(m', n', k) = f(m'-1, n', k-n') + f(m', n'-1, k)), unnormalised. */
@@ -103,34 +119,29 @@ static double *mwu_counts(size_t m, size_t n)
 	return out;
 }
 
-/* cdf[j] = P(U <= j), j in 0..m*n: exact up to CB_MWU_EXACT_MAX, else normal with continuity correction. */
-static double *mwu_cdf(size_t m, size_t n, size_t *max)
+/* U for sizes m and n, j in 0..m*n: exact up to CB_MWU_EXACT_MAX, else normal with continuity correction. */
+static int mwu_dist(size_t m, size_t n, struct rank_dist *d)
 {
 	size_t len = m * n + 1;
 	double *f, total = 0, run = 0;
 
-	*max = len - 1;
-	if (m * n <= CB_MWU_EXACT_MAX) {
-		f = mwu_counts(m < n ? m : n, m < n ? n : m);
-		if (!f)
-			return NULL;
-		for (size_t k = 0; k < len; k++)
-			total += f[k];
-		for (size_t k = 0; k < len; k++) {
-			run += f[k];
-			f[k] = run / total;
-		}
-		return f;
+	*d = (struct rank_dist){ .max = len - 1 };
+	if (m * n > CB_MWU_EXACT_MAX) {
+		d->mean = (double)m * (double)n / 2;
+		d->sd = sqrt(d->mean * ((double)(m + n) + 1) / 6);
+		return 0;
 	}
-	f = malloc(len * sizeof(*f));
+	f = mwu_counts(m < n ? m : n, m < n ? n : m);
 	if (!f)
-		return NULL;
+		return -ENOMEM;
+	for (size_t k = 0; k < len; k++)
+		total += f[k];
 	for (size_t k = 0; k < len; k++) {
-		double mean = (double)m * (double)n / 2, sd = sqrt(mean * ((double)(m + n) + 1) / 6);
-
-		f[k] = phi(((double)k + 0.5 - mean) / sd);
+		run += f[k];
+		f[k] = run / total;
 	}
-	return f;
+	d->cdf = f;
+	return 0;
 }
 
 /*
@@ -138,13 +149,13 @@ static double *mwu_cdf(size_t m, size_t n, size_t *max)
  * coverage is 1 - 2 P(stat <= k-1): the largest k (the narrowest interval)
  * still at level >= conf, or k = 1 (the widest) when even that is below.
  */
-static size_t choose_k(const double *cdf, size_t max, double conf, double *level)
+static size_t choose_k(const struct rank_dist *d, double conf, double *level)
 {
 	size_t k = 1;
 
-	while (k + 1 <= (max + 1) / 2 && 1 - 2 * cdf[k] >= conf - 1e-12)
+	while (k + 1 <= (d->max + 1) / 2 && 1 - 2 * dist_at(d, k) >= conf - 1e-12)
 		k++;
-	*level = 1 - 2 * cdf[k - 1];
+	*level = 1 - 2 * dist_at(d, k - 1);
 	return k;
 }
 
@@ -156,11 +167,6 @@ static bool all_positive(const double *v, size_t n)
 		if (!(v[i] > 0))
 			return false;
 	return true;
-}
-
-static double median_sorted(const double *s, size_t n)
-{
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 /* v (logs when log_scale), sorted, thinned to at most cap evenly spaced order statistics; *m gets the count. */
@@ -194,12 +200,157 @@ static double sum_squares(const double *s, size_t n)
 	return ss;
 }
 
+/* ---- order statistics of pairwise values, never all in memory ---- */
+
+/*
+ * The Walsh averages (x[i] + x[j]) / 2, i <= j, of a sorted sample, or the
+ * differences y[c] - x[i] of two: rows r and columns c of a matrix whose
+ * values never decrease along a row or down a column (rounding is
+ * monotonic), so one pass counts the values below any v. Its order
+ * statistics are found by selection in O(rows) memory: 2000 values are
+ * 2 million Walsh averages, 16 MB that a table never needs.
+ */
+struct grid {
+	const double *x, *y; /* y NULL: Walsh averages of x */
+	size_t rows, cols;
+};
+
+static double grid_at(const struct grid *g, size_t r, size_t c)
+{
+	/* Rows run down x for the differences, so that values grow with r. */
+	return g->y ? g->y[c] - g->x[g->rows - 1 - r] : (g->x[r] + g->x[c]) / 2;
+}
+
+static size_t grid_count(const struct grid *g)
+{
+	return g->y ? g->rows * g->cols : g->rows * (g->rows + 1) / 2;
+}
+
+/*
+ * cut[r]: the first column of row r, within [lo[r], hi[r]], whose value is
+ * >= v (or > v with or_equal); returns how many values lie before the
+ * cuts. The cut never moves right from one row to the next.
+ */
+static size_t grid_cut(const struct grid *g, double v, bool or_equal, const size_t *lo, const size_t *hi,
+		       size_t *cut)
+{
+	size_t c = g->cols, n = 0;
+
+	for (size_t r = 0; r < g->rows; r++) {
+		while (c > 0 && (or_equal ? grid_at(g, r, c - 1) > v : grid_at(g, r, c - 1) >= v))
+			c--;
+		cut[r] = c < lo[r] ? lo[r] : c > hi[r] ? hi[r] : c;
+		n += cut[r] - lo[r];
+	}
+	return n;
+}
+
+enum { GRID_GATHER = 8192 }; /* candidates few enough to sort */
+
+/*
+ * The k-th smallest value (1-based) of the grid: a random candidate splits
+ * the candidates into below, equal and above it, and the side holding the
+ * k-th is kept, until few enough are left to sort. The value is one of the
+ * grid's own, computed as a table of them would hold it.
+ */
+static int grid_select(const struct grid *g, size_t k, double *out)
+{
+	size_t *lo = malloc(g->rows * sizeof(*lo)), *hi = malloc(g->rows * sizeof(*hi));
+	size_t *lt = malloc(g->rows * sizeof(*lt)), *le = malloc(g->rows * sizeof(*le));
+	uint64_t seed = 0x9e3779b97f4a7c15u; /* fixed: the same steps every run (the value does not depend on them) */
+	size_t below = 0;
+	double *buf = NULL;
+	int err = -ENOMEM;
+
+	if (!lo || !hi || !lt || !le)
+		goto out;
+	for (size_t r = 0; r < g->rows; r++) {
+		lo[r] = g->y ? 0 : r;
+		hi[r] = g->cols;
+	}
+	for (;;) {
+		size_t left = 0, pick, n_lt, n_le;
+		double pivot = 0;
+
+		for (size_t r = 0; r < g->rows; r++)
+			left += hi[r] - lo[r];
+		if (left <= GRID_GATHER) {
+			size_t n = 0;
+
+			buf = malloc((left ? left : 1) * sizeof(*buf));
+			if (!buf)
+				goto out;
+			for (size_t r = 0; r < g->rows; r++)
+				for (size_t c = lo[r]; c < hi[r]; c++)
+					buf[n++] = grid_at(g, r, c);
+			qsort(buf, n, sizeof(*buf), cb_cmp_double);
+			*out = buf[k - below - 1];
+			err = 0;
+			goto out;
+		}
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		pick = (size_t)(seed % left);
+		for (size_t r = 0; r < g->rows; r++) {
+			if (pick < hi[r] - lo[r]) {
+				pivot = grid_at(g, r, lo[r] + pick);
+				break;
+			}
+			pick -= hi[r] - lo[r];
+		}
+		n_lt = grid_cut(g, pivot, false, lo, hi, lt);
+		n_le = grid_cut(g, pivot, true, lo, hi, le);
+		if (k - below <= n_lt) {
+			memcpy(hi, lt, g->rows * sizeof(*hi));
+		} else if (k - below <= n_le) {
+			*out = pivot;
+			err = 0;
+			goto out;
+		} else {
+			below += n_le;
+			memcpy(lo, le, g->rows * sizeof(*lo));
+		}
+	}
+out:
+	free(lo);
+	free(hi);
+	free(lt);
+	free(le);
+	free(buf);
+	return err;
+}
+
+/*
+ * The grid's median (the middle value, or the mean of the middle two, of all
+ * its values in order) and, with k > 0, its k-th smallest and k-th largest.
+ */
+static int grid_stats(const struct grid *g, size_t k, double *median, double *lo, double *hi)
+{
+	size_t n = grid_count(g);
+	double a, b;
+	int err = grid_select(g, n / 2 + 1, &b);
+
+	if (!err && n % 2 == 0 && (err = grid_select(g, n / 2, &a)) == 0)
+		b = (a + b) / 2;
+	if (!err)
+		*median = b;
+	if (!err && k > 0)
+		err = grid_select(g, k, lo);
+	if (!err && k > 0)
+		err = grid_select(g, n + 1 - k, hi);
+	return err;
+}
+
 /* ---- one sample ---- */
 
 int cb_estimate(const double *v, size_t n, double conf, struct cb_estimate *out)
 {
-	size_t m, nw, max = 0, k;
-	double *s, *w, *cdf;
+	struct rank_dist dist = { 0 };
+	struct grid g;
+	size_t m, k = 0;
+	double *s;
+	int err = 0;
 
 	if (n == 0 || !(conf > 0 && conf < 1))
 		return -EINVAL;
@@ -210,35 +361,19 @@ int cb_estimate(const double *v, size_t n, double conf, struct cb_estimate *out)
 	s = prepared(v, n, out->log_scale, WALSH_MAX_N, &m);
 	if (!s)
 		return -ENOMEM;
-	nw = m * (m + 1) / 2;
-	w = malloc(nw * sizeof(*w));
-	cdf = m >= 2 ? wsr_cdf(m, &max) : NULL;
-	if (!w || (m >= 2 && !cdf)) {
-		free(s);
-		free(w);
-		free(cdf);
-		return -ENOMEM;
-	}
-	nw = 0;
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = i; j < m; j++)
-			w[nw++] = (s[i] + s[j]) / 2;
-	qsort(w, nw, sizeof(*w), cb_cmp_double);
-	out->centre = median_sorted(w, nw);
-	if (m >= 2) {
-		k = choose_k(cdf, max, conf, &out->level);
-		out->lo = w[k - 1];
-		out->hi = w[nw - k];
-	}
+	g = (struct grid){ .x = s, .rows = m, .cols = m };
+	if (m >= 2 && (err = wsr_dist(m, &dist)) == 0)
+		k = choose_k(&dist, conf, &out->level);
+	if (!err)
+		err = grid_stats(&g, k, &out->centre, &out->lo, &out->hi);
 	if (out->log_scale) {
 		out->centre = exp(out->centre);
 		out->lo = exp(out->lo);
 		out->hi = exp(out->hi);
 	}
 	free(s);
-	free(w);
-	free(cdf);
-	return 0;
+	free(dist.cdf);
+	return err;
 }
 
 /* ---- Mann-Whitney U ---- */
@@ -313,16 +448,16 @@ int cb_mann_whitney(const double *a, size_t na, const double *b, size_t nb, stru
 	out->u = ra - (double)na * ((double)na + 1) / 2;
 	out->exact = ties == 0 && mn <= CB_MWU_EXACT_MAX;
 	if (out->exact) {
-		size_t max;
-		double *cdf = mwu_cdf(na, nb, &max), lo, hi;
+		struct rank_dist d;
+		double lo, hi;
 
-		if (!cdf)
+		if (mwu_dist(na, nb, &d) < 0)
 			return -ENOMEM;
 		/* The distribution is symmetric: P(U >= u) = P(U <= max - u). */
-		lo = cdf[(size_t)(out->u + 0.5)];
-		hi = cdf[(size_t)((double)max - out->u + 0.5)];
+		lo = dist_at(&d, (size_t)(out->u + 0.5));
+		hi = dist_at(&d, (size_t)((double)d.max - out->u + 0.5));
 		out->p = fmin(1.0, 2 * fmin(lo, hi));
-		free(cdf);
+		free(d.cdf);
 		return 0;
 	}
 	var = mn / 12 * ((n + 1) - ties / (n * (n - 1)));
@@ -340,8 +475,9 @@ int cb_mann_whitney(const double *a, size_t na, const double *b, size_t nb, stru
 int cb_estimate_change(const double *old, size_t n_old, const double *new_, size_t n_new, double conf,
 		       struct cb_change *out)
 {
-	double *a, *b, *d, *cdf = NULL;
-	size_t ma, mb, nd = 0, max = 0;
+	struct rank_dist dist = { 0 };
+	double *a, *b;
+	size_t ma, mb, k = 0;
 	struct cb_mwu t;
 	int err;
 
@@ -359,24 +495,14 @@ int cb_estimate_change(const double *old, size_t n_old, const double *new_, size
 	out->exact = t.exact;
 	a = prepared(old, n_old, out->ratio, PAIRS_MAX_SIDE, &ma);
 	b = prepared(new_, n_new, out->ratio, PAIRS_MAX_SIDE, &mb);
-	d = a && b ? malloc(ma * mb * sizeof(*d)) : NULL;
-	if (d && ma + mb > 2)
-		cdf = mwu_cdf(ma, mb, &max);
-	if (!d || (ma + mb > 2 && !cdf)) {
-		err = -ENOMEM;
+	err = a && b ? 0 : -ENOMEM;
+	if (!err && ma + mb > 2 && (err = mwu_dist(ma, mb, &dist)) == 0)
+		k = choose_k(&dist, conf, &out->level);
+	if (!err) /* the differences new - old, every pair */
+		err = grid_stats(&(struct grid){ .x = a, .y = b, .rows = ma, .cols = mb }, k, &out->est, &out->lo,
+				 &out->hi);
+	if (err)
 		goto out;
-	}
-	for (size_t i = 0; i < ma; i++)
-		for (size_t j = 0; j < mb; j++)
-			d[nd++] = b[j] - a[i];
-	qsort(d, nd, sizeof(*d), cb_cmp_double);
-	out->est = median_sorted(d, nd);
-	if (cdf) {
-		size_t k = choose_k(cdf, max, conf, &out->level);
-
-		out->lo = d[k - 1];
-		out->hi = d[nd - k];
-	}
 	if (ma + mb > 2)
 		out->spread = sqrt((sum_squares(a, ma) + sum_squares(b, mb)) / (double)(ma + mb - 2));
 	if (out->ratio) {
@@ -387,8 +513,7 @@ int cb_estimate_change(const double *old, size_t n_old, const double *new_, size
 out:
 	free(a);
 	free(b);
-	free(d);
-	free(cdf);
+	free(dist.cdf);
 	return err;
 }
 

@@ -63,7 +63,8 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 {
 	pid_t parent = getpid(), pid;
 	int fds[2], err = 0, ws = 0;
-	struct { int err; struct cb_row row; } buf;
+	/* The row and the texts it refers to (the child's own buffers: copied over here). */
+	struct { int err; struct cb_row row; char refs[CB_ROW_REFS_MAX]; } buf;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return cb_run_rep(spec, rep, row); /* uncounted: the row's notes say so */
@@ -75,6 +76,8 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(128 + SIGKILL);
 		buf.err = cb_run_rep(spec, rep, &buf.row);
+		if (cb_row_pack_refs(&buf.row, buf.refs, sizeof(buf.refs)) < 0)
+			_exit(1); /* cannot be: CB_ROW_REFS_MAX holds every width */
 		fflush(NULL); /* what it wrote itself (per-write samples): the buffers were empty at the fork */
 		_exit(write(fds[1], &buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : 1);
 	}
@@ -90,6 +93,8 @@ static int run_in_fresh_child(const struct cb_run_spec *spec, int rep, struct cb
 		err = -ECHILD;
 	if (err == 0) {
 		*row = buf.row;
+		if (cb_row_unpack_refs(row, buf.refs, sizeof(buf.refs)) < 0)
+			cb_row_drop_refs(row); /* out of memory: the texts' cells empty, the rep kept */
 		return buf.err;
 	}
 	/* The child died before it could say anything: the rep is recorded as failed, never dropped. */

@@ -76,14 +76,14 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec)
 		&row->verified, &row->fork_ns, &row->child_start_ns, &row->child_exit_ns, &row->wait_ns,
 		&row->vm_pte_kb,
 	};
-	char nodes[32];
-	size_t used;
+	char nodes[32], *policy;
+	size_t used, len;
 
 	for (size_t i = 0; i < N(na); i++)
 		*na[i] = CB_NA;
 	row->slowdown = row->ms_per_gib = NAN;
-	row->method[0] = row->thp_advice[0] = row->numa_policy[0] = '\0';
-	row->pages_nodes[0] = row->copy_nodes[0] = '\0';
+	row->method[0] = row->thp_advice[0] = '\0';
+	row->numa_policy = row->pages_nodes = row->copy_nodes = NULL;
 	if (!spec->workload)
 		return;
 	snprintf(row->thp_advice, sizeof(row->thp_advice), "%s", cb_thp_advice_name(p->thp));
@@ -93,12 +93,12 @@ void cb_row_init_workload(struct cb_row *row, const struct cb_run_spec *spec)
 		{ "bind", p->membind }, { "interleave", p->interleave }, { "cpu", p->cpunodebind },
 		{ "child-bind", p->child_membind }, { "child-cpu", p->child_cpunodebind },
 	};
+	policy = cb_row_room(row, &row->numa_policy, &len); /* the rep's own buffer (CB_COL_REF) */
 	used = 0;
-	for (size_t i = 0; i < N(pol); i++) {
-		if (!pol[i].mask || used >= sizeof(row->numa_policy))
+	for (size_t i = 0; policy && i < N(pol); i++) {
+		if (!pol[i].mask || used >= len)
 			continue;
 		cb_nodes_format(pol[i].mask, nodes, sizeof(nodes));
-		used += (size_t)snprintf(row->numa_policy + used, sizeof(row->numa_policy) - used, "%s%s:%s",
-					 used ? " " : "", pol[i].name, nodes);
+		used += (size_t)snprintf(policy + used, len - used, "%s%s:%s", used ? " " : "", pol[i].name, nodes);
 	}
 }

@@ -59,12 +59,12 @@ static const struct cb_column columns[] = {
 	STR(clock, "time source: tsc or monotonic", .flags = ID),
 	STR(kernel, "kernel release (uname -r)", .flags = ID),
 	INT(precopy_depth, "value of /proc/sys/vm/cow_precopy_depth during the rep (patched kernel only)", .flags = ID),
-	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)"),
-	STR(host, "host name"),
+	STR(thp_mode, "system THP mode (/sys/kernel/mm/transparent_hugepage/enabled)", .flags = CB_COL_REF, .width = 12),
+	STR(host, "host name", .flags = CB_COL_REF, .width = 64),
 	STR(cpu_model, "CPU model name"),
 	STR(version, "cowbench version"),
-	STR(git_revision, "git revision cowbench was built from"),
-	STR(timestamp, "UTC time the rep finished (ISO 8601)"),
+	STR(git_revision, "git revision cowbench was built from", .flags = CB_COL_REF, .width = 24),
+	STR(timestamp, "UTC time the rep finished (ISO 8601)", .flags = CB_COL_REF, .width = 24),
 	STR(cell, "matrix cell: its axis settings as NAME=VALUE pairs separated by spaces (empty for cowbench run)", .view = VIEW(32, 0, TEXT, "cell")),
 	STR(method, "snapshot: fork, fork-wait, uffd-wp, memcpy or none; fork: fork, vfork, posix_spawn or clone-vm; multi: split or all", .flags = LEGACY_ID, .view = VIEW(5, 0, TEXT, "method")),
 	INT(threads, "snapshot: writer threads in the parent (--threads)", .flags = LEGACY_ID, .view = VIEW(6, 4, COUNT, "threads")),
@@ -77,7 +77,7 @@ static const struct cb_column columns[] = {
 	INT(dontfork_bytes, "fork: bytes of the region marked MADV_DONTFORK (--dontfork)", .flags = LEGACY_ID),
 	INT(wipeonfork_bytes, "fork: bytes of the region marked MADV_WIPEONFORK (--wipeonfork)", .flags = LEGACY_ID),
 	INT(numa_nodes, "NUMA nodes of the machine (1 node: placement options have nothing to choose)"),
-	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", .flags = ID),
+	STR(numa_policy, "placement asked for: bind:, interleave:, cpu:, child-bind:, child-cpu: NODES (empty: none)", .flags = ID | CB_COL_REF, .width = 48),
 	INT(writer_ns, "snapshot: wall time of the writer threads with the snapshot running (ns)", .flags = TIMED | LOWER, .view = VIEW(26, 2, TIME_NS, "writers")),
 	INT(baseline_ns, "snapshot: wall time of the same writers without a snapshot, same rep (ns)", .flags = TIMED, .view = VIEW(27, 3, TIME_NS, "baseline")),
 	FLT(slowdown, 3, "snapshot: writer_ns / baseline_ns", .flags = TIMED | LOWER, .view = VIEW(25, 1, RATIO, "slowdown")),
@@ -96,8 +96,8 @@ static const struct cb_column columns[] = {
 	INT(wait_ns, "fork: time the parent spent in waitpid (ns)", .flags = TIMED | LOWER),
 	FLT(ms_per_gib, 3, "fork: fork_ns in ms per GiB of populated memory", .flags = TIMED | LOWER, .view = VIEW(23, 4, NUMBER, "ms/GiB")),
 	INT(vm_pte_kb, "VmPTE of the parent with the region populated (KiB of page tables)", .flags = LOWER, .view = VIEW(24, 4, KIB, "page tables")),
-	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)"),
-	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes"),
+	STR(pages_nodes, "NUMA node:pages of the region before the fork (move_pages; - = not present)", .flags = CB_COL_REF, .width = 64),
+	STR(copy_nodes, "NUMA node:pages of the written (COW-copied) side after the writes", .flags = CB_COL_REF, .width = 64),
 	INT(cow_shared, "region pages still shared by writer and snapshot after the touch (pagemap, root)"),
 	INT(wpcopy_count, "writer's COW copies counted by the kernel (taskstats wpcopy_count delta, root)", .flags = LOWER),
 	INT(wpcopy_ns, "writer's time in the kernel COW copy path (taskstats wpcopy_delay_total delta, ns)", .flags = LOWER),
@@ -118,13 +118,13 @@ static const struct cb_column columns[] = {
 	STR(evidence_notes, "probes that could not measure and why, e.g. taskstats:needs-root"),
 	INT(precopy_attempts, "pages the kernel considered for pre-copy during the rep (/proc/cow_stats, patched kernel only)"),
 	INT(precopy_success, "pages the kernel copied ahead during the rep (/proc/cow_stats, patched kernel only)", .view = VIEW(19, 4, COUNT, "precopied")),
-	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", .flags = ID),
+	STR(options, "the workload's options as name=value pairs (cowbench run --workload=NAME --help)", .flags = ID | CB_COL_REF, .width = 160),
 	INT(cow_path_ns, "kernel time in the whole COW copy path, wp_page_copy(), during the rep (/proc/cow_stats path_ns_total, ns, patched kernel only)"),
 	INT(precopy_ns, "kernel time spent pre-copying during the rep (/proc/cow_stats precopy_ns_total, ns, patched kernel only)"),
 	INT(copied_pages, "region pages on a frame of the writer's own after the touch, written or not (pagemap, root): cow_copies + precopy_wasted"),
 	INT(precopy_wasted, "region pages the writer never wrote that were copied all the same: copied ahead for nothing (pagemap, root)"),
 	INT(anon_growth_kb, "growth of the writer's private memory over the touch (smaps_rollup Private_Clean + Private_Dirty + Private_Hugetlb, kB)", .flags = SIGNED),
-	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED),
+	STR(lat_hist, "every first write's latency as a log-linear histogram (cowbench/hist.h text: h1;MIN;MAX;GAP:COUNT...)", .flags = TIMED | CB_COL_REF, .width = CB_LAT_HIST_LEN),
 	STR(boot, "boot_id of the kernel that measured the row (guest rows: one id per QEMU boot)"),
 	STR(rep_kind, "timed (the system as it is) or evidence (a rep after them with the probes that add work inside the fault path; its times are left out of statistics)", .view = VIEW(10, 2, TEXT, "rep_kind")),
 	INT(nivcsw, "writer's involuntary context switches during the loop (getrusage; self-driven workloads: the whole process and its reaped children)"),
@@ -138,8 +138,8 @@ static const struct cb_column columns[] = {
 	INT(ref_ns, "machine-speed probe: wall time of a fixed reference workload (1024 copies of 4 KiB within a 4 MiB buffer) run by the process that runs the rep, mean of one run just before and one just after the rep, outside every timed window (ns; higher: the machine ran slower)"),
 	STR(break_mode, "page-order workloads: populate when COW broke by one MADV_POPULATE_WRITE over the region inside the timed loop before the writes (--break=populate); empty: by fault, each first write trapping", .flags = ID),
 	INT(break_ns, "--break=populate: the MADV_POPULATE_WRITE call alone (ns; it is inside elapsed_ns too)", .flags = TIMED),
-	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)"),
-	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)"),
+	STR(fault_pages_hist, "pages copied per COW fault, its own included, over the rep: N:COUNT for faults that copied N to 2N-1 pages (0: none), ';'-separated (/proc/cow_stats precopy_fault_pages_<N> growth; patched kernel with pre-copy on)", .flags = CB_COL_REF, .width = 256),
+	STR(fault_path_hist, "time of each COW fault's whole copy path over the rep: N:COUNT for faults that took N/2 to N ns (inf: longer), ';'-separated (/proc/cow_stats precopy_fault_hist_<N> growth; patched kernel with pre-copy on and timing)", .flags = CB_COL_REF, .width = 512),
 	INT(first_ns, "page-order workloads: from the start of the timed window to the end of its first write (ns; inside elapsed_ns): the run's fixed costs land here, the writer's first trap after the fork on cold caches and TLB and its first touch of the loop's code (with --break=populate the madvise too)", .flags = TIMED),
 	FLT(memcpy_cold_ns, 1, "median user-space memcpy of one page into a page the kernel has just populated (its first user write), same run (ns): far above memcpy_ns where the host backs guest memory lazily (cowbench info: first touch), a cost every COW copy's new page pays there", .flags = TIMED | LOWER),
 	INT(prefault, "1: the run wrote and freed twice the region's size of fresh memory before each rep (run --prefault), so the frames its pages and COW copies took were touched before (a lazily backed VM then gives the bare-metal shape); empty: not", .flags = ID),
@@ -175,6 +175,137 @@ const struct cb_column *cb_columns(size_t *count)
 	return columns;
 }
 
+const char *cb_row_text(const struct cb_row *row, const struct cb_column *c)
+{
+	const char *base = (const char *)row + c->offset, *ref;
+
+	if (c->type != CB_COL_STR)
+		return "";
+	if (!(c->flags & CB_COL_REF))
+		return base;
+	memcpy(&ref, base, sizeof(ref));
+	return ref ? ref : "";
+}
+
+/* ---- texts a row refers to (CB_COL_REF) ---- */
+
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+/*
+ * A measured row's referred-to texts: one buffer a column per thread,
+ * allocated on first use, so that threads that never fill a row (a
+ * workload's writers) carry nothing and a row needs no freeing.
+ */
+static _Thread_local char *rep_room[N_COLUMNS];
+
+static char *room_of(struct cb_row *row, const struct cb_column *c)
+{
+	size_t i = (size_t)(c - columns);
+	char *room = NULL;
+
+	if (i < N_COLUMNS && (c->flags & CB_COL_REF)) {
+		if (!rep_room[i])
+			rep_room[i] = calloc(1, c->width);
+		room = rep_room[i];
+		if (room)
+			room[0] = '\0';
+		memcpy((char *)row + c->offset, &room, sizeof(room));
+	}
+	return room;
+}
+
+/* The referred-to column whose pointer is *field. */
+static const struct cb_column *ref_column(const struct cb_row *row, const char *const *field)
+{
+	size_t off = (size_t)((const char *)field - (const char *)row);
+
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (columns[i].offset == off && (columns[i].flags & CB_COL_REF))
+			return &columns[i];
+	return NULL;
+}
+
+char *cb_row_room(struct cb_row *row, const char **field, size_t *len)
+{
+	const struct cb_column *c = ref_column(row, field);
+	char *room = c ? room_of(row, c) : NULL;
+
+	*len = room ? c->width : 0;
+	return room;
+}
+
+void cb_row_put(struct cb_row *row, const char **field, const char *text)
+{
+	size_t len;
+	char *room;
+
+	if (!text || !*text) {
+		*field = NULL;
+		return;
+	}
+	room = cb_row_room(row, field, &len);
+	if (room)
+		snprintf(room, len, "%s", text); /* cut to the column's width, as the row's own array was */
+}
+
+static void set_ref(struct cb_row *row, const struct cb_column *c, const char *text)
+{
+	memcpy((char *)row + c->offset, &text, sizeof(text));
+}
+
+void cb_row_drop_refs(struct cb_row *row)
+{
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (columns[i].flags & CB_COL_REF)
+			set_ref(row, &columns[i], NULL);
+}
+
+int cb_row_pack_refs(const struct cb_row *row, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < N_COLUMNS; i++) {
+		const char *text = cb_row_text(row, &columns[i]);
+		size_t n = strlen(text) + 1;
+
+		if (!(columns[i].flags & CB_COL_REF))
+			continue;
+		if (n > len - at)
+			return -ENOSPC;
+		memcpy(buf + at, text, n);
+		at += n;
+	}
+	return 0;
+}
+
+int cb_row_unpack_refs(struct cb_row *row, const char *buf, size_t len)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < N_COLUMNS; i++) {
+		const struct cb_column *c = &columns[i];
+		size_t n;
+		char *room;
+
+		if (!(c->flags & CB_COL_REF))
+			continue;
+		n = at < len ? strnlen(buf + at, len - at) : 0;
+		if (at >= len || n == len - at || n >= c->width) {
+			cb_row_drop_refs(row);
+			return -ENOSPC;
+		}
+		set_ref(row, c, NULL);
+		if (n) {
+			room = room_of(row, c);
+			if (!room)
+				return -ENOMEM;
+			memcpy(room, buf + at, n + 1);
+		}
+		at += n + 1;
+	}
+	return 0;
+}
+
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len)
 {
 	const char *base = (const char *)row + c->offset;
@@ -198,14 +329,12 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 		break;
 	}
 	case CB_COL_STR:
-		snprintf(buf, len, "%s", base);
+		snprintf(buf, len, "%s", cb_row_text(row, c));
 		break;
 	}
 }
 
 /* ---- the row's field table: the column table, seen by the output layer (cowbench/output.h) ---- */
-
-#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 static struct cb_field row_fields[N_COLUMNS];
 static pthread_once_t row_fields_once = PTHREAD_ONCE_INIT;
@@ -250,7 +379,7 @@ static void row_values(struct cb_report *r, const struct cb_row *row, struct cb_
 		const struct cb_column *c = &columns[i];
 
 		if (c->type == CB_COL_STR) {
-			const char *s = (const char *)row + c->offset;
+			const char *s = cb_row_text(row, c);
 
 			v[i] = s[0] ? cb_text(s) : cb_none();
 			continue;

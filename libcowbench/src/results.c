@@ -58,11 +58,15 @@ int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text)
 		return 0;
 	}
 	case CB_COL_STR: {
-		size_t cap = str_capacity(c);
+		size_t cap = c->flags & CB_COL_REF ? c->width : str_capacity(c);
+		const char *ref = *text ? text : NULL;
 
 		if (strlen(text) >= cap)
 			return CB_EFORMAT;
-		memcpy(base, text, strlen(text) + 1);
+		if (c->flags & CB_COL_REF)
+			memcpy(base, &ref, sizeof(ref)); /* the caller's text: it keeps it (read_row: the file's pool) */
+		else
+			memcpy(base, text, strlen(text) + 1);
 		return 0;
 	}
 	}
@@ -127,7 +131,7 @@ static void append(char *buf, size_t len, size_t *used, const char *pair, size_t
 /* The options column's own pairs, less those the cell names. */
 static void append_options(const struct cb_row *row, char *buf, size_t len, size_t *used)
 {
-	for (const char *p = row->options; *p;) {
+	for (const char *p = row->options ? row->options : ""; *p;) {
 		size_t n = strcspn(p, " "), name_len = strcspn(p, "=");
 
 		if (name_len < n && !cell_names(row->cell, p, name_len))
@@ -139,7 +143,7 @@ static void append_options(const struct cb_row *row, char *buf, size_t len, size
 
 void cb_row_key(const struct cb_row *row, char *buf, size_t len)
 {
-	unsigned want = CB_COL_IDENTITY | (row->options[0] ? 0 : CB_COL_IDENTITY_LEGACY);
+	unsigned want = CB_COL_IDENTITY | (row->options && row->options[0] ? 0 : CB_COL_IDENTITY_LEGACY);
 	const struct cb_column *cols;
 	size_t n, used = 0;
 
@@ -227,6 +231,64 @@ static int read_header(struct reader *r, const struct cb_csv_record *h, struct c
 	return err;
 }
 
+/*
+ * The rows' out-of-line texts (CB_COL_REF cells: a latency histogram of
+ * up to 24 KiB), each kept once in blocks freed with the row set: a row
+ * without one costs nothing for it.
+ */
+struct cb_text_pool {
+	struct cb_text_pool *next;
+	size_t used, cap;
+	char data[];
+};
+
+enum { POOL_BLOCK = 64 * 1024 };
+
+static const char *pool_keep(struct cb_text_pool **pool, const char *text)
+{
+	size_t len = strlen(text) + 1;
+	struct cb_text_pool *b = *pool;
+	char *p;
+
+	if (!b || b->cap - b->used < len) {
+		size_t cap = len > POOL_BLOCK ? len : POOL_BLOCK;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		*b = (struct cb_text_pool){ .next = *pool, .cap = cap };
+		*pool = b;
+	}
+	p = b->data + b->used;
+	memcpy(p, text, len);
+	b->used += len;
+	return p;
+}
+
+static void pool_free(struct cb_text_pool *pool)
+{
+	while (pool) {
+		struct cb_text_pool *next = pool->next;
+
+		free(pool);
+		pool = next;
+	}
+}
+
+/* A referred-to cell's text, now in the file's pool rather than the record that is read over next. */
+static int keep_ref(struct cb_results *res, struct cb_row *row, const struct cb_column *c)
+{
+	const char *text = cb_row_text(row, c);
+
+	if (!(c->flags & CB_COL_REF) || !*text)
+		return 0;
+	text = pool_keep(&res->texts, text);
+	if (!text)
+		return -ENOMEM;
+	memcpy((char *)row + c->offset, &text, sizeof(text));
+	return 0;
+}
+
 static void row_clear(struct cb_row *row)
 {
 	size_t n;
@@ -237,7 +299,8 @@ static void row_clear(struct cb_row *row)
 		cb_row_set(row, &cols[i], "");
 }
 
-static int read_row(struct reader *r, const struct cb_csv_record *rec, long recno, struct cb_row *row)
+static int read_row(struct reader *r, const struct cb_csv_record *rec, long recno, struct cb_row *row,
+		    struct cb_results *res)
 {
 	row_clear(row);
 	if (rec->nfields != r->ncols) {
@@ -257,6 +320,8 @@ static int read_row(struct reader *r, const struct cb_csv_record *rec, long recn
 		if (cb_row_set(row, r->map[i], rec->field[i]) < 0)
 			return fail(r, "record %ld: bad value '%.40s' in column '%s'", recno, rec->field[i],
 				    r->map[i]->name);
+		if (keep_ref(res, row, r->map[i]) < 0)
+			return -ENOMEM;
 	}
 	if (row->size_bytes != CB_NA && row->size_bytes < 0)
 		return fail(r, "record %ld: negative size_bytes %" PRId64, recno, row->size_bytes);
@@ -318,7 +383,7 @@ static int read_all(struct reader *r, FILE *fp, struct cb_results *res)
 		if (recno == 1) {
 			err = read_header(r, &rec, res);
 		} else {
-			err = read_row(r, &rec, recno, &row);
+			err = read_row(r, &rec, recno, &row, res);
 			if (!err)
 				err = push_row(res, &row, &cap);
 		}
@@ -381,5 +446,6 @@ int cb_results_read(const char *path, struct cb_results *res, char *why, size_t 
 void cb_results_free(struct cb_results *res)
 {
 	free(res->rows);
+	pool_free(res->texts);
 	memset(res, 0, sizeof(*res));
 }

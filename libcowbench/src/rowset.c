@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include <cowbench/results.h>
+#include <cowbench/strmap.h>
 #include <cowbench/repstats.h>
 
 bool cb_row_guest_failed(const struct cb_row *row)
@@ -19,7 +20,7 @@ bool cb_row_guest_failed(const struct cb_row *row)
 }
 
 struct keyed {
-	char key[CB_ROW_KEY_LEN];
+	const char *key; /* one copy a configuration (keys): a big file's rows share a few */
 	int64_t rep;
 	bool evidence;
 	size_t index;
@@ -75,29 +76,70 @@ static bool find_in_run(const struct cb_row *rows, const struct keyed *k, size_t
 	return false;
 }
 
+/* The configurations' keys, each kept once: a file of 10,000 rows of two cells holds two. */
+struct keys {
+	struct cb_strmap index; /* key -> its place in text[] */
+	char **text;
+	size_t n;
+};
+
+static const char *key_of(struct keys *k, const char *key)
+{
+	size_t at;
+	int put = cb_strmap_put(&k->index, key, k->n, &at);
+	char **nt;
+
+	if (put < 0)
+		return NULL;
+	if (put == 0)
+		return k->text[at];
+	nt = realloc(k->text, (k->n + 1) * sizeof(*nt));
+	if (!nt)
+		return NULL;
+	k->text = nt;
+	k->text[k->n] = strdup(key);
+	return k->text[k->n++];
+}
+
+static void keys_free(struct keys *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->text[i]);
+	free(k->text);
+	cb_strmap_free(&k->index);
+}
+
 int cb_rows_find_duplicate(const struct cb_row *rows, size_t n, enum cb_dup_rule rule, size_t *first,
 			   size_t *second)
 {
 	struct keyed *k = calloc(n ? n : 1, sizeof(*k));
+	struct keys keys = { 0 };
 	size_t m = 0;
 	int found = 0;
 
 	if (!k)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && found == 0; i++) {
+		char key[CB_ROW_KEY_LEN];
+
 		if (cb_row_guest_failed(&rows[i]))
 			continue;
-		cb_row_key(&rows[i], k[m].key, sizeof(k[m].key));
+		cb_row_key(&rows[i], key, sizeof(key));
+		k[m].key = key_of(&keys, key);
+		if (!k[m].key)
+			found = -ENOMEM;
 		k[m].rep = rows[i].rep;
 		k[m].evidence = cb_row_is_evidence(&rows[i]);
 		k[m++].index = i;
 	}
-	qsort(k, m, sizeof(*k), cmp_keyed);
+	if (found == 0)
+		qsort(k, m, sizeof(*k), cmp_keyed);
 	for (size_t from = 0, to; from < m && !found; from = to) {
 		for (to = from + 1; to < m && same_rep(&k[from], &k[to]); to++)
 			;
 		found = find_in_run(rows, k, from, to, rule, first, second);
 	}
+	keys_free(&keys);
 	free(k);
 	return found;
 }

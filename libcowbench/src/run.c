@@ -70,12 +70,16 @@ static void stamp_row(struct cb_row *row)
 {
 	time_t now = time(NULL);
 	struct tm tm;
+	char text[32], *mode;
+	size_t len;
 	long v;
 
 	gmtime_r(&now, &tm);
-	strftime(row->timestamp, sizeof(row->timestamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (cb_thp_mode(row->thp_mode, sizeof(row->thp_mode)) < 0)
-		row->thp_mode[0] = '\0';
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cb_row_put(row, &row->timestamp, text);
+	mode = cb_row_room(row, &row->thp_mode, &len);
+	if (!mode || cb_thp_mode(mode, len) < 0)
+		row->thp_mode = NULL;
 	row->precopy = cb_sysctl_read_long(CB_PRECOPY_SYSCTL, &v) == 0 ? v : CB_NA;
 	row->precopy_depth = cb_sysctl_read_long(CB_PRECOPY_DEPTH_SYSCTL, &v) == 0 ? v : CB_NA;
 }
@@ -125,16 +129,22 @@ void cb_row_init(struct cb_row *row, const struct cb_run_spec *spec, int rep)
 	set_str(row->clock, sizeof(row->clock), cb_clock_name(spec->clock->kind));
 	load_machine();
 	set_str(row->kernel, sizeof(row->kernel), machine.kernel);
-	set_str(row->host, sizeof(row->host), machine.host);
+	cb_row_put(row, &row->host, machine.host);
 	set_str(row->cpu_model, sizeof(row->cpu_model), machine.cpu_model);
 	set_str(row->boot, sizeof(row->boot), machine.boot);
 	set_str(row->version, sizeof(row->version), cb_version());
-	set_str(row->git_revision, sizeof(row->git_revision), cb_git_revision());
+	cb_row_put(row, &row->git_revision, cb_git_revision());
 	row->precopy_depth = CB_NA;
 	row->nivcsw = row->steal_ns = row->runq = row->migrations = row->writer_cpu = row->run_delay_ns = CB_NA;
 	row->round = CB_NA; /* set by an interleaved matrix (cowbench/order.h) */
 	row->ref_ns = CB_NA;
-	cb_options_format(spec->workload, &spec->opts, row->options, sizeof(row->options));
+	{
+		size_t len;
+		char *room = cb_row_room(row, &row->options, &len);
+
+		if (room)
+			cb_options_format(spec->workload, &spec->opts, room, len);
+	}
 	set_str(row->rep_kind, sizeof(row->rep_kind), cb_rep_kind_name(spec->rep_kind));
 	cb_row_init_workload(row, spec);
 	cb_evidence_row_init(row);
@@ -170,6 +180,17 @@ static void fill_latency(struct cb_row *row, const struct cb_touch_result *res)
 		cb_row_set_latency(row, &st);
 }
 
+/* One /proc/cow_stats histogram's growth into its cell (CB_COL_REF: the rep's own buffer); empty where none. */
+static void hist_delta(struct cb_row *row, const struct cb_cowstats *before, const struct cb_cowstats *after,
+		       const char *prefix, const char **field)
+{
+	size_t len;
+	char *room = cb_row_room(row, field, &len);
+
+	if (!room || cb_cowstats_hist_delta(before, after, prefix, room, len) < 0 || !room[0])
+		*field = NULL;
+}
+
 /* Kernel-side counters of cowbench's patch: deltas only where the file exists before and after. */
 static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, const struct cb_cowstats *after)
 {
@@ -188,12 +209,8 @@ static void fill_cowstats(struct cb_row *row, const struct cb_cowstats *before, 
 	if (cb_cowstats_delta(before, after, "precopy_ns_total", &d))
 		row->precopy_ns = (int64_t)d;
 	/* Per-fault stalls: histograms grow, so their growth is this rep's (older kernels print none). */
-	if (cb_cowstats_hist_delta(before, after, "precopy_fault_pages_", row->fault_pages_hist,
-				   sizeof(row->fault_pages_hist)) < 0)
-		row->fault_pages_hist[0] = '\0';
-	if (cb_cowstats_hist_delta(before, after, "precopy_fault_hist_", row->fault_path_hist,
-				   sizeof(row->fault_path_hist)) < 0)
-		row->fault_path_hist[0] = '\0';
+	hist_delta(row, before, after, "precopy_fault_pages_", &row->fault_pages_hist);
+	hist_delta(row, before, after, "precopy_fault_hist_", &row->fault_path_hist);
 }
 
 static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)

@@ -1,5 +1,5 @@
 /*
- * The guest's row stream (cli/matrix/guest_rows.c): arbitrary bytes interleaved with
+ * The guest's row stream (cli/guest/guest_rows.c): arbitrary bytes interleaved with
  * valid rows, fed in chunks of any size, as a serial port delivers them.
  * Whatever the bytes between them, every valid row must be taken once.
  */

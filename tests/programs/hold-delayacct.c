@@ -1,14 +1,17 @@
 /*
- * hold-delayacct SECONDS: behave as a cowbench run between its evidence reps
- * (root): switch kernel.task_delayacct on and back off through the settings
- * journal, so the journal names this process as the holder, then sleep. Any
- * other cowbench meanwhile cannot switch delay accounting on (-EBUSY).
+ * hold-delayacct SECONDS [on]: behave as a cowbench run between its evidence
+ * reps (root): switch kernel.task_delayacct on and back off through the
+ * settings journal, so the journal names this process as the holder, then
+ * sleep. Any other cowbench meanwhile cannot switch delay accounting on
+ * (-EBUSY). With "on": as a run inside its evidence reps, holding it on.
  * Prints "held" once holding; exits 77 when it cannot hold (not root, or
  * another run holds it already).
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cowbench/sysctl.h>
@@ -30,11 +33,12 @@ static void on_term(int sig)
 int main(int argc, char **argv)
 {
 	int secs = argc > 1 ? atoi(argv[1]) : 30;
+	bool on = argc > 2 && strcmp(argv[2], "on") == 0;
 
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 
-	if (cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1) < 0 || cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0) < 0) {
+	if (cb_sysctl_override(CB_DELAYACCT_SYSCTL, 1) < 0 || (!on && cb_sysctl_override(CB_DELAYACCT_SYSCTL, 0) < 0)) {
 		fprintf(stderr, "hold-delayacct: cannot hold kernel.task_delayacct\n");
 		return 77;
 	}

@@ -23,9 +23,10 @@ void cb_costs_row_init(struct cb_row *row);
  */
 void cb_costs_fill_row(const struct cb_evidence *ev, struct cb_row *row);
 /**
- * Record lat_ns[0..n) into a histogram (cowbench/hist.h) and store its text
- * in row->lat_hist. 0, -ENOMEM, or -ENOSPC when the text does not fit (the
- * cell stays empty).
+ * Record lat_ns[0..n) into a histogram (cowbench/hist.h) and point
+ * row->lat_hist at its text, held by this thread until it measures its next
+ * rep (cb_row_room): report the row before that. 0, -ENOMEM, or -ENOSPC
+ * when the text does not fit (the cell stays empty).
  */
 int cb_costs_fill_hist(struct cb_row *row, const double *lat_ns, size_t n);
 

@@ -28,5 +28,6 @@
 #include <cowbench/wpfault.h>
 #include <cowbench/noise.h>
 #include <cowbench/adaptive.h>
+#include <cowbench/reploop.h> /* the repetition loop of run and matrix */
 
 #endif

@@ -19,6 +19,7 @@
  * Room for the lat_hist cell: a histogram of 16384 writes spread over 2 us to
  * 20 ms takes about 3 KiB of text; the widest one possible (every bucket
  * in use) about 22 KiB. A text that does not fit leaves the cell empty.
+ * The row holds only a pointer to it (CB_COL_REF).
  */
 #define CB_LAT_HIST_LEN 24576
 /** Room for any one cell's text (the widest column is lat_hist). */
@@ -54,12 +55,12 @@ struct cb_row {
 	char kernel[65];
 	/* Provenance: where and when the row was measured. */
 	int64_t precopy_depth;
-	char thp_mode[12];
-	char host[64];
+	const char *thp_mode; /* CB_COL_REF, as are host, git_revision, timestamp, numa_policy, pages_nodes, copy_nodes, options */
+	const char *host;
 	char cpu_model[64];
 	char version[16];
-	char git_revision[24];
-	char timestamp[24];
+	const char *git_revision;
+	const char *timestamp;
 	char cell[192]; /* matrix cell key (matrix.h); empty for cowbench run */
 	/* Self-driven workloads (snapshot, fork, multi): parameters, then measurements. */
 	char method[16];
@@ -73,7 +74,7 @@ struct cb_row {
 	int64_t dontfork_bytes;
 	int64_t wipeonfork_bytes;
 	int64_t numa_nodes;
-	char numa_policy[48];
+	const char *numa_policy;
 	int64_t writer_ns;
 	int64_t baseline_ns;
 	double slowdown;
@@ -92,8 +93,8 @@ struct cb_row {
 	int64_t wait_ns;
 	double ms_per_gib;
 	int64_t vm_pte_kb;
-	char pages_nodes[64];
-	char copy_nodes[64];
+	const char *pages_nodes;
+	const char *copy_nodes;
 	/* Stock-kernel evidence (cowbench/evidence.h); empty where a probe could not run. */
 	int64_t cow_shared; /* with cow_copies/cow_reuses above, which cowbench run fills from pagemap */
 	int64_t wpcopy_count, wpcopy_ns;
@@ -105,11 +106,17 @@ struct cb_row {
 	int64_t perf_minflt, perf_majflt, perf_cs, perf_migrations;
 	char evidence_notes[96];
 	int64_t precopy_attempts, precopy_success; /* /proc/cow_stats deltas */
-	char options[160]; /* the workload's options, "name=value ..." (cowbench/option.h) */
+	const char *options; /* the workload's options, "name=value ..." (cowbench/option.h) */
 	int64_t cow_path_ns, precopy_ns;            /* /proc/cow_stats: wp_page_copy() time, pre-copy time */
 	/* What a touch cost besides time (cowbench/costs.h): copies, copies for nothing, memory. */
 	int64_t copied_pages, precopy_wasted, anon_growth_kb;
-	char lat_hist[CB_LAT_HIST_LEN]; /* every first write's latency, cb_hist_format's text */
+	/*
+	 * Every first write's latency, cb_hist_format's text, or NULL: held apart
+	 * (CB_COL_REF), by a read file's row set until cb_results_free, or for a
+	 * measured row by the thread that measured it until its next rep
+	 * (cb_row_room). Reach it through cb_row_text.
+	 */
+	const char *lat_hist;
 	char boot[40]; /* the measuring kernel's boot_id: ratios are compared inside one boot */
 	char rep_kind[12]; /* "timed" or "evidence" (enum cb_rep_kind); empty in older files: timed */
 	/* Noise around the rep (cowbench/noise.h), then why an adaptive cell stopped. */
@@ -120,8 +127,8 @@ struct cb_row {
 	int64_t ref_ns; /* the machine-speed probe around the rep (cowbench/noise.h) */
 	char break_mode[12]; /* fault or populate (page-order workloads; cowbench/touch.h) */
 	int64_t break_ns;    /* --break=populate: the madvise alone */
-	char fault_pages_hist[256]; /* /proc/cow_stats precopy_fault_pages_<N> growth over the rep */
-	char fault_path_hist[512];  /* /proc/cow_stats precopy_fault_hist_<N> growth over the rep */
+	/* /proc/cow_stats precopy_fault_pages_<N> and precopy_fault_hist_<N> growth over the rep (CB_COL_REF, as lat_hist) */
+	const char *fault_pages_hist, *fault_path_hist;
 	int64_t first_ns;           /* page-order workloads: the timed window's start to the end of its first write */
 	/* New columns go above this line, in the column table's order. */
 };
@@ -157,6 +164,7 @@ struct cb_column {
 	const char *help;
 	unsigned flags;  /* CB_COL_* */
 	struct cb_column_view view;
+	size_t width;    /* CB_COL_REF: room for its text, the NUL included (a longer one is refused) */
 };
 
 /* The column says which configuration a row measured: rows of one cell agree on every one. */
@@ -174,6 +182,12 @@ struct cb_column {
 #define CB_COL_SHOWN 0x10u
 /* A number that may be below 0 (a growth that can shrink); every other count, time and size cannot. */
 #define CB_COL_SIGNED 0x20u
+/*
+ * A text column the row refers to instead of holding (a const char *, NULL
+ * when empty): a long, mostly empty cell such as a whole distribution, so
+ * that a row set of thousands of rows is not thousands of its widest text.
+ */
+#define CB_COL_REF 0x40u
 
 /** The row is an evidence rep (rep_kind "evidence"); rows without rep_kind are timed. */
 bool cb_row_is_evidence(const struct cb_row *row);
@@ -188,6 +202,30 @@ bool cb_row_counts(const struct cb_row *row, const struct cb_column *c);
 const struct cb_column *cb_columns(size_t *count);
 /** The column named NAME in this build's table, or NULL. */
 const struct cb_column *cb_column_find(const char *name);
+/** A text column's cell (CB_COL_STR, held or referred to, CB_COL_REF); "" when empty. */
+const char *cb_row_text(const struct cb_row *row, const struct cb_column *c);
+/**
+ * Room to write a CB_COL_REF cell of a row being measured (field: its
+ * pointer in row), *len bytes, the column's width: this thread's buffer
+ * for the column, which the row now refers to. It holds the text until the
+ * thread asks for the column's room again (its next rep): report the row
+ * before, or keep a copy with cb_row_drop_refs. NULL (*len 0) when out of
+ * memory or not such a column.
+ */
+char *cb_row_room(struct cb_row *row, const char **field, size_t *len);
+/** Set a CB_COL_REF cell to a copy of text in its room, cut to the width; NULL or "" empties it. */
+void cb_row_put(struct cb_row *row, const char **field, const char *text);
+/** Empty the row's CB_COL_REF cells: a copy kept past the texts' life. */
+void cb_row_drop_refs(struct cb_row *row);
+/** Room for every CB_COL_REF text of a row, packed (cb_row_pack_refs). */
+#define CB_ROW_REFS_MAX (CB_LAT_HIST_LEN + 2048)
+/**
+ * The row's CB_COL_REF texts one after another into buf (a row that
+ * crosses a pipe); cb_row_unpack_refs copies them into this thread's room
+ * (cb_row_room) and points the row at them. -ENOSPC, -ENOMEM.
+ */
+int cb_row_pack_refs(const struct cb_row *row, char *buf, size_t len);
+int cb_row_unpack_refs(struct cb_row *row, const char *buf, size_t len);
 /** One cell as text; "" means not measured (or not applicable) here. */
 void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *buf, size_t len);
 /**

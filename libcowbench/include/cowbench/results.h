@@ -14,9 +14,12 @@
 /** Columns every results file must have. */
 #define CB_RESULTS_REQUIRED "schema", "workload", "size_bytes", "fork", "rep", "status"
 
+struct cb_text_pool;
+
 struct cb_results {
 	struct cb_row *rows;
 	size_t n;
+	struct cb_text_pool *texts; /* what the rows' CB_COL_REF cells refer to: freed with them */
 	bool torn;           /* the last record had no line end (a write cut short) and was dropped */
 	long torn_offset;    /* file offset where that record starts: truncate here to repair */
 	bool same_columns;   /* the header is exactly this build's column table */
@@ -34,7 +37,11 @@ struct cb_results {
 int cb_results_read(const char *path, struct cb_results *res, char *why, size_t len);
 void cb_results_free(struct cb_results *res);
 
-/** Parse text into the row's column (empty = not measured); CB_EFORMAT when it does not parse. */
+/**
+ * Parse text into the row's column (empty = not measured); CB_EFORMAT when
+ * it does not parse. A CB_COL_REF column is pointed at text itself: the
+ * caller keeps text as long as the row is used.
+ */
 int cb_row_set(struct cb_row *row, const struct cb_column *c, const char *text);
 /** The matrix axis (run option) that sets a column where the names differ: "size" for size_bytes, "thp" for thp_advice, "break" for break_mode; else the column's own name. */
 const char *cb_column_axis(const char *column);

@@ -7,16 +7,21 @@
 
 /*
  * Write faults on present pages, machine-wide, from a stock x86 kernel:
- * the exceptions:page_fault_user tracepoint through perf_event_open, one
- * event per CPU, filtered in the kernel to error_code == 7 (present +
- * write + user) when the kernel accepts the filter, else in user space.
+ * the exceptions:page_fault_user tracepoint, filtered in the kernel to
+ * error_code == 7 (present + write + user). Bare faults (no call chain, no
+ * stack, every one) go through a BPF program on the tracepoint into one
+ * ring buffer, far cheaper for the faulting program than a perf sample;
+ * otherwise (or where the kernel refuses BPF, or COWBENCH_WPFAULT_NO_BPF
+ * is set) through perf_event_open samples, one event per CPU, filtered by
+ * the kernel when it accepts the filter, else in user space.
  * Such a fault is a COW copy or a reuse in place (the page was write
  * protected but nobody else maps it any more); pagemap tells the two
  * apart. Samples carry the process, the faulting address and, when asked,
  * the user call chain (frame pointers, as `perf record -g`). Fork and exit
  * records come along so a caller can follow a process tree, short-lived
  * children included. Needs root (the tracepoint id lives in tracefs, and
- * per-CPU events need CAP_PERFMON or kernel.perf_event_paranoid=-1).
+ * per-CPU events need CAP_PERFMON or kernel.perf_event_paranoid=-1; the
+ * BPF program CAP_BPF too, else perf samples carry the faults).
  */
 
 /* error_code bits (arch/x86/include/asm/trap_pf.h) */

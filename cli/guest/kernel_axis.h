@@ -1,5 +1,5 @@
-#ifndef COWBENCH_CLI_MATRIX_KERNEL_H
-#define COWBENCH_CLI_MATRIX_KERNEL_H
+#ifndef COWBENCH_CLI_GUEST_KERNEL_AXIS_H
+#define COWBENCH_CLI_GUEST_KERNEL_AXIS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -7,10 +7,12 @@
 #include <stdio.h>
 
 /*
- * The matrix's `kernel` axis (matrix_kernel.c): `host` runs here; `stock`,
- * `patched` (kernel/build.sh's 6.12 images) and a bzImage path run in a
- * QEMU guest, booted once per kernel value, whose rows come back over a
- * serial port of their own into the host's one output file.
+ * The `kernel` axis (kernel_axis.c): `host` runs here; `stock`, `patched`
+ * (kernel/build.sh's 6.12 images) and a bzImage path run in a QEMU guest,
+ * booted once per kernel value, whose rows come back over a serial port of
+ * their own into the host's one output file. Shared by cowbench matrix
+ * (the kernel axis) and cowbench run --kernel=K (a matrix of one cell);
+ * it knows neither command.
  */
 
 #define MK_AXIS "kernel"

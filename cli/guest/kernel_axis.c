@@ -23,7 +23,7 @@
 #include "common/guard.h"
 #include "common/paths.h"
 #include "guest_rows.h"
-#include "matrix_kernel.h"
+#include "kernel_axis.h"
 
 extern char **environ;
 
@@ -549,11 +549,15 @@ static int record_row(void *ctx, const struct cb_row *in)
 {
 	struct receiver *rc = ctx;
 	struct cb_row row = *in;
+	const struct cb_column *oc = cb_column_find("options");
+	char options[CB_CELL_KEY_LEN]; /* the row refers to its options (CB_COL_REF): swapped in a copy */
 	long at;
 
+	snprintf(options, sizeof(options), "%s", cb_row_text(&row, oc));
+	row.options = options;
 	/* The guest named the carried files by its own paths: the row is the host cell's. */
 	if (!carried_swap(rc->carried, false, row.cell, sizeof(row.cell)) ||
-	    !carried_swap(rc->carried, false, row.options, sizeof(row.options)))
+	    !carried_swap(rc->carried, false, options, oc->width))
 		return 1;
 	at = order_find(rc, row.cell, row.rep);
 	if (row.schema != CB_SCHEMA_VERSION || at < 0 || rc->got[at])
@@ -641,7 +645,8 @@ static int record_missing(struct receiver *rc, const char *status)
 		snprintf(row.status, sizeof(row.status), "%s", status);
 		snprintf(row.cell, sizeof(row.cell), "%s", rc->r->cells->cell[c].key);
 		/* Not the host's: the guest never said what it measured with. */
-		row.kernel[0] = row.host[0] = row.cpu_model[0] = row.boot[0] = row.thp_mode[0] = '\0';
+		row.kernel[0] = row.cpu_model[0] = row.boot[0] = '\0';
+		row.host = row.thp_mode = NULL;
 		row.precopy = row.precopy_depth = CB_NA;
 		cli_progress_clear();
 		if (cb_report_row(rc->r->report, &row) < 0)

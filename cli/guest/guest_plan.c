@@ -10,7 +10,7 @@
 #include "common/diag.h"
 #include "common/args.h"
 #include "common/paths.h"
-#include "matrix_kernel.h"
+#include "kernel_axis.h"
 
 /* "REP" or "REP:ROUND" (the round id of an interleaved plan, 0: none). */
 static bool parse_rep_round(const char *tok, long *rep, long *round)
