@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/array.h>
 #include <cowbench/compare.h>
 #include <cowbench/error.h>
 #include <cowbench/estimate.h>
@@ -95,18 +96,14 @@ static void est_usage(void)
 
 static struct group *find_or_add(struct groups *gs, const char *set, const char *name)
 {
+	struct group *ng;
+
 	for (size_t i = 0; i < gs->n; i++)
 		if (!strcmp(gs->g[i].set, set) && !strcmp(gs->g[i].name, name))
 			return &gs->g[i];
-	if (gs->n == gs->cap) {
-		size_t cap = gs->cap ? 2 * gs->cap : 16;
-		struct group *ng = realloc(gs->g, cap * sizeof(*ng));
-
-		if (!ng)
-			return NULL;
-		gs->g = ng;
-		gs->cap = cap;
-	}
+	if (!(ng = cb_array_room(gs->g, &gs->cap, gs->n, sizeof(*ng), 16)))
+		return NULL;
+	gs->g = ng;
 	gs->g[gs->n] = (struct group){ .set = strdup(set), .name = strdup(name) };
 	if (!gs->g[gs->n].set || !gs->g[gs->n].name) {
 		free(gs->g[gs->n].set);
@@ -118,15 +115,11 @@ static struct group *find_or_add(struct groups *gs, const char *set, const char 
 
 static int add_value(struct group *g, double v)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-		double *nv = realloc(g->v, cap * sizeof(*nv));
+	double *nv = cb_array_room(g->v, &g->cap, g->n, sizeof(*nv), 16);
 
-		if (!nv)
-			return -ENOMEM;
-		g->v = nv;
-		g->cap = cap;
-	}
+	if (!nv)
+		return -ENOMEM;
+	g->v = nv;
 	g->v[g->n++] = v;
 	return 0;
 }

@@ -108,17 +108,12 @@ static void on_write(void *arg, const struct cb_fc_write *w)
 
 	if (!w->map || !w->first || w->cls == CB_FC_OTHER)
 		return; /* only first writes to pages a fork covers */
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		struct cb_trace_rec *p = r->n < CB_TRACE_MAX_RECORDS ? realloc(r->rec, cap * sizeof(*p)) : NULL;
-
-		if (!p) {
-			r->oom = true;
-			return;
-		}
-		r->rec = p;
-		r->cap = cap;
+	t = r->n < CB_TRACE_MAX_RECORDS ? cb_array_room(r->rec, &r->cap, r->n, sizeof(*t), 4096) : NULL;
+	if (!t) {
+		r->oom = true;
+		return;
 	}
+	r->rec = t;
 	t = &r->rec[r->n++];
 	memset(t, 0, sizeof(*t));
 	t->t_ns = w->time_ns >= w->fork_ns ? w->time_ns - w->fork_ns : 0;

@@ -398,7 +398,7 @@ START_TEST(plot_renders_every_plot)
 	snprintf(path, sizeof(path), "%s/report.md", dir);
 	report = tu_slurp(path, NULL);
 	ck_assert_ptr_nonnull(report);
-	ck_assert_ptr_nonnull(strstr(report, "| workload=seq size=16M fork=1 | elapsed_ns | 3 |")); /* keys are text, not code spans */
+	ck_assert_ptr_nonnull(strstr(report, "| workload=seq size=16M fork=1 | elapsed\\_ns | 3 |")); /* keys are text, not code spans */
 	ck_assert_msg(strstr(report, "alone.\n\n## What a write costs after fork\n"), "%s", report);
 	ck_assert_msg(strstr(report, "### What a write costs after fork") < strstr(report, "### First-write latency CDF"),
 		      "the cost plot is not the first plot");

@@ -1,4 +1,12 @@
-/* The string map (cowbench/strmap.h) that indexes matrix cells and counts stat --where=code's functions. */
+/*
+ * The string map (cowbench/strmap.h) that indexes matrix cells and counts
+ * stat --where=code's functions, and the growing array (cowbench/array.h)
+ * the lists are kept in.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cowbench/array.h>
 #include <cowbench/strmap.h>
 
 #include "testutil.h"
@@ -35,12 +43,36 @@ START_TEST(strmap_counts_most_first)
 }
 END_TEST
 
+/* Room doubles from its first size, the elements stay, and a size too big leaves the array as it was. */
+START_TEST(array_room_grows_and_keeps)
+{
+	size_t cap = 0, n = 0;
+	int *v = NULL, *p;
+
+	for (n = 0; n < 100; n++) {
+		ck_assert_ptr_nonnull(p = cb_array_room(v, &cap, n, sizeof(*v), 4));
+		v = p;
+		v[n] = (int)n * 7;
+		ck_assert_uint_ge(cap, n + 1);
+	}
+	ck_assert_uint_eq(cap, 128); /* 4, 8, ..., 128: doubled, not grown one by one */
+	ck_assert_ptr_eq(cb_array_room(v, &cap, 127, sizeof(*v), 4), v); /* room left: the array as it is */
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(v[i], (int)i * 7);
+	ck_assert_ptr_null(cb_array_room(v, &cap, cap, SIZE_MAX / 64, 4)); /* 256 * that overflows */
+	ck_assert_uint_eq(cap, 128);
+	ck_assert_int_eq(v[99], 99 * 7);
+	free(v);
+}
+END_TEST
+
 static Suite *strmap_suite(void)
 {
 	Suite *s = suite_create("strmap");
 	TCase *tc = tcase_create("strmap");
 
 	tcase_add_test(tc, strmap_counts_most_first);
+	tcase_add_test(tc, array_room_grows_and_keeps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -39,6 +39,7 @@ python3 - "$OUT" "$FX" "$REPO" "$bad" <<'PY'
 import csv
 import json
 import os
+import re
 import sys
 
 out, fx, repo, bad = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -79,7 +80,8 @@ for size, text in summ.items():
           f"compare's table prints {size} {text} worse")
 if os.path.isdir(f"{out}/plot"):
     dat = open(f"{out}/plot/data/cost.dat").read()
-    rep = open(f"{out}/plot/report.md").read()
+    # report.md as it reads: without the Markdown writer's escapes (an interval's "[" is written "\[")
+    rep = re.sub(r"\\(.)", r"\1", open(f"{out}/plot/report.md").read())
     for size, text in summ.items():
         check(any(f'"{size}"' in l and f'"{text}"' in l for l in dat.splitlines()), f"cost.dat draws {size} {text}")
         check(any(f"size={size}" in l and text in l for l in rep.splitlines()), f"report.md prints {size} {text}")

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/array.h>
 #include <cowbench/compare.h>
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
@@ -309,15 +310,11 @@ static int group_side(const struct cb_row *rows, size_t n, const char *axis, str
 
 static struct line *add_line(struct lines *ls)
 {
-	if (ls->n == ls->cap) {
-		size_t cap = ls->cap ? 2 * ls->cap : 64;
-		struct line *nl = realloc(ls->l, cap * sizeof(*nl));
+	struct line *nl = cb_array_room(ls->l, &ls->cap, ls->n, sizeof(*nl), 64);
 
-		if (!nl)
-			return NULL;
-		ls->l = nl;
-		ls->cap = cap;
-	}
+	if (!nl)
+		return NULL;
+	ls->l = nl;
 	memset(&ls->l[ls->n], 0, sizeof(ls->l[0]));
 	return &ls->l[ls->n++];
 }

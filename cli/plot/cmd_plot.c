@@ -475,6 +475,9 @@ static int plot_breakdown(struct plots *p)
 
 /* ---- the report ---- */
 
+/* Provenance: what was measured where, a name and its value a row (the column headers empty). */
+static const struct cb_field provenance_fields[] = { PLOT_MD_COL("", TEXT), PLOT_MD_COL("", TEXT) };
+
 /* A referred-to text cell (CB_COL_REF: NULL when empty) as text. */
 static const char *text_of(const char *s)
 {
@@ -484,6 +487,8 @@ static const char *text_of(const char *s)
 static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 {
 	const char *first = text_of(rows[0].timestamp), *last = first;
+	char version[64], measured[64], nrows[24];
+	struct cb_out o;
 
 	for (size_t i = 1; i < n; i++) {
 		if (strcmp(text_of(rows[i].timestamp), first) < 0)
@@ -491,15 +496,29 @@ static void report_provenance(FILE *fp, const struct cb_row *rows, size_t n)
 		if (strcmp(text_of(rows[i].timestamp), last) > 0)
 			last = text_of(rows[i].timestamp);
 	}
-	/* every cell from the rows is data: escaped, never Markdown or HTML of its own */
-	fprintf(fp, "| | |\n|---|---|\n| host | %s |\n| kernel | %s |\n| CPU | %s |\n", cli_md(text_of(rows[0].host)),
-		cli_md(rows[0].kernel), cli_md(rows[0].cpu_model));
-	fprintf(fp, "| cowbench | %s (%s) |\n| THP mode | %s |\n| clock | %s |\n| measured | %s to %s (UTC) |\n",
-		cli_md(rows[0].version), cli_md(text_of(rows[0].git_revision)), cli_md(text_of(rows[0].thp_mode)),
-		cli_md(rows[0].clock), cli_md(first), cli_md(last));
-	fprintf(fp, "| pre-copy | %s |\n| rows | %zu |\n\n",
-		rows[0].precopy == CB_NA ? "not available (stock kernel): the precopy axis collapsed" : "see the cells",
-		n);
+	snprintf(version, sizeof(version), "%s (%s)", rows[0].version, text_of(rows[0].git_revision));
+	snprintf(measured, sizeof(measured), "%s to %s (UTC)", first, last);
+	snprintf(nrows, sizeof(nrows), "%zu", n);
+	const char *pv[][2] = {
+		{ "host", text_of(rows[0].host) },
+		{ "kernel", rows[0].kernel },
+		{ "CPU", rows[0].cpu_model },
+		{ "cowbench", version },
+		{ "THP mode", text_of(rows[0].thp_mode) },
+		{ "clock", rows[0].clock },
+		{ "measured", measured },
+		{ "pre-copy", rows[0].precopy == CB_NA ? "not available (stock kernel): the precopy axis collapsed"
+						       : "see the cells" },
+		{ "rows", nrows },
+	};
+
+	/* every cell from the rows is data: the writer escapes it, never Markdown or HTML of its own */
+	if (plot_md_open(&o, fp, provenance_fields, 2) == 0) {
+		for (size_t i = 0; i < sizeof(pv) / sizeof(pv[0]); i++)
+			cb_out_record(&o, (struct cb_val[]){ cb_text(pv[i][0]), cb_text(pv[i][1]) });
+		cb_out_close(&o);
+	}
+	fputc('\n', fp);
 }
 
 /* report.md is UTF-8: times in scaled units (cowbench/units.h), ratios with an x. */
@@ -511,36 +530,51 @@ static const char *report_value(char *buf, size_t len, double v, bool is_time)
 	return buf;
 }
 
+/* The summary: times as times (the writer scales them), slowdown a factor of four digits. */
+static const struct cb_field summary_fields[] = {
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("metric", TEXT), PLOT_MD_COL("n", COUNT),
+	PLOT_MD_COL("median", TIME_NS), PLOT_MD_COL("mean", TIME_NS), PLOT_MD_COL("centre", TIME_NS),
+	PLOT_MD_COL("CI of the centre (level)", TEXT), PLOT_MD_COL("CV", FRACTION), PLOT_MD_COL("outliers", COUNT),
+};
+
+/* A centre of metric m: a time in the writer's units, or slowdown's factor as text (in buf). */
+static struct cb_val report_centre(char *buf, size_t len, double v, bool is_time)
+{
+	return is_time ? cb_num(v) : cb_text(report_value(buf, len, v, false));
+}
+
 static void report_table(FILE *fp, const struct plots *p)
 {
 	const char *metric[] = { "elapsed_ns", "fork_ns", "slowdown" };
+	struct cb_out o;
 
-	fputs("| cell | metric | n | median | mean | centre | CI of the centre (level) | CV | outliers |\n"
-	      "|---|---|---:|---:|---:|---:|---|---:|---:|\n",
-	      fp);
+	if (plot_md_open(&o, fp, summary_fields, sizeof(summary_fields) / sizeof(summary_fields[0])) < 0)
+		return;
 	for (size_t i = 0; i < p->ng; i++) {
 		for (size_t m = 0; m < 3; m++) {
 			double *v = malloc((p->g[i].n ? p->g[i].n : 1) * sizeof(*v));
 			struct cb_summary s;
 			size_t nv = v ? cb_group_values(&p->g[i], metric[m], v) : 0;
-			char med[24], mean[24], ctr[24], lo[24], hi[24];
+			char med[24], mean[24], ctr[24], lo[24], hi[24], ci[96], cv[32];
 
 			if (nv && cb_summarize(v, nv, &s) == 0) {
-				report_value(med, sizeof(med), s.median, m < 2);
-				report_value(mean, sizeof(mean), s.mean, m < 2);
-				report_value(ctr, sizeof(ctr), s.centre, m < 2);
-				fprintf(fp, "| %s | %s | %zu | %s | %s | %s | ", cli_md(p->g[i].key), metric[m], s.n, med, mean, ctr);
-				if (isnan(s.ci_lo))
-					fputs("- | - | ", fp);
-				else
-					fprintf(fp, "%s to %s (%.4g %%) | %.1f %%%s | ", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
-						report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.ci_level * 100, s.cv * 100,
-						s.cv > CB_NOISY_CV ? " (noisy)" : "");
-				fprintf(fp, "%zu |\n", s.outliers);
+				if (!isnan(s.ci_lo)) {
+					snprintf(ci, sizeof(ci), "%s to %s (%.4g %%)", report_value(lo, sizeof(lo), s.ci_lo, m < 2),
+						 report_value(hi, sizeof(hi), s.ci_hi, m < 2), s.ci_level * 100);
+					snprintf(cv, sizeof(cv), "%.1f %%%s", s.cv * 100, s.cv > CB_NOISY_CV ? " (noisy)" : "");
+				}
+				cb_out_record(&o, (struct cb_val[]){
+					cb_text(p->g[i].key), cb_text(metric[m]), cb_num((double)s.n),
+					report_centre(med, sizeof(med), s.median, m < 2),
+					report_centre(mean, sizeof(mean), s.mean, m < 2),
+					report_centre(ctr, sizeof(ctr), s.centre, m < 2),
+					isnan(s.ci_lo) ? cb_none() : cb_text(ci), isnan(s.ci_lo) ? cb_none() : cb_text(cv),
+					cb_num((double)s.outliers) });
 			}
 			free(v);
 		}
 	}
+	cb_out_close(&o);
 }
 
 static int write_report(const struct plots *p, const struct cb_row *rows, size_t n, char **files, int nfiles)

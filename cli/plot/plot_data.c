@@ -34,6 +34,15 @@ int plot_dataset_open(struct dataset *d, const char *dir, const char *name)
 	return -1;
 }
 
+int plot_md_open(struct cb_out *o, FILE *fp, const struct cb_field *f, size_t nf)
+{
+	int err = cb_out_open(o, fp, CB_FORMAT_MARKDOWN, f, nf, NULL);
+
+	o->units = CB_UNITS_UTF8; /* report.md is UTF-8 wherever it is read */
+	o->stream = true;         /* each row as it comes: every column is shown, none to wait for */
+	return err;
+}
+
 /* Both files whole, or neither left (a full disk): -1 after saying why. */
 int plot_dataset_close(struct dataset *d)
 {

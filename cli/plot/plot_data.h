@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cowbench/output.h>
 #include <cowbench/repstats.h>
 
 /* A plot's data: DIR/data/NAME.dat (numbers, sanitised labels) and DIR/data/NAME.gp (numbers only). */
@@ -18,6 +19,16 @@ int plot_dataset_open(struct dataset *d, const char *dir, const char *name);
 int plot_dataset_close(struct dataset *d);
 /** Close and remove a dataset that ended up with nothing to plot. */
 void plot_dataset_discard(struct dataset *d);
+
+/*
+ * A table of report.md through the Markdown writer (cowbench/output.h), as
+ * every command's --format=markdown: cells escaped, in UTF-8 units. A
+ * column (PLOT_MD_COL) is in every row; its kind aligns it (text left,
+ * numbers right); Markdown alone reads it, so its name is its label.
+ */
+#define PLOT_MD_COL(label_, kind_) \
+	{ .name = label_, .label = label_, .kind = CB_KIND_##kind_, .flags = CB_FIELD_VIEW | CB_FIELD_ALWAYS }
+int plot_md_open(struct cb_out *o, FILE *fp, const struct cb_field *f, size_t nf);
 
 /** A label in a data file: characters with a meaning to gnuplot become '_'. */
 void gp_data_label(FILE *fp, const char *s);

@@ -472,11 +472,19 @@ static void fmt_ratio(const double r[3], char *buf, size_t len)
 		snprintf(buf, len, "%.2fx (%.2f to %.2f)", r[0], r[1], r[2]);
 }
 
+/* report.md's trade-off table: numbers as counts, the rest text as the study's reports spell it. */
+static const struct cb_field trade_fields[] = {
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("mode", TEXT), PLOT_MD_COL("faults off → on", COUNT),
+	PLOT_MD_COL("faults saved", PERCENT), PLOT_MD_COL("touched", COUNT), PLOT_MD_COL("copies wasted", COUNT),
+	PLOT_MD_COL("extra memory", BYTES), PLOT_MD_COL("p99 on/off", RATIO), PLOT_MD_COL("runtime on/off", RATIO),
+};
+
 void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 {
 	struct trade *t = malloc(MAX_TRADES * sizeof(*t));
 	size_t n = t ? find_trades(g, ng, t, MAX_TRADES) : 0;
-	char mode[32], p99[64], rt[64];
+	char mode[32], p99[64], rt[64], faults[64], saved[32], extra[32];
+	struct cb_out o;
 
 	if (n == 0) {
 		free(t);
@@ -487,26 +495,23 @@ void plot_tradeoff_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 	      "ok reps: the writer's page faults (`faults`), pages copied ahead and never written\n"
 	      "(`precopy_wasted`), the writer's extra private memory (`anon_growth_kb`, on minus off) and the\n"
 	      "Hodges-Lehmann ratio of p99 first-write latency and of runtime, with exact intervals.\n"
-	      "Faults saved can be negative (more faults than without pre-copy): it is a difference, not a share.\n\n"
-	      "| cell | mode | faults off → on | faults saved | touched | copies wasted | extra memory | p99 on/off | runtime on/off |\n"
-	      "|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+	      "Faults saved can be negative (more faults than without pre-copy): it is a difference, not a share.\n\n",
 	      fp);
-	for (size_t i = 0; i < n; i++) {
-		trade_measure(&t[i]);
-		mode_name(&t[i], mode, sizeof(mode));
-		fmt_ratio(t[i].p99, p99, sizeof(p99));
-		fmt_ratio(t[i].runtime, rt, sizeof(rt));
-		fprintf(fp, "| %s | %s | %.0f → %.0f | %.1f %% | %.0f | ", cli_md(t[i].mode->key), cli_md(mode), t[i].faults_off,
-			t[i].faults_on, t[i].saved_pct, t[i].touched);
-		if (isnan(t[i].wasted))
-			fputs("- (needs root) | ", fp);
-		else
-			fprintf(fp, "%.0f | ", t[i].wasted);
-		if (isnan(t[i].extra_mib))
-			fputs("- | ", fp);
-		else
-			fprintf(fp, "%+.2f MiB | ", t[i].extra_mib);
-		fprintf(fp, "%s | %s |\n", p99, rt);
+	if (plot_md_open(&o, fp, trade_fields, sizeof(trade_fields) / sizeof(trade_fields[0])) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			trade_measure(&t[i]);
+			mode_name(&t[i], mode, sizeof(mode));
+			fmt_ratio(t[i].p99, p99, sizeof(p99));
+			fmt_ratio(t[i].runtime, rt, sizeof(rt));
+			snprintf(faults, sizeof(faults), "%.0f → %.0f", t[i].faults_off, t[i].faults_on);
+			snprintf(saved, sizeof(saved), "%.1f %%", t[i].saved_pct);
+			snprintf(extra, sizeof(extra), "%+.2f MiB", t[i].extra_mib);
+			cb_out_record(&o, (struct cb_val[]){
+				cb_text(t[i].mode->key), cb_text(mode), cb_text(faults), cb_text(saved), cb_num(t[i].touched),
+				isnan(t[i].wasted) ? cb_text("- (needs root)") : cb_num(t[i].wasted),
+				isnan(t[i].extra_mib) ? cb_none() : cb_text(extra), cb_text(p99), cb_text(rt) });
+		}
+		cb_out_close(&o);
 	}
 	fputc('\n', fp);
 	free(t);

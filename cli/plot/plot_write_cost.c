@@ -198,10 +198,17 @@ int plot_write_cost(const char *dir, const struct cb_row_group *g, size_t ng, pl
 	return err;
 }
 
+/* report.md's cost table: each cell is text already (a value with its interval, cb_ratio_text). */
+static const struct cb_field cost_fields[] = {
+	PLOT_MD_COL("cell", TEXT), PLOT_MD_COL("no fork", TIME_NS), PLOT_MD_COL("after fork", TIME_NS),
+	PLOT_MD_COL("after fork / no fork", RATIO),
+};
+
 void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 {
 	struct cost *c = malloc(MAX_COST_CELLS * sizeof(*c));
 	size_t n = c ? find_costs(g, ng, c, MAX_COST_CELLS) : 0;
+	struct cb_out o;
 
 	if (n == 0) {
 		free(c);
@@ -211,16 +218,19 @@ void plot_write_cost_report(FILE *fp, const struct cb_row_group *g, size_t ng)
 	      "Each cell's time per write (`ns_per_page` over ok timed reps: the Hodges-Lehmann centre with its\n"
 	      "exact interval, 95 % or the most n allows) after fork and in its `fork=0` twin, and their\n"
 	      "Hodges-Lehmann ratio with its exact interval, inside one boot: the numbers `summarize\n"
-	      "--baseline fork=0` and `compare --by=fork` print (docs/reference.md, Statistics).\n\n"
-	      "| cell | no fork | after fork | after fork / no fork |\n|---|---:|---:|---:|\n",
+	      "--baseline fork=0` and `compare --by=fork` print (docs/reference.md, Statistics).\n\n",
 	      fp);
-	for (size_t i = 0; i < n; i++) {
-		char text[128], before[112], after[112];
+	if (plot_md_open(&o, fp, cost_fields, sizeof(cost_fields) / sizeof(cost_fields[0])) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			char text[128], before[112], after[112];
 
-		fmt_times(text, sizeof(text), c[i].ratio);
-		fmt_ns3(before, sizeof(before), c[i].before);
-		fmt_ns3(after, sizeof(after), c[i].after);
-		fprintf(fp, "| %s | %s | %s | %s |\n", cli_md(c[i].fork->key), before, after, text);
+			fmt_times(text, sizeof(text), c[i].ratio);
+			fmt_ns3(before, sizeof(before), c[i].before);
+			fmt_ns3(after, sizeof(after), c[i].after);
+			cb_out_record(&o, (struct cb_val[]){ cb_text(c[i].fork->key), cb_text(before), cb_text(after),
+							     cb_text(text) });
+		}
+		cb_out_close(&o);
 	}
 	fputc('\n', fp);
 	free(c);

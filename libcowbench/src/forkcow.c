@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cowbench/array.h>
 #include <cowbench/forkcow.h>
 #include <cowbench/pagemap.h>
 
@@ -71,20 +72,6 @@ const char *cb_fc_map_kind(const struct cb_fc_map *m)
 	if (!m->path[0])
 		return "anon";
 	return m->path[0] == '/' ? "file" : "special";
-}
-
-static bool grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t want = *cap ? *cap * 2 : 64;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	if (!(p = realloc(*v, want * size)))
-		return false;
-	*v = p;
-	*cap = want;
-	return true;
 }
 
 static bool bit(const uint8_t *b, uint64_t i)
@@ -171,8 +158,9 @@ static struct fproc *add_proc(struct cb_forkcow *f, pid_t pid, bool watched, uin
 		p->watched |= watched;
 		return p;
 	}
-	if (!grow((void **)&f->procs, &f->capprocs, f->nprocs, sizeof(*f->procs)))
+	if (!(p = cb_array_room(f->procs, &f->capprocs, f->nprocs, sizeof(*p), 64)))
 		return NULL;
+	f->procs = p;
 	p = &f->procs[f->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -202,8 +190,11 @@ void cb_forkcow_watch(struct cb_forkcow *f, pid_t pid)
 
 static void push(struct cb_forkcow *f, struct event e)
 {
-	if (!grow((void **)&f->ev, &f->capev, f->nev, sizeof(*f->ev)))
+	struct event *ev = cb_array_room(f->ev, &f->capev, f->nev, sizeof(*ev), 64);
+
+	if (!ev)
 		return;
+	f->ev = ev;
 	e.seq = f->seq++;
 	f->ev[f->nev++] = e;
 }
@@ -360,8 +351,11 @@ static bool snapshot(struct cb_forkcow *f, pid_t pid, struct fork_rec *r)
 	}
 	memset(&fm, 0, sizeof(fm));
 	while (next_map(&mr, &fm.m)) {
-		if (!grow((void **)&r->maps, &cap, r->nmaps, sizeof(*r->maps)))
+		struct fmap *maps = cb_array_room(r->maps, &cap, r->nmaps, sizeof(*maps), 64);
+
+		if (!maps)
 			break;
+		r->maps = maps;
 		if (!snap_map(f, pm, &fm)) {
 			drop_map(&fm);
 			memset(&fm, 0, sizeof(fm));
@@ -398,13 +392,14 @@ static void retire_old_forks(struct cb_forkcow *f, pid_t parent)
 static void on_fork(struct cb_forkcow *f, const struct event *e)
 {
 	struct fproc *parent = find_proc(f, e->ppid);
-	struct fork_rec r = { .parent = e->ppid, .child = e->pid, .t = e->t };
+	struct fork_rec r = { .parent = e->ppid, .child = e->pid, .t = e->t }, *forks;
 
 	if (!parent || !parent->watched)
 		return;
 	add_proc(f, e->pid, f->children, e->t);
-	if (!grow((void **)&f->forks, &f->capforks, f->nforks, sizeof(*f->forks)))
+	if (!(forks = cb_array_room(f->forks, &f->capforks, f->nforks, sizeof(*forks), 64)))
 		return;
+	f->forks = forks;
 	r.id = ++f->forks_seen;
 	if (!snapshot(f, e->ppid, &r) && !snapshot(f, e->pid, &r))
 		f->forks_unsnapped++;

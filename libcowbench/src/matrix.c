@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cowbench/array.h>
 #include <cowbench/error.h>
 #include <cowbench/matrix.h>
 #include <cowbench/order.h>
@@ -453,17 +454,11 @@ static int make_key(struct cb_cell *c, char *why, size_t len)
 
 static int push_cell(struct cb_cells *out, const struct cb_group *g, const size_t *pos, char *why, size_t len)
 {
-	struct cb_cell *c;
+	struct cb_cell *c = cb_array_room(out->cell, &out->cap, out->n, sizeof(*c), 64);
 
-	if (out->n == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 64;
-		struct cb_cell *nc = realloc(out->cell, cap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		out->cell = nc;
-		out->cap = cap;
-	}
+	if (!c)
+		return -ENOMEM;
+	out->cell = c;
 	c = &out->cell[out->n];
 	memset(c, 0, sizeof(*c));
 	c->names = calloc(g->naxes, sizeof(*c->names));

@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include <cowbench/output.h>
-#include <cowbench/report.h>
 
 static int csv_begin(struct cb_out *o)
 {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 
 #include <cowbench/output.h>
-#include <cowbench/report.h>
 
 static int json_record(struct cb_out *o, const struct cb_val *v)
 {

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/array.h>
 #include <cowbench/output.h>
+
+#include "out_cell.h"
 
 struct md_state {
 	bool laid;
@@ -87,7 +90,7 @@ static int md_stream(struct cb_out *o, struct md_state *m, const struct cb_val *
 static int md_record(struct cb_out *o, const struct cb_val *v)
 {
 	struct md_state *m = o->state;
-	char buf[512];
+	char buf[512], **cells;
 
 	if (!m && !(m = o->state = calloc(1, sizeof(*m))))
 		return -ENOMEM;
@@ -96,15 +99,10 @@ static int md_record(struct cb_out *o, const struct cb_val *v)
 	/* Buffered: a column is in the table when any record of the block has it (summarize's ratios). */
 	if (m->nrows == 0)
 		m->ncand = cb_out_view_fields(o, m->cand);
-	if (m->nrows == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		char **c = realloc(m->cells, cap * (m->ncand ? m->ncand : 1) * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		m->cells = c;
-		m->cap = cap;
-	}
+	/* A row of the block: ncand cells. */
+	if (!(cells = cb_array_room(m->cells, &m->cap, m->nrows, (m->ncand ? m->ncand : 1) * sizeof(*cells), 16)))
+		return -ENOMEM;
+	m->cells = cells;
 	for (size_t k = 0; k < m->ncand; k++) {
 		size_t f = m->cand[k];
 		char *t = strdup(md_text(buf, sizeof(buf), o, v, f));

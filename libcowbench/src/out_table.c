@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/array.h>
 #include <cowbench/output.h>
+
+#include "out_cell.h"
 
 #define CELL 512
 #define SEP 2 /* spaces between columns */
@@ -256,17 +259,11 @@ static int table_header(struct cb_out *o, const struct cb_val *v)
 
 static int add_row(struct cb_out *o, struct cb_out_block *b, const struct cb_val *v)
 {
-	char **row;
+	char **row = cb_array_room(b->cells, &b->cap, b->nrows, o->nf * sizeof(*row), 16); /* a row: nf cells */
 
-	if (b->nrows == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16;
-		char **c = realloc(b->cells, cap * o->nf * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		b->cells = c;
-		b->cap = cap;
-	}
+	if (!row)
+		return -ENOMEM;
+	b->cells = row;
 	row = &b->cells[b->nrows * o->nf];
 	for (size_t i = 0; i < o->nf; i++)
 		row[i] = (o->f[i].flags & CB_FIELD_VIEW) ? cell_text(o, i, &v[i]) : NULL;

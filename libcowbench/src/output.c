@@ -1,10 +1,11 @@
 /*
- * The output layer (cowbench/output.h): what every writer shares. The
- * writers themselves are one file each, out_*.c.
+ * The output layer's front (cowbench/output.h): picks the writer of a
+ * format, checks and applies --columns, and drives the records through the
+ * writer's hooks. The writers are one file each, out_*.c; what they share
+ * is out_cell.c, below them: the calls run front -> writer -> cell only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,20 @@ enum cb_kind cb_kind_of_metric(const char *metric)
 	if (n > 3 && strcmp(metric + n - 3, "_kb") == 0)
 		return CB_KIND_KIB;
 	return CB_KIND_NUMBER;
+}
+
+/* The writers' own names are the format names --format takes. */
+int cb_format_parse(const char *s, enum cb_format *out)
+{
+	static const enum cb_format formats[] = { CB_FORMAT_CSV, CB_FORMAT_JSON, CB_FORMAT_TABLE, CB_FORMAT_MARKDOWN };
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (strcmp(s, cb_writer_for(formats[i])->name) == 0) {
+			*out = formats[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 const struct cb_out_writer *cb_writer_for(enum cb_format f)
@@ -125,29 +140,6 @@ static int choose_one(void *arg, const char *name)
 	return 0;
 }
 
-size_t cb_out_view_fields(const struct cb_out *o, unsigned char *idx)
-{
-	size_t n = 0;
-
-	if (o->nchosen) {
-		memcpy(idx, o->chosen, o->nchosen);
-		return o->nchosen;
-	}
-	for (size_t i = 0; i < o->nf; i++) {
-		size_t k = n;
-
-		if (!(o->f[i].flags & CB_FIELD_VIEW))
-			continue;
-		/* Insertion by pos, stable: fields without one keep the table's order. */
-		while (k > 0 && o->f[idx[k - 1]].pos > o->f[i].pos)
-			k--;
-		memmove(idx + k + 1, idx + k, n - k);
-		idx[k] = (unsigned char)i;
-		n++;
-	}
-	return n;
-}
-
 int cb_out_open(struct cb_out *o, FILE *fp, enum cb_format format, const struct cb_field *f, size_t nf,
 		const char *columns)
 {
@@ -222,182 +214,4 @@ int cb_terminal_width(FILE *fp)
 	if (ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
 		return ws.ws_col;
 	return 0;
-}
-
-int cb_text_width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80; /* continuation bytes take no column */
-	return w;
-}
-
-/* Columns of the n bytes at s on screen. */
-static int span_width(const char *s, size_t n)
-{
-	int w = 0;
-
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return w;
-}
-
-void cb_print_wrapped_at(FILE *fp, int width, int col, int indent, const char *text)
-{
-	const char *p = text;
-
-	while (*p) {
-		const char *word = p;
-		size_t n;
-
-		while (*word == ' ')
-			word++;
-		n = strcspn(word, " \n");
-		/* The spaces before the word stay where the line does not break. */
-		if (col > indent && width > 0 && col + span_width(p, (size_t)(word - p) + n) > width) {
-			fprintf(fp, "\n%*s", indent, "");
-			col = indent;
-		} else {
-			fwrite(p, 1, (size_t)(word - p), fp);
-			col += (int)(word - p);
-		}
-		/* A word wider than the line (a path, a call chain) breaks where the line ends. */
-		for (size_t i = 0; i < n;) {
-			size_t len = 1;
-
-			while (i + len < n && (word[i + len] & 0xc0) == 0x80)
-				len++;
-			if (width > 0 && col >= width && width > indent + 8) {
-				fprintf(fp, "\n%*s", indent, "");
-				col = indent;
-			}
-			fwrite(word + i, 1, len, fp);
-			i += len;
-			col++;
-		}
-		p = word + n;
-		if (*p == '\n') {
-			fputc('\n', fp);
-			col = 0;
-			p++;
-			if (!*p)
-				return;
-		}
-	}
-	fputc('\n', fp);
-}
-
-void cb_print_wrapped(FILE *fp, int width, int indent, const char *text)
-{
-	cb_print_wrapped_at(fp, width, 0, indent, text);
-}
-
-/* What Markdown or HTML give a meaning inside a line: a table's '|', a tag's '<', an entity's '&', ... */
-static bool md_special(unsigned char c)
-{
-	return c && strchr("\\`*_[]<>#|&~", c);
-}
-
-char *cb_md_escape(char *buf, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	if (!len)
-		return buf;
-	for (; s && *s && o + 3 <= len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f) {
-			buf[o++] = ' ';
-			continue;
-		}
-		if (md_special(c))
-			buf[o++] = '\\';
-		buf[o++] = (char)c;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-void cb_md_fputs(FILE *fp, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f) {
-			fputc(' ', fp);
-			continue;
-		}
-		if (md_special(c))
-			fputc('\\', fp);
-		fputc(c, fp);
-	}
-}
-
-const char *cb_fmt_ratio(char *buf, size_t len, double r)
-{
-	if (isnan(r))
-		snprintf(buf, len, "-");
-	else if (!isfinite(r) || fabs(r) >= 1e6)
-		snprintf(buf, len, "%.3gx", r);
-	else if (fabs(r) >= 100)
-		snprintf(buf, len, "%.0fx", r);
-	else
-		snprintf(buf, len, "%.3gx", r);
-	return buf;
-}
-
-const char *cb_fmt_value(char *buf, size_t len, const struct cb_val *v, enum cb_kind kind, enum cb_units_style st)
-{
-	double x = v->num;
-
-	if (v->type == CB_VAL_NONE || ((v->type == CB_VAL_TEXT || v->type == CB_VAL_RAW) && !v->text[0])) {
-		snprintf(buf, len, "-");
-		return buf;
-	}
-	if (v->type == CB_VAL_TEXT || kind == CB_KIND_TEXT) {
-		snprintf(buf, len, "%s", v->type == CB_VAL_TEXT || v->type == CB_VAL_RAW ? v->text : "");
-		return buf;
-	}
-	if (v->type == CB_VAL_RAW)
-		x = strtod(v->text, NULL);
-	if (v->type == CB_VAL_BOOL) {
-		snprintf(buf, len, "%s", x != 0 ? "yes" : "no");
-		return buf;
-	}
-	if (isnan(x)) {
-		snprintf(buf, len, "-");
-		return buf;
-	}
-	switch (kind) {
-	case CB_KIND_TIME_NS:
-		return cb_fmt_ns(buf, len, x, st);
-	case CB_KIND_BYTES:
-		return cb_fmt_bytes(buf, len, x);
-	case CB_KIND_KIB:
-		return cb_fmt_bytes(buf, len, x * 1024);
-	case CB_KIND_RATIO:
-		return cb_fmt_ratio(buf, len, x);
-	case CB_KIND_PERCENT:
-		snprintf(buf, len, "%+.1f %%", x);
-		return buf;
-	case CB_KIND_FRACTION:
-		snprintf(buf, len, "%.1f %%", x * 100);
-		return buf;
-	case CB_KIND_COUNT:
-		if (v->type == CB_VAL_RAW)
-			snprintf(buf, len, "%s", v->text);
-		else
-			snprintf(buf, len, "%.0f", x);
-		return buf;
-	default:
-		if (v->type == CB_VAL_RAW)
-			snprintf(buf, len, "%s", v->text);
-		else if (fabs(x) >= 1e4)
-			snprintf(buf, len, "%.0f", x);
-		else
-			snprintf(buf, len, "%.4g", x);
-		return buf;
-	}
 }

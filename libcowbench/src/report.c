@@ -13,6 +13,8 @@
 #include <cowbench/report.h>
 #include <cowbench/units.h>
 
+#include "out_cell.h"
+
 /* Each entry: name, help, then .flags and, for the table people read, .view = VIEW(...). */
 #define INT(col, h, ...) { .name = #col, .type = CB_COL_INT, .offset = offsetof(struct cb_row, col), .help = h, __VA_ARGS__ }
 #define FLT(col, dec, h, ...) \
@@ -171,21 +173,6 @@ const struct cb_column *cb_columns(size_t *count)
 {
 	*count = sizeof(columns) / sizeof(columns[0]);
 	return columns;
-}
-
-static const char *const format_names[] = { "csv", "json", "table", "markdown" };
-
-int cb_format_parse(const char *s, enum cb_format *out)
-{
-	static const char *const *names = format_names;
-
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum cb_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 const char *cb_row_text(const struct cb_row *row, const struct cb_column *c)
@@ -347,73 +334,6 @@ void cb_row_format(const struct cb_row *row, const struct cb_column *c, char *bu
 	}
 }
 
-/* A failed write's cause (ENOSPC, EDQUOT, EPIPE...), EIO only when stdio gives none. */
-static int write_error(void)
-{
-	return errno > 0 ? -errno : -EIO;
-}
-
-int cb_csv_write_field(FILE *fp, const char *field)
-{
-	errno = 0;
-	if (strpbrk(field, ",\"\r\n") == NULL)
-		return fputs(field, fp) < 0 ? write_error() : 0;
-	if (fputc('"', fp) == EOF)
-		return write_error();
-	for (const char *p = field; *p; p++) {
-		if (*p == '"' && fputc('"', fp) == EOF)
-			return write_error();
-		if (fputc(*p, fp) == EOF)
-			return write_error();
-	}
-	return fputc('"', fp) == EOF ? write_error() : 0;
-}
-
-int cb_record_end(FILE *fp)
-{
-	errno = 0;
-	return fputs(CB_RECORD_END, fp) < 0 ? write_error() : 0;
-}
-
-int cb_csv_number(FILE *fp, double v, int decimals)
-{
-	int n = 0;
-
-	errno = 0;
-	if (!isfinite(v))
-		return 0;
-	if (decimals >= 0)
-		n = fprintf(fp, "%.*f", decimals, v);
-	else
-		n = fprintf(fp, "%.10g", v);
-	return n < 0 ? write_error() : 0;
-}
-
-int cb_json_number(FILE *fp, const char *name, double v)
-{
-	int n;
-
-	errno = 0;
-	n = isfinite(v) ? fprintf(fp, ",\"%s\":%.10g", name, v) : fprintf(fp, ",\"%s\":null", name);
-	return n < 0 ? write_error() : 0;
-}
-
-void cb_json_string(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 /* ---- the row's field table: the column table, seen by the output layer (cowbench/output.h) ---- */
 
 static struct cb_field row_fields[N_COLUMNS];
@@ -483,7 +403,7 @@ static int flush_report(struct cb_report *r)
 {
 	errno = 0;
 	if (fflush(r->fp) == EOF)
-		return write_error();
+		return cb_out_write_error();
 	if (ferror(r->fp))
 		return -EIO; /* an earlier write failed and its cause is gone */
 	/* fsync fails with EINVAL on pipes and terminals: that is fine, there is nothing to sync. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cowbench/array.h>
 #include <cowbench/compare.h>
 #include <cowbench/matrix.h>
 #include <cowbench/noise.h>
@@ -140,15 +141,11 @@ struct line_set {
 
 static struct cb_summary_line *next_line(struct line_set *ls)
 {
-	if (ls->n == ls->cap) {
-		size_t cap = ls->cap ? 2 * ls->cap : 64;
-		struct cb_summary_line *nl = realloc(ls->l, cap * sizeof(*nl));
+	struct cb_summary_line *l = cb_array_room(ls->l, &ls->cap, ls->n, sizeof(*l), 64);
 
-		if (!nl)
-			return NULL;
-		ls->l = nl;
-		ls->cap = cap;
-	}
+	if (!l)
+		return NULL;
+	ls->l = l;
 	return &ls->l[ls->n++];
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cowbench/array.h>
 #include <cowbench/error.h>
 #include <cowbench/trace.h>
 
@@ -186,6 +187,7 @@ static int parse_lines(char *text, struct cb_trace *out, char *err, size_t errle
 	size_t ln = 0, cap = 0;
 	bool columns = false, ended = false;
 	char *save, *line;
+	struct cb_trace_rec *rec;
 	int e;
 
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -223,14 +225,9 @@ static int parse_lines(char *text, struct cb_trace *out, char *err, size_t errle
 		}
 		if (out->n == CB_TRACE_MAX_RECORDS)
 			return fail(err, errlen, ln, "more than %u records", CB_TRACE_MAX_RECORDS);
-		if (out->n == cap) {
-			struct cb_trace_rec *p = realloc(out->rec, (cap ? cap * 2 : 256) * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			out->rec = p;
-			cap = cap ? cap * 2 : 256;
-		}
+		if (!(rec = cb_array_room(out->rec, &cap, out->n, sizeof(*rec), 256)))
+			return -ENOMEM;
+		out->rec = rec;
 		if ((e = parse_rec(line, &out->rec[out->n], err, errlen, ln)) < 0 ||
 		    (e = check_order(out->n ? &out->rec[out->n - 1] : NULL, &out->rec[out->n], err, errlen, ln)) < 0)
 			return e;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cowbench/error.h>
+#include <cowbench/array.h>
 #include <cowbench/vmas.h>
 
 static const struct {
@@ -23,15 +24,11 @@ static const struct {
 
 static struct cb_vma *push(struct cb_vmas *vs)
 {
-	if (vs->n == vs->cap) {
-		size_t cap = vs->cap ? vs->cap * 2 : 64;
-		struct cb_vma *v = realloc(vs->v, cap * sizeof(*v));
+	struct cb_vma *v = cb_array_room(vs->v, &vs->cap, vs->n, sizeof(*v), 64);
 
-		if (!v)
-			return NULL;
-		vs->v = v;
-		vs->cap = cap;
-	}
+	if (!v)
+		return NULL;
+	vs->v = v;
 	memset(&vs->v[vs->n], 0, sizeof(vs->v[0]));
 	vs->v[vs->n].thp_eligible = -1;
 	return &vs->v[vs->n++];

@@ -4,6 +4,7 @@
 
 #include <cowbench/version.h>
 #include <cowbench/error.h>
+#include <cowbench/array.h>
 #include <cowbench/clock.h>
 #include <cowbench/size.h>
 #include <cowbench/stats.h>

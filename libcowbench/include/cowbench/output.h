@@ -161,8 +161,25 @@ int cb_out_close(struct cb_out *o);
  * 'x'; the table's columns: a, b, ...").
  */
 int cb_out_columns_check(const struct cb_field *f, size_t nf, const char *list, char *err, size_t errlen);
-/** The table's candidate columns in order (--columns' choice, or the view fields by pos); returns how many. */
-size_t cb_out_view_fields(const struct cb_out *o, unsigned char *idx);
+
+/** Write s as a JSON string: quotes, backslashes and control characters escaped. */
+void cb_json_string(FILE *fp, const char *s);
+/** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
+int cb_csv_write_field(FILE *fp, const char *field);
+
+/*
+ * The one writer of every CSV and JSON Lines cowbench prints (rows,
+ * summarize, compare): a record ends in LF, and a number that is not finite
+ * (NaN: not measured; inf: no measurement either) is an empty CSV field and
+ * a JSON null, so readers of one command's output read them all.
+ */
+#define CB_RECORD_END "\n"
+/** End one CSV record or JSON Lines object. */
+int cb_record_end(FILE *fp);
+/** One CSV number: decimals < 0: %.10g, else that many fixed decimals; nothing when not finite. */
+int cb_csv_number(FILE *fp, double v, int decimals);
+/** A JSON member after another, ,"name":NUMBER (%.10g), null when not finite. */
+int cb_json_number(FILE *fp, const char *name, double v);
 
 /**
  * Columns of the terminal fp writes to: $COLUMNS when it is a number from

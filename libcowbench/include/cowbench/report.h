@@ -257,25 +257,6 @@ int cb_report_row(struct cb_report *r, const struct cb_row *row);
 /** Finish (writes the CSV header if no row came, so the file is still valid). */
 int cb_report_finish(struct cb_report *r);
 
-/** Write s as a JSON string: quotes, backslashes and control characters escaped. */
-void cb_json_string(FILE *fp, const char *s);
-/** Write one CSV field with RFC 4180 quoting (quotes only when needed). */
-int cb_csv_write_field(FILE *fp, const char *field);
-
-/*
- * The one writer of every CSV and JSON Lines cowbench prints (rows,
- * summarize, compare): a record ends in LF, and a number that is not finite
- * (NaN: not measured; inf: no measurement either) is an empty CSV field and
- * a JSON null, so readers of one command's output read them all.
- */
-#define CB_RECORD_END "\n"
-/** End one CSV record or JSON Lines object. */
-int cb_record_end(FILE *fp);
-/** One CSV number: decimals < 0: %.10g, else that many fixed decimals; nothing when not finite. */
-int cb_csv_number(FILE *fp, double v, int decimals);
-/** A JSON member after another, ,"name":NUMBER (%.10g), null when not finite. */
-int cb_json_number(FILE *fp, const char *name, double v);
-
 /** Longest CSV record read back (bytes): a bigger one is refused, not grown without bound. */
 #define CB_CSV_MAX_RECORD (1u << 20)
 
