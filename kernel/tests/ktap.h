@@ -62,12 +62,26 @@ static inline void ktap_print_msg(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static inline void ktap_ok(const char *desc)
+/* One result line: "<ok|not ok> N desc[ # <directive>detail]"; counter is what it adds to. */
+static inline void ktap_result(int *counter, const char *status, const char *desc, const char *directive,
+			       const char *fmt, va_list ap)
 {
 	ktap_header();
-	ktap_cnt.pass++;
-	printf("ok %d %s\n", ++ktap_cnt.n, desc);
+	(*counter)++;
+	printf("%s %d %s", status, ++ktap_cnt.n, desc);
+	if (fmt) {
+		printf(" # %s", directive);
+		vprintf(fmt, ap);
+	}
+	printf("\n");
 	fflush(stdout);
+}
+
+static inline void ktap_ok(const char *desc)
+{
+	va_list none = { 0 }; /* unread: no detail */
+
+	ktap_result(&ktap_cnt.pass, "ok", desc, "", NULL, none);
 }
 
 /* A pass with a measured detail: "ok N desc # detail" (not a directive). */
@@ -76,14 +90,9 @@ static inline void ktap_okf(const char *desc, const char *fmt, ...)
 {
 	va_list ap;
 
-	ktap_header();
-	ktap_cnt.pass++;
-	printf("ok %d %s # ", ++ktap_cnt.n, desc);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ktap_result(&ktap_cnt.pass, "ok", desc, "", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -91,14 +100,9 @@ static inline void ktap_fail(const char *desc, const char *fmt, ...)
 {
 	va_list ap;
 
-	ktap_header();
-	ktap_cnt.fail++;
-	printf("not ok %d %s # ", ++ktap_cnt.n, desc);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ktap_result(&ktap_cnt.fail, "not ok", desc, "", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -106,14 +110,9 @@ static inline void ktap_skip(const char *desc, const char *fmt, ...)
 {
 	va_list ap;
 
-	ktap_header();
-	ktap_cnt.skip++;
-	printf("ok %d %s # SKIP ", ++ktap_cnt.n, desc);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	ktap_result(&ktap_cnt.skip, "ok", desc, "SKIP ", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 static inline int ktap_failures(void)
