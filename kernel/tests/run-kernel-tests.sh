@@ -26,6 +26,13 @@
 #                off, N / W with a window of W), no PTE made writable over a
 #                page a live child still shares (its data intact), none over
 #                a clean soft-dirty PTE
+#   populate     cow_populate: MADV_POPULATE_WRITE over a COW-shared range
+#                breaks COW in batches (cow_populate_batch_pages = N, no
+#                fault; both sides' data byte by byte; no fault writing
+#                after), pages private or mapped once left to GUP (exact
+#                counts), a hole, soft-dirty tracking (no batch), fresh
+#                memory (no batch), memory.high just above usage (high
+#                events stay 0)
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                and with reuse fault-around (window 16) with the same totals
 #                as on the stock kernel
@@ -286,6 +293,12 @@ edges edges-precopy1-depth16 "$PATCHED" 1 16
 if want reuse-around; then
 	vm reuse-around "$PATCHED" -- sh -c 'cow_reuse_around --pages 1024 && grep -E "^(cow_reuse_around|pgreuse)" /proc/vmstat'
 	guest reuse-around $?
+fi
+
+# ---- MADV_POPULATE_WRITE breaks COW in batches ---------------------------------------------
+if want populate; then
+	vm populate "$PATCHED" --mem 1G -- sh -c 'cow_populate --pages 1024 && grep -E "^(cow_populate_batch_pages|cow_fault) " /proc/vmstat'
+	guest populate $?
 fi
 
 # ---- kernel COW selftest ------------------------------------------------------------------
