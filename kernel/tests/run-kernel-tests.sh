@@ -44,8 +44,8 @@
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
 #                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
-#                memory.max / OOM / charge-leak checks and the cow:
-#                tracepoints; any lockdep or KASAN report fails the run
+#                memory.max / OOM / charge-leak checks, cow_populate and the
+#                cow: tracepoints; any lockdep or KASAN report fails the run
 #
 # Any kernel BUG/WARNING/Oops/panic fails the run that saw it (vm-run.sh).
 # Exit status 0 when everything passed; the last line is "N passed, N failed".
@@ -461,6 +461,10 @@ if [[ -n $DEBUGK ]]; then
 		guest debug-isolation $?
 	fi
 	edges debug-edges-precopy2 "$DEBUGK" 2 1
+	if want debug-populate; then
+		vm debug-populate "$DEBUGK" --smp 2 -- sh -c 'cow_populate --pages 1024 && grep -E "^(cow_populate_batch_pages|cow_fault) " /proc/vmstat'
+		guest debug-populate $?
+	fi
 	if want debug-tracepoints; then
 		if vm debug-tracepoints "$DEBUGK" -- sh -c '
 			T=/sys/kernel/tracing
