@@ -16,6 +16,10 @@
  *               others batched: batch + faults = 3N/4, faults = 3N/32
  *   hole        5 pages MADV_DONTNEED'ed in the middle: batch + faults = N,
  *               faults >= 5 (the hole is faulted, not batched)
+ *   ksm         pages [64, 128) of the same content, merged by ksmd before
+ *               fork(): KSM pages are left to GUP (faults >= the pages
+ *               merged), the others batched, batch + faults = N; ksmd's
+ *               settings are put back afterwards
  *   soft-dirty  after clear_refs 4 (soft-dirty tracking armed) nothing is
  *               batched: N faults, each page soft-dirty afterwards
  *   fresh       a fresh mapping (no fork): nothing batched, N faults
@@ -52,6 +56,11 @@
 #define PMD_PAGES 512L
 #define EVENT "cow_populate_batch_pages"
 #define CG "/sys/fs/cgroup/cowbench-populate"
+/* C_KSM: pages [KSM_A, KSM_B) hold KSM_BYTE in every byte (generation KSM_GEN). */
+#define KSM_A		64
+#define KSM_B		128
+#define KSM_BYTE	0x33
+#define KSM_GEN		(-2)
 
 static long npages = 1024;
 
@@ -100,15 +109,16 @@ static void fill(unsigned char *p, long i, int seed)
 	memcpy(p + 64, &i, sizeof(i));
 }
 
-/* 0 when page @i holds generation @seed (seed < 0: all zero), else 1. */
+/* 0 when page @i holds generation @seed (-1: all zero, KSM_GEN: all KSM_BYTE), else 1. */
 static int bad_page(const unsigned char *p, long i, int seed)
 {
 	unsigned char v = (unsigned char)((i + seed) & 0xff);
 	long got;
 
 	if (seed < 0) {
+		v = seed == KSM_GEN ? KSM_BYTE : 0;
 		for (long k = 0; k < PS; k++)
-			if (p[k])
+			if (p[k] != v)
 				return 1;
 		return 0;
 	}
@@ -138,7 +148,8 @@ static unsigned char *region(long n, int seed)
 	return m;
 }
 
-enum pcase { C_SHARED, C_PARTIAL, C_HOLE, C_SOFT_DIRTY, C_MEMCG };
+enum pcase { C_SHARED, C_PARTIAL, C_HOLE, C_SOFT_DIRTY, C_MEMCG, C_KSM };
+
 
 #define HOLE_AT(n)	((n) / 2 + 3)
 #define HOLE_LEN	5
@@ -160,6 +171,8 @@ static int child_expect(enum pcase c, long i)
 		return 2;
 	if (c == C_HOLE && i >= HOLE_AT(npages) && i < HOLE_AT(npages) + HOLE_LEN)
 		return -1;
+	if (c == C_KSM && i >= KSM_A && i < KSM_B)
+		return KSM_GEN;
 	return 1;
 }
 
@@ -281,20 +294,83 @@ out:
 /* The generation the parent expects in page @i. */
 static int parent_expect(enum pcase c, long i)
 {
+	if (c == C_KSM && i >= KSM_A && i < KSM_B)
+		return KSM_GEN;
 	return c == C_PARTIAL && i % 8 == 0 ? 4 : 1;
 }
 
-/* Fork, let the child populate, check both sides; 0 and *@r filled, or -1. */
+/* ksmd's settings before the C_KSM case, restored after it */
+static const char * const ksm_knobs[] = { "pages_to_scan", "sleep_millisecs", "run" };
+static char ksm_saved[3][32];
+
+static void ksm_restore(void)
+{
+	char path[64];
+
+	/* Unmerge what the case merged, then put every knob back (run last). */
+	write_file("/sys/kernel/mm/ksm/run", "2");
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", ksm_knobs[i]);
+		if (ksm_saved[i][0])
+			write_file(path, ksm_saved[i]);
+	}
+}
+
+/*
+ * C_KSM: give pages [KSM_A, KSM_B) of @m one content and let ksmd merge
+ * them (at most 30 s).  Return the pages sharing a KSM page, or -1 when the
+ * kernel has no KSM (or refuses MADV_MERGEABLE).
+ */
+static long ksm_merge(unsigned char *m)
+{
+	long shared = 0;
+	char b[64];
+
+	if (access("/sys/kernel/mm/ksm/run", W_OK))
+		return -1;
+	memset(m + KSM_A * PS, KSM_BYTE, (KSM_B - KSM_A) * PS);
+	if (madvise(m, npages * PS, MADV_MERGEABLE))
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", ksm_knobs[i]);
+		if (read_file(path, ksm_saved[i], sizeof(ksm_saved[i])))
+			ksm_saved[i][0] = 0;
+	}
+	write_file("/sys/kernel/mm/ksm/pages_to_scan", "1000");
+	write_file("/sys/kernel/mm/ksm/sleep_millisecs", "1");
+	write_file("/sys/kernel/mm/ksm/run", "1");
+	for (int i = 0; i < 600 && shared < KSM_B - KSM_A - 1; i++) {
+		usleep(50000);
+		if (!read_file("/sys/kernel/mm/ksm/pages_sharing", b, sizeof(b)))
+			shared = atol(b);
+	}
+	return shared;
+}
+
+/* Pages ksmd had merged when the last C_KSM case forked. */
+static long ksm_shared;
+
+/* Fork, let the child populate, check both sides; 0 and *@r filled, -1 failed, 1 skipped. */
 static int run_case(const char *name, enum pcase c, struct result *r)
 {
 	unsigned char *m = region(npages, 1);
 	int up[2], down[2], rc = -1;
+	pid_t pid = -1;
 	long bad = 0;
-	pid_t pid;
 
 	if (!m || pipe(up) || pipe(down)) {
 		ktap_fail(name, "setup: %s", strerror(errno));
 		return -1;
+	}
+	if (c == C_KSM) {
+		ksm_shared = ksm_merge(m);
+		if (ksm_shared < 0) {
+			ktap_skip(name, "no KSM");
+			rc = 1;
+			goto out;
+		}
 	}
 	pid = fork();
 	if (pid == 0) {
@@ -331,6 +407,8 @@ out:
 	close(up[1]);
 	close(down[0]);
 	close(down[1]);
+	if (c == C_KSM && ksm_shared >= 0)
+		ksm_restore();
 	munmap(m, npages * PS);
 	return rc;
 }
@@ -380,6 +458,20 @@ static void case_hole(void)
 		return;
 	report("hole", clean(&r) && r.batch + r.faults == npages && r.faults >= HOLE_LEN &&
 	       r.faults <= 2 * HOLE_LEN, &r, "batch + faults = N, 5 <= faults <= 10");
+}
+
+static void case_ksm(void)
+{
+	struct result r;
+
+	if (run_case("ksm", C_KSM, &r))
+		return;
+	if (ksm_shared < (KSM_B - KSM_A) / 2) {
+		ktap_fail("ksm", "ksmd merged only %ld of %d pages", ksm_shared, KSM_B - KSM_A);
+		return;
+	}
+	report("ksm", clean(&r) && r.batch + r.faults == npages && r.faults >= ksm_shared &&
+	       r.batch > 0, &r, "batch + faults = N, faults >= the pages KSM merged, batch > 0");
 }
 
 static void case_soft_dirty(void)
@@ -509,7 +601,7 @@ int main(int argc, char **argv)
 		ktap_skip("cow-populate", "no " EVENT " in /proc/vmstat");
 		return ktap_finish();
 	}
-	ktap_plan(6);
+	ktap_plan(7);
 	if (precopy > 0)
 		set_sysctl_int("cow_precopy", 0);
 	if (around > 0)
@@ -517,6 +609,7 @@ int main(int argc, char **argv)
 	case_shared();
 	case_partial();
 	case_hole();
+	case_ksm();
 	case_soft_dirty();
 	case_fresh();
 	case_memcg();
