@@ -23,6 +23,10 @@
  *   soft-dirty  after clear_refs 4 (soft-dirty tracking armed) nothing is
  *               batched: N faults, each page soft-dirty afterwards
  *   fresh       a fresh mapping (no fork): nothing batched, N faults
+ *   race        in the child, one thread populates the range while another
+ *               rewrites every page from the end (each page whole): every
+ *               page must end with the writer's data, the parent's intact
+ *               (a batch installs only pages whose PTE did not change)
  *   memcg-high  the child in a cgroup with memory.high = usage + N pages, on
  *               one CPU: a batch never takes the cgroup within its pages
  *               and a charge batch (64) of memory.high, so at least the
@@ -38,6 +42,7 @@
  * kernel has no cow_populate_batch_pages event, 2 on a usage error.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -85,7 +90,11 @@ static long long vmstat(const char *key)
 	return -1;
 }
 
-static long minflt(void)
+/*
+ * Not inlined: its rusage buffer is then at the same stack address at every
+ * call from one function, so only the first call can take a COW fault on it.
+ */
+static __attribute__((noinline)) long minflt(void)
 {
 	struct rusage ru;
 
@@ -148,7 +157,7 @@ static unsigned char *region(long n, int seed)
 	return m;
 }
 
-enum pcase { C_SHARED, C_PARTIAL, C_HOLE, C_SOFT_DIRTY, C_MEMCG, C_KSM };
+enum pcase { C_SHARED, C_PARTIAL, C_HOLE, C_SOFT_DIRTY, C_MEMCG, C_KSM, C_RACE };
 
 
 #define HOLE_AT(n)	((n) / 2 + 3)
@@ -224,6 +233,33 @@ static int join_memcg(long room)
 	return fd;
 }
 
+/* C_RACE: the second thread rewrites every page, from the last one down. */
+static void *race_writer(void *arg)
+{
+	unsigned char *m = arg;
+
+	for (long i = npages - 1; i >= 0; i--)
+		fill(m + i * PS, i, 5);
+	return NULL;
+}
+
+/* C_RACE: populate while race_writer() writes; every page must hold its data. */
+static __attribute__((noinline)) int race_child(unsigned char *m, struct result *r)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, race_writer, m))
+		return 30;
+	for (int k = 0; k < 4; k++)
+		if (madvise(m, npages * PS, MADV_POPULATE_WRITE))
+			return 31;
+	if (pthread_join(t, NULL))
+		return 32;
+	for (long i = 0; i < npages; i++)
+		r->bad += bad_page(m + i * PS, i, 5);
+	return 0;
+}
+
 static int child(enum pcase c, unsigned char *m, int out, int in)
 {
 	struct result r = { 0 };
@@ -246,6 +282,14 @@ static int child(enum pcase c, unsigned char *m, int out, int in)
 	vmstat(EVENT);
 	minflt();
 	b0 = vmstat(EVENT);
+	if (c == C_RACE) {
+		r.rc = race_child(m, &r);
+		r.batch = vmstat(EVENT) - b0;
+		if (!r.rc)
+			for (long i = 0; i < npages; i++)
+				fill(m + i * PS, i, 3);
+		goto out;
+	}
 	if (c == C_MEMCG) {
 		/*
 		 * memory.high = usage + N pages: the populate's own charges
@@ -259,6 +303,15 @@ static int child(enum pcase c, unsigned char *m, int out, int in)
 			goto out;
 		}
 	}
+	/*
+	 * The window's own calls once more, just before it (a zero-length
+	 * populate does nothing): any stack page they touch first after
+	 * fork() takes its COW fault here, not inside the window.
+	 */
+	minflt();
+	getpid();
+	madvise(m, 0, MADV_POPULATE_WRITE);
+	minflt();
 	f0 = minflt();
 	if (madvise(m, npages * PS, MADV_POPULATE_WRITE)) {
 		r.rc = 13;
@@ -346,6 +399,8 @@ static long ksm_merge(unsigned char *m)
 		if (!read_file("/sys/kernel/mm/ksm/pages_sharing", b, sizeof(b)))
 			shared = atol(b);
 	}
+	/* Stop ksmd, keeping what it merged: it must not merge the child's copies again. */
+	write_file("/sys/kernel/mm/ksm/run", "0");
 	return shared;
 }
 
@@ -472,6 +527,18 @@ static void case_ksm(void)
 	}
 	report("ksm", clean(&r) && r.batch + r.faults == npages && r.faults >= ksm_shared &&
 	       r.batch > 0, &r, "batch + faults = N, faults >= the pages KSM merged, batch > 0");
+}
+
+static void case_race(void)
+{
+	struct result r;
+
+	if (run_case("race", C_RACE, &r))
+		return;
+	if (r.bad == 0)
+		ktap_okf("race", "batch %lld while the writer ran", r.batch);
+	else
+		ktap_fail("race", "%ld pages without the writer's data (batch %lld)", r.bad, r.batch);
 }
 
 static void case_soft_dirty(void)
@@ -601,7 +668,7 @@ int main(int argc, char **argv)
 		ktap_skip("cow-populate", "no " EVENT " in /proc/vmstat");
 		return ktap_finish();
 	}
-	ktap_plan(7);
+	ktap_plan(8);
 	if (precopy > 0)
 		set_sysctl_int("cow_precopy", 0);
 	if (around > 0)
@@ -613,6 +680,7 @@ int main(int argc, char **argv)
 	case_soft_dirty();
 	case_fresh();
 	case_memcg();
+	case_race();
 	if (precopy > 0)
 		set_sysctl_int("cow_precopy", precopy);
 	if (around > 0)
