@@ -49,6 +49,15 @@ set one unknown among known|--set vm.cow_precopy=1,vm.swappiness=0
 save timeout zero|--save-timeout 0
 timeout negative|--timeout -1
 command without --saves 0|-- true
+gauss sigma zero|--pattern gauss --sigma 0
+gauss sigma too wide|--pattern gauss --sigma 11
+gauss sigma not a number|--pattern gauss --sigma wide
+sigma without gauss|--sigma 0.2
+cycle sets one count|--cycle-sets 5
+cycle sets both zero|--cycle-sets 0,0
+cycle sets negative|--cycle-sets -1,5
+cycle sets with --saves-out|--cycle-sets 1,2 --cycles-out /nonexistent/c.csv
+cycles-out without cycle sets|--cycles-out /nonexistent/c.csv
 TABLE
 # Missing required options: one line too.
 "$LOAD" --saves 1 >"$WORK/out" 2>"$WORK/err"

@@ -6,8 +6,18 @@
  * (no pipelining: every request's latency is the stall a client sees, and a fork or a COW fault
  * storm shows up in it). Keys: "random" overwrites uniformly drawn keys of the populated key
  * space; "seq" overwrites them in key order, each connection walking its own contiguous slice
- * (the append/log-style writer whose pages pre-copy can anticipate). A control connection
- * triggers each BGSAVE and polls INFO persistence until the save is reaped.
+ * (the append/log-style writer whose pages pre-copy can anticipate); "gauss" draws keys from a
+ * normal distribution centred on the key space (memtier_benchmark's --key-pattern=G:G, the load
+ * Redis's maintainers test with; the same default standard deviation, a sixth of the key space,
+ * and the same redraw of keys that fall outside it). A control connection triggers each BGSAVE
+ * and polls INFO persistence until the save is reaped.
+ *
+ * --cycle-sets DURING,AFTER makes each save a counted save cycle instead (kernel/tests/redis-mech.sh):
+ * BGSAVE, DURING SETs started with it, wait until the save is reaped, AFTER more SETs; per cycle
+ * one row in --cycles-out with the server's minor faults (its write traps), its COW copies
+ * (taskstats), the /proc/vmstat events of the patched kernel over the whole cycle and Redis's
+ * fork time and COW size. Counts, not seconds, fix the write mix, so a mode that slows the
+ * emulated guest does not change how many SETs fall inside the save.
  *
  * Per request it records the start time (CLOCK_MONOTONIC, ns since boot, the same clock as the
  * save's marks) and the latency; per save the marks of the save window and of the probe reads,
@@ -53,12 +63,15 @@
 #define POLL_NS 10000000LL /* INFO persistence every 10 ms while a save runs */
 #define NA INT64_MIN
 
-enum pattern { PAT_RANDOM, PAT_SEQ };
+enum pattern { PAT_RANDOM, PAT_SEQ, PAT_GAUSS };
 
 struct config {
-	const char *socket, *label, *requests_path, *saves_path;
+	const char *socket, *label, *requests_path, *saves_path, *cycles_path;
 	enum pattern pattern;
+	double sigma; /* gauss: standard deviation as a fraction of the key space */
+	bool sigma_set;
 	long conns, keys, value_size, saves, round;
+	long during_sets, after_sets; /* --cycle-sets; 0,0: the timed saves */
 	double before_s, after_s, save_timeout_s, timeout_s;
 	const char *sets[MAX_SETS];
 	int nsets;
@@ -77,6 +90,11 @@ struct client {
 	struct request *req;
 	size_t n, cap;
 	int error;
+	uint64_t rng;  /* the key stream goes on from phase to phase of a save cycle */
+	long next;     /* seq: the next key of this connection's slice */
+	long quota;    /* SETs to make before returning; 0: until stop_clients */
+	double spare;  /* gauss: the second normal deviate of a Box-Muller pair, if have_spare */
+	bool have_spare;
 };
 
 /* What one save measured; NA where the kernel or Redis does not say. */
@@ -112,7 +130,10 @@ static void usage(FILE *f)
 		"usage: redis_load --socket PATH --saves-out FILE [--requests FILE] [options]\n"
 		"  --socket PATH     the server's unix socket\n"
 		"  --label NAME      the mode's name in the output (letters, digits, -_.; default run)\n"
-		"  --pattern P       random (uniform keys) or seq (key order, a slice per connection)\n"
+		"  --pattern P       random (uniform keys), seq (key order, a slice per connection)\n"
+		"                    or gauss (normal around the middle key, redrawn outside the key space)\n"
+		"  --sigma F         gauss: standard deviation as a fraction of the key space (0.001..10;\n"
+		"                    default 1/6, memtier_benchmark's --key-pattern=G:G)\n"
 		"  --conns N         client connections, one SET in flight each (1..64, default 4)\n"
 		"  --keys N          key space key:0 .. key:N-1 (as DEBUG POPULATE N key; default 100000)\n"
 		"  --value-size B    bytes per value (1..65536, default 256)\n"
@@ -130,6 +151,9 @@ static void usage(FILE *f)
 		"                    (without --socket: no server needed; stop signals go to COMMAND)\n"
 		"  --saves-out FILE  per-save rows are appended here (CSV), with each save's latency\n"
 		"                    quantiles inside its window and the run's outside every window\n"
+		"  --cycle-sets D,A  each save is a counted cycle instead: BGSAVE, D SETs, wait until the\n"
+		"                    save is reaped, A SETs (0..100000000 each, D+A > 0; no --before/--after)\n"
+		"  --cycles-out FILE with --cycle-sets (and instead of --saves-out): per-cycle rows (CSV)\n"
 		"  --requests FILE   also every request (start, latency) is appended here (CSV)\n");
 }
 
@@ -163,6 +187,33 @@ static int parse_seconds(const char *s, const char *what, double *out)
 		return bad(what, s);
 	*out = v;
 	return 0;
+}
+
+static int parse_sigma(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.001 && v <= 10))
+		return bad("--sigma (0.001 to 10)", s);
+	*out = v;
+	return 0;
+}
+
+/* D,A: two counts of SETs, at least one of them non-zero. */
+static int parse_cycle_sets(const char *s, long *during, long *after)
+{
+	char buf[64], *comma;
+
+	if (strlen(s) >= sizeof(buf) || !(comma = strchr(strcpy(buf, s), ',')))
+		return bad("--cycle-sets (want DURING,AFTER)", s);
+	*comma = 0;
+	if (parse_long(buf, 0, 100000000L, "--cycle-sets DURING", during) < 0 ||
+	    parse_long(comma + 1, 0, 100000000L, "--cycle-sets AFTER", after) < 0)
+		return -1;
+	return *during + *after > 0 ? 0 : bad("--cycle-sets (both 0)", s);
 }
 
 static bool is_name(const char *s, const char *extra)
@@ -238,13 +289,15 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{ "set", required_argument, 0, 'S' }, { "requests", required_argument, 0, 'R' },
 		{ "saves-out", required_argument, 0, 'O' }, { "help", no_argument, 0, 'h' },
 		{ "save-timeout", required_argument, 0, 'T' }, { "timeout", required_argument, 0, 't' },
-		{ 0, 0, 0, 0 },
+		{ "sigma", required_argument, 0, 'g' }, { "cycle-sets", required_argument, 0, 'C' },
+		{ "cycles-out", required_argument, 0, 'Y' }, { 0, 0, 0, 0 },
 	};
 	int o, rc = 0;
+	bool timed = false; /* --before or --after given */
 
 	*c = (struct config){ .label = "run", .conns = 4, .keys = 100000, .value_size = 256, .saves = 1,
 			      .before_s = 1, .after_s = 1, .save_timeout_s = 600,
-			      .timeout_s = 30 };
+			      .timeout_s = 30, .sigma = 1.0 / 6 };
 	opterr = 0;
 	while (rc == 0 && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -258,16 +311,24 @@ static int parse_args(int argc, char **argv, struct config *c)
 				c->pattern = PAT_RANDOM;
 			else if (!strcmp(optarg, "seq"))
 				c->pattern = PAT_SEQ;
+			else if (!strcmp(optarg, "gauss"))
+				c->pattern = PAT_GAUSS;
 			else
-				rc = bad("--pattern (random or seq)", optarg);
+				rc = bad("--pattern (random, seq or gauss)", optarg);
 			break;
+		case 'g':
+			rc = parse_sigma(optarg, &c->sigma);
+			c->sigma_set = true;
+			break;
+		case 'C': rc = parse_cycle_sets(optarg, &c->during_sets, &c->after_sets); break;
+		case 'Y': c->cycles_path = optarg; break;
 		case 'c': rc = parse_long(optarg, 1, MAX_CONNS, "--conns", &c->conns); break;
 		case 'k': rc = parse_long(optarg, 1, 1000000000L, "--keys", &c->keys); break;
 		case 'v': rc = parse_long(optarg, 1, MAX_VALUE, "--value-size", &c->value_size); break;
 		case 'n': rc = parse_long(optarg, 0, 1000, "--saves", &c->saves); break;
 		case 'r': rc = parse_long(optarg, 0, 1000000, "--round", &c->round); break;
-		case 'b': rc = parse_seconds(optarg, "--before", &c->before_s); break;
-		case 'a': rc = parse_seconds(optarg, "--after", &c->after_s); break;
+		case 'b': rc = parse_seconds(optarg, "--before", &c->before_s), timed = true; break;
+		case 'a': rc = parse_seconds(optarg, "--after", &c->after_s), timed = true; break;
 		case 'T':
 			rc = parse_seconds(optarg, "--save-timeout", &c->save_timeout_s);
 			if (rc == 0 && c->save_timeout_s <= 0)
@@ -296,7 +357,22 @@ static int parse_args(int argc, char **argv, struct config *c)
 		c->command = argv + optind;
 	else if (rc == 0 && optind < argc)
 		rc = bad("argument (a COMMAND goes after --, with --saves 0)", argv[optind]);
-	if (rc == 0 && !c->command && (!c->socket || !c->saves_path)) {
+	if (rc == 0 && c->sigma_set && c->pattern != PAT_GAUSS)
+	{
+		fprintf(stderr, "redis_load: --sigma goes only with --pattern gauss\n");
+		rc = -1;
+	}
+	if (rc == 0 && c->during_sets + c->after_sets > 0) { /* the counted save cycles */
+		if (timed || c->saves_path || c->requests_path || c->command || !c->cycles_path || !c->socket ||
+		    c->saves == 0) {
+			fprintf(stderr, "redis_load: --cycle-sets needs --socket, --cycles-out and --saves N > 0, "
+					"and takes no --before, --after, --saves-out, --requests or COMMAND\n");
+			rc = -1;
+		}
+	} else if (rc == 0 && c->cycles_path) {
+		fprintf(stderr, "redis_load: --cycles-out needs --cycle-sets\n");
+		rc = -1;
+	} else if (rc == 0 && !c->command && (!c->socket || !c->saves_path)) {
 		fprintf(stderr, "redis_load: --socket and --saves-out are required (or --saves 0 -- COMMAND)\n");
 		rc = -1;
 	}
@@ -426,25 +502,62 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
+/* A uniform double in (0, 1): 53 random bits, never 0 (log() below). */
+static double uniform01(uint64_t *s)
+{
+	return ((double)(xorshift(s) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* A standard normal deviate (Box-Muller; the pair's second one is kept for the next call). */
+static double normal(struct client *cl)
+{
+	double r, a;
+
+	if (cl->have_spare) {
+		cl->have_spare = false;
+		return cl->spare;
+	}
+	r = sqrt(-2 * log(uniform01(&cl->rng)));
+	a = 2 * M_PI * uniform01(&cl->rng);
+	cl->spare = r * sin(a);
+	cl->have_spare = true;
+	return r * cos(a);
+}
+
+static long next_key(struct client *cl)
+{
+	const struct config *c = cl->cfg;
+	long raw = c->keys / c->conns, slice = raw > 0 ? raw : 1;
+	double mid = (double)c->keys / 2, sd = c->sigma * (double)c->keys, k;
+
+	switch (c->pattern) {
+	case PAT_SEQ:
+		return (cl->id * raw + cl->next++ % slice) % c->keys;
+	case PAT_GAUSS: /* as memtier_benchmark: a key outside the key space is drawn again */
+		do
+			k = floor(mid + sd * normal(cl));
+		while (k < 0 || k >= (double)c->keys);
+		return (long)k;
+	default:
+		return (long)(xorshift(&cl->rng) % (uint64_t)c->keys);
+	}
+}
+
 static void *client_main(void *arg)
 {
 	struct client *cl = arg;
 	const struct config *c = cl->cfg;
 	redisContext *ctx = connect_server(c->socket, c->timeout_s);
-	long slice = c->keys / c->conns, first = cl->id * slice, next = 0;
-	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(cl->id + 1) + (uint64_t)c->round;
 	char *value = malloc((size_t)c->value_size);
+	long done = 0;
 
 	if (!ctx || !value) {
 		cl->error = 1;
 		goto out;
 	}
-	if (slice < 1)
-		slice = 1;
 	memset(value, 'a' + cl->id % 26, (size_t)c->value_size);
-	while (!atomic_load(&stop_clients)) {
-		long key = c->pattern == PAT_RANDOM ? (long)(xorshift(&rng) % (uint64_t)c->keys)
-						    : (first + next++ % slice) % c->keys;
+	while (cl->quota ? done++ < cl->quota : !atomic_load(&stop_clients)) {
+		long key = next_key(cl);
 		int64_t t0, t1;
 		redisReply *r;
 
@@ -460,7 +573,7 @@ static void *client_main(void *arg)
 			break;
 		}
 		freeReplyObject(r);
-		if (record(cl, t0, t1 - t0) < 0) {
+		if (!cl->quota && record(cl, t0, t1 - t0) < 0) { /* a counted phase keeps no latencies */
 			cl->error = 1;
 			break;
 		}
@@ -650,7 +763,7 @@ static void put(FILE *f, int64_t v)
 		fprintf(f, ",%" PRId64, v);
 }
 
-static const char *pattern_name(enum pattern p) { return p == PAT_SEQ ? "seq" : "random"; }
+static const char *pattern_name(enum pattern p) { return p == PAT_SEQ ? "seq" : p == PAT_GAUSS ? "gauss" : "random"; }
 
 static void sets_text(const struct config *c, char *buf, size_t n)
 {
@@ -712,13 +825,18 @@ static int write_requests(const struct config *c, const struct client *cl)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+static uint64_t client_seed(const struct config *c, long k)
+{
+	return 0x9e3779b97f4a7c15ULL * (uint64_t)(k + 1) + (uint64_t)c->round;
+}
+
 static int run(const struct config *c, struct client *cl, struct save *sv, pid_t pid, redisContext *ctl,
 	       struct cb_taskstats_sock *ts)
 {
 	int rc = 0;
 
 	for (long k = 0; k < c->conns; k++) {
-		cl[k] = (struct client){ .cfg = c, .id = (int)k };
+		cl[k] = (struct client){ .cfg = c, .id = (int)k, .rng = client_seed(c, k) };
 		if (pthread_create(&cl[k].thread, NULL, client_main, &cl[k]) != 0) {
 			fprintf(stderr, "redis_load: cannot start client %ld\n", k);
 			atomic_store(&stop_clients, true);
@@ -739,6 +857,200 @@ static int run(const struct config *c, struct client *cl, struct save *sv, pid_t
 		if (cl[k].error)
 			rc = -1;
 	}
+	return rc;
+}
+
+/* The server's minor faults (every thread): field 10 of /proc/PID/stat, after "comm)". */
+static int64_t server_minflt(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return NA;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &v) != 1)
+		return NA;
+	return (int64_t)v;
+}
+
+/* The /proc/vmstat events of a cycle; a kernel without one (stock) leaves its column empty. */
+static const char *const cycle_events[] = { "cow_fault", "cow_precopy", "cow_reuse_around",
+					    "cow_reuse_around_pages", "pgreuse" };
+#define NEVENTS (sizeof(cycle_events) / sizeof(cycle_events[0]))
+
+static void read_events(int64_t *ev)
+{
+	char line[256];
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	for (size_t i = 0; i < NEVENTS; i++)
+		ev[i] = NA;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp)
+			continue;
+		*sp = 0;
+		for (size_t i = 0; i < NEVENTS; i++)
+			if (!strcmp(line, cycle_events[i]))
+				ev[i] = strtoll(sp + 1, NULL, 10);
+	}
+	fclose(f);
+}
+
+/* N SETs split over the connections (the first N % conns make one more), all in flight together. */
+static int load_sets(struct client *cl, long conns, long n)
+{
+	int rc = 0;
+
+	for (long k = 0; k < conns; k++) {
+		cl[k].quota = n / conns + (k < n % conns);
+		if (!cl[k].quota)
+			continue;
+		if (pthread_create(&cl[k].thread, NULL, client_main, &cl[k]) != 0) {
+			fprintf(stderr, "redis_load: cannot start client %ld\n", k);
+			cl[k].quota = 0;
+			rc = -1;
+			break;
+		}
+	}
+	for (long k = 0; k < conns; k++) {
+		if (!cl[k].quota)
+			continue;
+		pthread_join(cl[k].thread, NULL);
+		cl[k].quota = 0;
+		if (cl[k].error)
+			rc = -1;
+	}
+	return rc;
+}
+
+struct cycle {
+	int64_t minflt, wpcopy, ev[NEVENTS], fork_usec, cow_size, cow_peak;
+	int64_t bgsave_ns, during_ns, save_ns, cycle_ns, outlasted;
+};
+
+/* Polls until the parent has reaped the save; the highest current_cow_peak seen goes to *peak. */
+static int wait_save(redisContext *ctl, int64_t t_bgsave, double timeout_s, int64_t *peak)
+{
+	int64_t inprog;
+
+	do {
+		int64_t p;
+
+		inprog = info_get(ctl, "persistence", "rdb_bgsave_in_progress");
+		p = info_get(ctl, "persistence", "current_cow_peak");
+		if (p != NA && (*peak == NA || p > *peak))
+			*peak = p;
+		if (inprog == 1 && now_ns() - t_bgsave > (int64_t)(timeout_s * 1e9)) {
+			fprintf(stderr, "redis_load: the BGSAVE did not finish within %g s\n", timeout_s);
+			return -1;
+		}
+		if (inprog == 1)
+			sleep_ns(POLL_NS);
+	} while (inprog == 1);
+	if (inprog == NA) {
+		fprintf(stderr, "redis_load: INFO persistence has no rdb_bgsave_in_progress\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t delta(int64_t a, int64_t b) { return a != NA && b != NA ? b - a : NA; }
+
+/* One counted cycle; every count is a difference over the whole cycle, the save's end included. */
+static int one_cycle(const struct config *c, struct client *cl, redisContext *ctl, struct cb_taskstats_sock *ts,
+		     pid_t pid, struct cycle *y)
+{
+	int64_t f0, w0, e0[NEVENTS], e1[NEVENTS], t0, t1, t2, t3, ignored = NA;
+	redisReply *r;
+
+	*y = (struct cycle){ .cow_peak = NA };
+	if (wait_save(ctl, now_ns(), c->save_timeout_s, &ignored) < 0) /* a save of someone else's first */
+		return -1;
+	read_events(e0);
+	w0 = parent_wpcopy(ts, pid);
+	f0 = server_minflt(pid);
+	t0 = now_ns();
+	r = redisCommand(ctl, "BGSAVE");
+	y->bgsave_ns = now_ns() - t0;
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		fprintf(stderr, "redis_load: BGSAVE failed: %s\n", r ? r->str : ctl->errstr);
+		if (r)
+			freeReplyObject(r);
+		return -1;
+	}
+	freeReplyObject(r);
+	if (load_sets(cl, c->conns, c->during_sets) < 0)
+		return -1;
+	t1 = now_ns();
+	y->outlasted = info_get(ctl, "persistence", "rdb_bgsave_in_progress");
+	if (wait_save(ctl, t0, c->save_timeout_s, &y->cow_peak) < 0)
+		return -1;
+	t2 = now_ns();
+	if (load_sets(cl, c->conns, c->after_sets) < 0)
+		return -1;
+	t3 = now_ns();
+	y->minflt = delta(f0, server_minflt(pid));
+	y->wpcopy = delta(w0, parent_wpcopy(ts, pid));
+	read_events(e1);
+	for (size_t i = 0; i < NEVENTS; i++)
+		y->ev[i] = delta(e0[i], e1[i]);
+	y->fork_usec = info_get(ctl, "stats", "latest_fork_usec");
+	y->cow_size = info_get(ctl, "persistence", "rdb_last_cow_size");
+	y->during_ns = t1 - t0;
+	y->save_ns = t2 - t0;
+	y->cycle_ns = t3 - t0;
+	return 0;
+}
+
+#define CYCLES_HEADER                                                                                    \
+	"label,pattern,sigma,round,cycle,sysctls,conns,keys,value_size,server_pid,during_sets,after_sets," \
+	"parent_minflt,parent_wpcopy,cow_fault,cow_precopy,cow_reuse_around,cow_reuse_around_pages,"       \
+	"pgreuse,latest_fork_usec,rdb_last_cow_size,current_cow_peak,bgsave_ns,during_ns,save_ns,"       \
+	"cycle_ns,save_outlasted"
+
+/* --cycle-sets: --saves counted cycles, a row each; the rows are written once all are done. */
+static int run_cycles(const struct config *c, struct client *cl, pid_t pid, redisContext *ctl,
+		      struct cb_taskstats_sock *ts)
+{
+	struct cycle *y = calloc((size_t)c->saves, sizeof(*y));
+	char sets[512], sigma[32] = "";
+	FILE *f = NULL;
+	int rc = -1;
+
+	if (!y)
+		return -1;
+	for (long k = 0; k < c->conns; k++)
+		cl[k] = (struct client){ .cfg = c, .id = (int)k, .rng = client_seed(c, k) };
+	for (long i = 0; i < c->saves; i++)
+		if (one_cycle(c, cl, ctl, ts, pid, &y[i]) < 0)
+			goto out;
+	if (!(f = open_rows(c->cycles_path, CYCLES_HEADER)))
+		goto out;
+	sets_text(c, sets, sizeof(sets));
+	if (c->pattern == PAT_GAUSS)
+		snprintf(sigma, sizeof(sigma), "%.6g", c->sigma);
+	for (long i = 0; i < c->saves; i++) {
+		fprintf(f, "%s,%s,%s,%ld,%ld,%s,%ld,%ld,%ld,%d,%ld,%ld", c->label, pattern_name(c->pattern), sigma,
+			c->round, i, sets, c->conns, c->keys, c->value_size, (int)pid, c->during_sets, c->after_sets);
+		int64_t v[] = { y[i].minflt, y[i].wpcopy, y[i].ev[0], y[i].ev[1], y[i].ev[2], y[i].ev[3],
+				y[i].ev[4], y[i].fork_usec, y[i].cow_size, y[i].cow_peak, y[i].bgsave_ns,
+				y[i].during_ns, y[i].save_ns, y[i].cycle_ns, y[i].outlasted };
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+			put(f, v[k]);
+		fputc('\n', f);
+	}
+	rc = fclose(f) == 0 ? 0 : -1;
+out:
+	free(y);
 	return rc;
 }
 
@@ -786,6 +1098,10 @@ int main(int argc, char **argv)
 	if (cb_taskstats_open(&ts) < 0)
 		ts = NULL; /* no per-process COW count: the column stays empty */
 	cl = calloc((size_t)c.conns, sizeof(*cl));
+	if (cl && c.cycles_path) {
+		rc = run_cycles(&c, cl, (pid_t)pid, ctl, ts) == 0 ? 0 : 1;
+		goto out;
+	}
 	sv = calloc((size_t)c.saves, sizeof(*sv));
 	if (!cl || !sv)
 		goto out;

@@ -89,7 +89,7 @@ int cb_sysctl_read_long(const char *path, long *value)
 /* The sysctls cowbench changes; nothing else is ever written or restored. */
 static const char *const known_keys[] = {
 	CB_DELAYACCT_SYSCTL, CB_NR_HUGEPAGES_SYSCTL, CB_PRECOPY_SYSCTL, CB_PRECOPY_DEPTH_SYSCTL,
-	CB_PRECOPY_BATCH_SYSCTL, CB_OVERCOMMIT_SYSCTL,
+	CB_PRECOPY_BATCH_SYSCTL, CB_OVERCOMMIT_SYSCTL, CB_REUSE_AROUND_SYSCTL,
 };
 static char test_key[128]; /* cb_sysctl_test_key: a plain file standing in for a sysctl */
 

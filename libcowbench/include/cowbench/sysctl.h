@@ -24,6 +24,7 @@
 #define CB_PRECOPY_SYSCTL       "/proc/sys/vm/cow_precopy"       /* the pre-copy series' */
 #define CB_PRECOPY_DEPTH_SYSCTL "/proc/sys/vm/cow_precopy_depth"
 #define CB_PRECOPY_BATCH_SYSCTL "/proc/sys/vm/cow_precopy_batch"
+#define CB_REUSE_AROUND_SYSCTL  "/proc/sys/vm/cow_reuse_around" /* patch 5's fault-around window */
 
 /** Where the journal lives (COWBENCH_RUN_DIR overrides it, for tests). */
 #define CB_SYSCTL_JOURNAL_DIR "/run/cowbench"
