@@ -1392,7 +1392,7 @@ static int node_of(void *addr)
 }
 
 struct numa_result {
-	long long precopy;		/* /proc/vmstat cow_precopy delta */
+	long long precopy;		/* /proc/vmstat cow_precopy delta (v3: precopy_success) */
 	unsigned long long skip_wm;	/* precopy_skip_watermark delta */
 	unsigned long long faults;	/* cow_stats faults delta */
 	long on_node, bad;		/* written pages on the wanted node; bad pages */
@@ -1418,7 +1418,8 @@ static int numa_child(char *m, int node, int go, int out)
 	v0 = vmstat_val("cow_precopy");
 	for (long p = 0; p < NUMA_PAGES; p++)
 		((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 8);
-	r.precopy = vmstat_val("cow_precopy") - v0;
+	/* v3 had no vmstat event: precopy_success (the same count in v4) then. */
+	r.precopy = v0 >= 0 ? vmstat_val("cow_precopy") - v0 : (long long)stat_delta(&a, "precopy_success");
 	r.skip_wm = stat_delta(&a, "precopy_skip_watermark");
 	r.faults = stat_delta(&a, "faults");
 	for (long p = 0; p < NUMA_PAGES; p++) {

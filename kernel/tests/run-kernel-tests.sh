@@ -33,8 +33,8 @@
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                and with reuse fault-around (window 16) with the same totals
 #                as on the stock kernel
-#   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm
-#                and uffd-unit-tests: case by case the same results as on the
+#   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm,
+#                uffd-unit-tests and ksm_functional_tests: case by case the same results as on the
 #                stock kernel; stock, fixed depth 15 and reuse fault-around
 #                (window 16) by default, pre-copy 0, 1 and 2 with --sweep (and
 #                on the debug kernel with --sweep --debug)
