@@ -77,7 +77,7 @@ ktap_results "$tmp/k.out" > "$tmp/r"
 diff "$tmp/want" "$tmp/r" >&2 || no "ktap_results on ksft's output"
 
 # --- the guest programs on this host ----------------------------------------------------------
-for p in cow_isolation cow_stats_check cow_reuse_around cow_precopy_edges; do
+for p in cow_isolation cow_stats_check cow_reuse_around cow_precopy_edges cow_populate; do
 	$cc -O2 -pthread -Wall -Wextra -Werror -o "$tmp/$p" "$src/$p.c" || no "$p does not build"
 done
 "$tmp/cow_isolation" --threads 2 --rounds 2 --pages 256 > "$tmp/iso.out"
@@ -102,6 +102,14 @@ if [[ ! -e /proc/sys/vm/cow_reuse_around ]]; then
 	[[ $(ktap_results "$tmp/r.out" r) == "r: skip: reuse-around" ]] || no "cow_reuse_around: $(cat "$tmp/r.out")"
 else
 	echo "skip: cow_reuse_around's skip (this kernel has vm.cow_reuse_around)"
+fi
+if ! grep -q '^cow_populate_batch_pages ' /proc/vmstat; then
+	"$tmp/cow_populate" --pages 128 > "$tmp/p.out"
+	rc=$?
+	[[ $rc -eq 4 ]] || no "cow_populate without cow_populate_batch_pages: exit $rc, want 4"
+	[[ $(ktap_results "$tmp/p.out" p) == "p: skip: cow-populate" ]] || no "cow_populate: $(cat "$tmp/p.out")"
+else
+	echo "skip: cow_populate's skip (this kernel has cow_populate_batch_pages)"
 fi
 if [[ ! -e /proc/sys/vm/cow_precopy ]]; then
 	"$tmp/cow_precopy_edges" remote > "$tmp/e.out"	# the one phase that only reads a sysctl here

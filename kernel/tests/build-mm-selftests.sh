@@ -3,7 +3,8 @@
 # linux-source-6.12, as static binaries against that tree's own UAPI headers (make headers_install):
 #
 #   cow              -> guest-bin/cow-selftest (every guest has it in /bin)
-#   soft-dirty mkdirty pagemap_ioctl gup_longterm uffd-unit-tests ksm_functional_tests
+#   soft-dirty mkdirty pagemap_ioctl gup_longterm uffd-unit-tests madv_populate
+#   ksm_functional_tests
 #                    -> mm-selftests/NAME (vm-run.sh --add them where a test needs them)
 #
 # (ksm_tests, the other KSM program, is left out: it runs one test per invocation with
@@ -21,7 +22,8 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/cowbench
 COW_BIN="$CACHE/guest-bin/cow-selftest"
 MM_DIR="$CACHE/mm-selftests"
 # NAME:EXTRA-SOURCES (vm_util.c and thp_settings.c go with every one)
-TESTS=(soft-dirty: mkdirty: pagemap_ioctl: gup_longterm: uffd-unit-tests:uffd-common.c ksm_functional_tests: cow:)
+TESTS=(soft-dirty: mkdirty: pagemap_ioctl: gup_longterm: uffd-unit-tests:uffd-common.c madv_populate:
+	ksm_functional_tests: cow:)
 
 log() { echo "build-mm-selftests: $*" >&2; }
 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/install-deps.sh" \

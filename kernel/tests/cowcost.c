@@ -19,13 +19,18 @@
  *               kernel has it, makes one fault cover several pages)
  *   cow-populate a forked child breaks COW on every page it shares with its
  *               parent with one MADV_POPULATE_WRITE over the range
+ *   anon-populate one MADV_POPULATE_WRITE over a fresh private anonymous
+ *               mapping (no fork: the path a COW populate batch must not tax)
  *   fork-vmas   fork() of a process with 5,000 VMAs (one touched page each)
  *
  *   cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,NAME...] [--thp] [--counts]
  *
  * Prints "cowcost op=NAME rep=R per_op=X traps=T" per repetition (X: ns per
  * page, or per fork, with 3 decimals; T: the minor faults the writing process
- * took for the whole range) and "cowcost-median op=NAME per_op=X".
+ * took for the whole range; GUP's faults for a populate count too), for the
+ * populate operations followed by " batch=B" (the cow_populate_batch_pages
+ * events of /proc/vmstat during the call, "-" without that event), and
+ * "cowcost-median op=NAME per_op=X".
  *
  * The anonymous regions are MADV_NOHUGEPAGE (order-0 pages), unless --thp:
  * then they are 2 MiB aligned and MADV_HUGEPAGE, so that what
@@ -52,13 +57,37 @@
 #endif
 
 enum { OP_ANON, OP_FILE, OP_COW_SEQ, OP_COW_RAND, OP_REUSE, OP_FORK_VMAS, OP_COW_POPULATE,
-       NR_OPS };
+       OP_ANON_POPULATE, NR_OPS };
 static const char * const op_name[NR_OPS] = {
 	"anon-touch", "file-write", "cow-seq", "cow-rand", "reuse", "fork-vmas", "cow-populate",
+	"anon-populate",
 };
 
 /* Minor faults of the writing process in the last operation (child's, for COW ops). */
 static long last_traps;
+/* cow_populate_batch_pages events during the last populate, -1: no such event. */
+static long long last_batch = -1;
+
+/* One /proc/vmstat event, -1 when the kernel has no such line. */
+static long long vmstat_event(const char *name)
+{
+	static char buf[16384];
+	size_t len = strlen(name);
+	ssize_t n, off = 0;
+	int fd = open("/proc/vmstat", O_RDONLY);
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + off, sizeof(buf) - 1 - off)) > 0)
+		off += n;
+	close(fd);
+	buf[off] = 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return atoll(p + len + 1);
+	return -1;
+}
 
 static long minflt(void)
 {
@@ -257,6 +286,7 @@ static void print_counts(const struct counts *a, const struct counts *b)
 /* Write one byte to each page of @m in the order of @perm (or in order). */
 static uint64_t write_pages(char *m, long n, const long *perm)
 {
+	long long b0 = perm == (const long *)-1L ? vmstat_event("cow_populate_batch_pages") : -1;
 	long f0 = minflt();
 	uint64_t t0 = now_ns();
 
@@ -269,6 +299,7 @@ static uint64_t write_pages(char *m, long n, const long *perm)
 	}
 	t0 = now_ns() - t0;
 	last_traps = minflt() - f0;
+	last_batch = b0 < 0 ? -1 : vmstat_event("cow_populate_batch_pages") - b0;
 	return t0;
 }
 
@@ -276,7 +307,7 @@ static uint64_t write_pages(char *m, long n, const long *perm)
 static double cow_writes(const long *perm)
 {
 	char *m = filled(npages);
-	uint64_t t = 0, res[2];
+	uint64_t t = 0, res[3];
 	int p[2], status;
 	pid_t pid;
 
@@ -286,12 +317,14 @@ static double cow_writes(const long *perm)
 	if (pid == 0) {
 		res[0] = write_pages(m, npages, perm);
 		res[1] = last_traps;
+		res[2] = (uint64_t)last_batch;
 		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
 	}
 	if (pid < 0 || read(p[0], res, sizeof(res)) != sizeof(res))
 		res[0] = 0;
 	t = res[0];
 	last_traps = res[1];
+	last_batch = (long long)res[2];
 	waitpid(pid, &status, 0);
 	close(p[0]);
 	close(p[1]);
@@ -307,12 +340,14 @@ static double run_op(int op, const long *perm)
 
 	switch (op) {
 	case OP_ANON:
+	case OP_ANON_POPULATE:
 		m = anon_region(npages);
 		if (!m)
 			return -1;
-		r = (double)write_pages(m, npages, NULL) / npages;
+		r = (double)write_pages(m, npages, op == OP_ANON ? NULL : (const long *)-1L) /
+		    npages;
 		munmap(m, npages * PS);
-		return r;
+		return r > 0 ? r : -1;
 	case OP_FILE: {
 		int fd = open("/tmp/cowcost.file", O_RDWR | O_CREAT | O_TRUNC, 0600);
 
@@ -481,6 +516,12 @@ int main(int argc, char **argv)
 			}
 			printf("cowcost op=%s rep=%d per_op=%.3f traps=%ld", op_name[op], r,
 			       res[op][r], last_traps);
+			if (op == OP_COW_POPULATE || op == OP_ANON_POPULATE) {
+				if (last_batch < 0)
+					printf(" batch=-");
+				else
+					printf(" batch=%lld", last_batch);
+			}
 			if (counts)
 				print_counts(&c0, &c1);
 			printf("\n");

@@ -30,19 +30,26 @@
 #                off, N / W with a window of W), no PTE made writable over a
 #                page a live child still shares (its data intact), none over
 #                a clean soft-dirty PTE
+#   populate     cow_populate: MADV_POPULATE_WRITE over a COW-shared range
+#                breaks COW in batches (cow_populate_batch_pages = N, no
+#                fault; both sides' data byte by byte; no fault writing
+#                after), pages private or mapped once left to GUP (exact
+#                counts), a hole, soft-dirty tracking (no batch), fresh
+#                memory (no batch), memory.high just above usage (high
+#                events stay 0)
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                and with reuse fault-around (window 16) with the same totals
 #                as on the stock kernel
 #   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm,
-#                uffd-unit-tests and ksm_functional_tests: case by case the same results as on the
-#                stock kernel; stock, fixed depth 15 and reuse fault-around
+#                uffd-unit-tests, madv_populate and ksm_functional_tests: case by
+#                case the same results as on the stock kernel; stock, fixed depth 15 and reuse fault-around
 #                (window 16) by default, pre-copy 0, 1 and 2 with --sweep (and
 #                on the debug kernel with --sweep --debug)
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
 #                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
-#                memory.max / OOM / charge-leak checks and the cow:
-#                tracepoints; any lockdep or KASAN report fails the run
+#                memory.max / OOM / charge-leak checks, cow_populate and the
+#                cow: tracepoints; any lockdep or KASAN report fails the run
 #
 # Any kernel BUG/WARNING/Oops/panic fails the run that saw it (vm-run.sh).
 # Exit status 0 when everything passed; the last line is "N passed, N failed".
@@ -306,6 +313,12 @@ if want reuse-around; then
 	guest reuse-around $?
 fi
 
+# ---- MADV_POPULATE_WRITE breaks COW in batches ---------------------------------------------
+if want populate; then
+	vm populate "$PATCHED" --mem 1G -- sh -c 'cow_populate --pages 1024 && grep -E "^(cow_populate_batch_pages|cow_fault) " /proc/vmstat'
+	guest populate $?
+fi
+
 # ---- kernel COW selftest ------------------------------------------------------------------
 totals() { grep -o '# Totals: .*' "$1" | tail -1; }
 
@@ -466,6 +479,10 @@ if [[ -n $DEBUGK ]]; then
 		guest debug-isolation $?
 	fi
 	edges debug-edges-precopy2 "$DEBUGK" 2 1
+	if want debug-populate; then
+		vm debug-populate "$DEBUGK" --smp 2 -- sh -c 'cow_populate --pages 1024 && grep -E "^(cow_populate_batch_pages|cow_fault) " /proc/vmstat'
+		guest debug-populate $?
+	fi
 	if want debug-tracepoints; then
 		if vm debug-tracepoints "$DEBUGK" -- sh -c '
 			T=/sys/kernel/tracing
