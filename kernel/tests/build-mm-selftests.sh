@@ -4,7 +4,11 @@
 #
 #   cow              -> guest-bin/cow-selftest (every guest has it in /bin)
 #   soft-dirty mkdirty pagemap_ioctl gup_longterm uffd-unit-tests madv_populate
+#   ksm_functional_tests
 #                    -> mm-selftests/NAME (vm-run.sh --add them where a test needs them)
+#
+# (ksm_tests, the other KSM program, is left out: it runs one test per invocation with
+# arguments and measures merge/unmerge speed; ksm_functional_tests is its pass/fail side.)
 #
 # under ${XDG_CACHE_HOME:-$HOME/.cache}/cowbench/. With liburing-dev installed, the io_uring
 # fixed-buffer cases of cow.c and gup_longterm are included.
@@ -18,7 +22,8 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/cowbench
 COW_BIN="$CACHE/guest-bin/cow-selftest"
 MM_DIR="$CACHE/mm-selftests"
 # NAME:EXTRA-SOURCES (vm_util.c and thp_settings.c go with every one)
-TESTS=(soft-dirty: mkdirty: pagemap_ioctl: gup_longterm: uffd-unit-tests:uffd-common.c madv_populate: cow:)
+TESTS=(soft-dirty: mkdirty: pagemap_ioctl: gup_longterm: uffd-unit-tests:uffd-common.c madv_populate:
+	ksm_functional_tests: cow:)
 
 log() { echo "build-mm-selftests: $*" >&2; }
 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/install-deps.sh" \

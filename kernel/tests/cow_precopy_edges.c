@@ -9,7 +9,9 @@
  * buffers, uffd-wp protected or hardware-poisoned (MADV_HWPOISON); then
  * threads run munmap / mremap / MADV_DONTNEED / MADV_PAGEOUT / fork / exit
  * while another thread writes, and right after a stream has left a
- * read-only marker page (the adaptive mode's pipelined batches).  After every phase: both processes see
+ * read-only marker page (the adaptive mode's pipelined batches); in a
+ * two-node guest, a region bound to the far node whose zone is below its low
+ * watermark (numa-watermark).  After every phase: both processes see
  * exactly their own data, pinned pages did not move and still show what the
  * pinning process sees, the child's RssAnon did not grow by the pages it
  * copied (anon replaces anon), and AnonPages went back to where it was once
@@ -1262,6 +1264,349 @@ static void phase_remote(void)
 	set_precopy(mode, depth);
 }
 
+/*
+ * The watermark that decides is the one of the node the page came from: the
+ * task runs on node 0's CPU, its region is bound to node 1 (mbind
+ * MPOL_BIND), and node 1 is filled until its free pages lie between its
+ * zone's min and low watermarks.  A child writing the bound region in order
+ * with fixed pre-copy of depth 16 must copy nothing ahead (every page it
+ * would copy comes from node 1's low-min band: precopy_skip_watermark) and
+ * still see its data.  Controls in the same boot: node 1 not filled (pages
+ * are copied ahead, onto node 1), and node 1 filled but the region bound to
+ * node 0 (copied ahead: node 1's state does not matter then).  v3 looked at
+ * the first zone of the local node (node 0 here, far above its watermark)
+ * and copied ahead from node 1's band.  vm.watermark_scale_factor is raised
+ * for the phase so that the band is wide (10 % of the zone) and restored.
+ * Needs a two-node guest (vm-run.sh --numa 2 --smp 2); skipped on one node.
+ */
+#ifndef MPOL_BIND
+#define MPOL_BIND 2
+#endif
+#ifndef MPOL_F_NODE
+#define MPOL_F_NODE (1 << 0)
+#define MPOL_F_ADDR (1 << 1)
+#endif
+#define NUMA_PAGES 256L
+
+/* The whole of a /proc file (seq_file: one read() returns about a page). */
+static int read_all(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	size_t off = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
+		off += r;
+	close(fd);
+	buf[off] = 0;
+	return 0;
+}
+
+struct zone_wm {
+	long free, min, low, high, managed;
+};
+
+/* The zone of node @nid with the most managed pages (the one its user pages
+ * come from), from /proc/zoneinfo.  Returns 0, or -1 if there is none. */
+static int zone_of_node(int nid, struct zone_wm *z)
+{
+	static char b[256 * 1024];
+	char head[32];
+	int in = 0, found = -1;
+	struct zone_wm cur = { 0 };
+	char *line, *next;
+
+	if (read_all("/proc/zoneinfo", b, sizeof(b)))
+		return -1;
+	snprintf(head, sizeof(head), "Node %d, zone", nid);
+	memset(z, 0, sizeof(*z));
+	for (line = b; line && *line; line = next) {
+		char *s = line;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!strncmp(line, "Node ", 5)) {
+			if (in && cur.managed > z->managed) {
+				*z = cur;
+				found = 0;
+			}
+			in = !strncmp(line, head, strlen(head));
+			memset(&cur, 0, sizeof(cur));
+			continue;
+		}
+		if (!in)
+			continue;
+		while (*s == ' ')
+			s++;
+		if (!strncmp(s, "pages free ", 11))
+			cur.free = atol(s + 11);
+		else if (!strncmp(s, "min ", 4))
+			cur.min = atol(s + 4);
+		else if (!strncmp(s, "low ", 4))
+			cur.low = atol(s + 4);
+		else if (!strncmp(s, "high ", 5))
+			cur.high = atol(s + 5);
+		else if (!strncmp(s, "managed ", 8))
+			cur.managed = atol(s + 8);
+	}
+	if (in && cur.managed > z->managed) {
+		*z = cur;
+		found = 0;
+	}
+	return found;
+}
+
+/* The value of @key in /proc/vmstat, or -1. */
+static long long vmstat_val(const char *key)
+{
+	static char b[16384];
+	size_t kl = strlen(key);
+	char *p;
+
+	if (read_all("/proc/vmstat", b, sizeof(b)))
+		return -1;
+	for (p = b; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return atoll(p + kl + 1);
+	return -1;
+}
+
+static int bind_to(void *addr, size_t len, int node)
+{
+	unsigned long mask = 1ul << node;
+
+	return syscall(__NR_mbind, addr, len, MPOL_BIND, &mask, 8 * sizeof(mask), 0) ? -1 : 0;
+}
+
+/* The node of the page at @addr, or -1. */
+static int node_of(void *addr)
+{
+	int node = -1;
+
+	if (syscall(__NR_get_mempolicy, &node, NULL, 0, addr, MPOL_F_NODE | MPOL_F_ADDR))
+		return -1;
+	return node;
+}
+
+struct numa_result {
+	long long precopy;		/* /proc/vmstat cow_precopy delta (v3: precopy_success) */
+	unsigned long long skip_wm;	/* precopy_skip_watermark delta */
+	unsigned long long faults;	/* cow_stats faults delta */
+	long on_node, bad;		/* written pages on the wanted node; bad pages */
+};
+
+static int numa_child(char *m, int node, int go, int out)
+{
+	static char written[NUMA_PAGES];
+	struct numa_result r = { 0 };
+	struct cow_stats a;
+	long long v0;
+	char c;
+
+	/* Take the COW faults of our own buffers (and what they copy ahead) before counting. */
+	warm_stack();
+	memset(written, 0, sizeof(written));
+	cow_stats_read(&a);
+	stat_delta(&a, "faults");
+	vmstat_val("cow_precopy");
+	if (read(go, &c, 1) != 1)
+		return 97;
+	cow_stats_read(&a);
+	v0 = vmstat_val("cow_precopy");
+	for (long p = 0; p < NUMA_PAGES; p++)
+		((volatile uint64_t *)(m + p * PS))[0] = mark_word(p, 8);
+	/* v3 had no vmstat event: precopy_success (the same count in v4) then. */
+	r.precopy = v0 >= 0 ? vmstat_val("cow_precopy") - v0 : (long long)stat_delta(&a, "precopy_success");
+	r.skip_wm = stat_delta(&a, "precopy_skip_watermark");
+	r.faults = stat_delta(&a, "faults");
+	for (long p = 0; p < NUMA_PAGES; p++) {
+		written[p] = 1;
+		r.on_node += node_of(m + p * PS) == node;
+	}
+	r.bad = check(m, NUMA_PAGES, 8, written, 0, 0);
+	return write(out, &r, sizeof(r)) == sizeof(r) ? 0 : 95;
+}
+
+/* One fork: the child writes a region bound to @node; 0 and its result, or -1 (failed). */
+static int numa_case(const char *ph, int node, struct numa_result *r)
+{
+	char *m = mmap(NULL, NUMA_PAGES * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int go[2], out[2], rc;
+	pid_t pid;
+	char c = 'g';
+
+	memset(r, 0, sizeof(*r));
+	if (m == MAP_FAILED || pipe(go) || pipe(out)) {
+		FAILF(ph, "setup: %s", strerror(errno));
+		return -1;
+	}
+	madvise(m, NUMA_PAGES * PS, MADV_NOHUGEPAGE);
+	if (bind_to(m, NUMA_PAGES * PS, node)) {
+		FAILF(ph, "mbind(MPOL_BIND, node %d): %s", node, strerror(errno));
+		munmap(m, NUMA_PAGES * PS);
+		return -1;
+	}
+	for (long p = 0; p < NUMA_PAGES; p++)
+		for (int w = 0; w < 512; w++)
+			((uint64_t *)(m + p * PS))[w] = base_word(p, w);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(numa_child(m, node, go[0], out[1]));
+	/* Our own COW faults after fork (stack, buffers) before the child counts. */
+	warm_stack();
+	if (write(go[1], &c, 1) != 1)
+		FAILF(ph, "cannot start the child");
+	rc = wait_child(pid);
+	if (!rc && read(out[0], r, sizeof(*r)) != sizeof(*r))
+		rc = -2;
+	close(go[0]); close(go[1]); close(out[0]); close(out[1]);
+	if (rc)
+		FAILF(ph, "child status %d", rc);
+	else if (r->bad)
+		FAILF(ph, "the child saw %ld bad pages", r->bad);
+	else if (check(m, NUMA_PAGES, 1, NULL, 0, 0))
+		FAILF(ph, "the parent's view changed");
+	else if (r->on_node != NUMA_PAGES)
+		FAILF(ph, "only %ld of %ld written pages on node %d", r->on_node, NUMA_PAGES, node);
+	else
+		rc = 0;
+	munmap(m, NUMA_PAGES * PS);
+	return rc ? -1 : 0;
+}
+
+/* Touch pages of @fill (bound to @nid) until node @nid's free pages are at most @target. */
+static long fill_node(char *fill, long max, int nid, long target, struct zone_wm *z)
+{
+	long done = 0;
+
+	for (int i = 0; i < 64; i++) {
+		long want;
+
+		if (zone_of_node(nid, z))
+			return -1;
+		if (z->free <= target)
+			break;
+		/* Half of the distance at a time once close: per-CPU lists lag the count. */
+		want = z->free - target;
+		if (want > 512)
+			want = want * 3 / 4;
+		for (long k = 0; k < want && done < max; k++, done++)
+			((volatile char *)fill)[done * PS] = 1;
+		if (done >= max)
+			break;
+	}
+	zone_of_node(nid, z);
+	return done;
+}
+
+static void phase_numa_watermark(void)
+{
+	const char *ph = "numa-watermark";
+	int mode = get_sysctl_int("cow_precopy"), depth = get_sysctl_int("cow_precopy_depth");
+	int batch = get_sysctl_int("cow_precopy_batch"), wsf = get_sysctl_int("watermark_scale_factor");
+	struct numa_result r0, r1, r2;
+	struct zone_wm z, z1;
+	char b[64] = "";
+	cpu_set_t cpus, old;
+	long fill_pages, filled, target;
+	char *fill;
+
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		ktap_skip(ph, "one NUMA node (boot with vm-run.sh --numa 2)");
+		return;
+	}
+	if (mode < 0 || wsf < 0) {
+		ktap_skip(ph, "no vm.cow_precopy");
+		return;
+	}
+	/* Run on node 0's first CPU: node 1 is the far node. */
+	if (read_file("/sys/devices/system/node/node0/cpulist", b, sizeof(b)) || sched_getaffinity(0, sizeof(old), &old)) {
+		FAILF(ph, "node 0's CPUs: %s", strerror(errno));
+		return;
+	}
+	CPU_ZERO(&cpus);
+	CPU_SET(atoi(b), &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus)) {
+		FAILF(ph, "sched_setaffinity(CPU %d): %s", atoi(b), strerror(errno));
+		return;
+	}
+	/* A wide low-min band (10 % of the zone) to park node 1 in. */
+	if (set_sysctl_int("watermark_scale_factor", 1000) || set_sysctl_int("cow_precopy_batch", 16) ||
+	    set_precopy(1, 16)) {
+		FAILF(ph, "cannot set the sysctls: %s", strerror(errno));
+		goto restore;
+	}
+	if (zone_of_node(1, &z) || z.low - z.min < 4 * NUMA_PAGES) {
+		FAILF(ph, "node 1's zone: min %ld low %ld (want a band of %ld pages)", z.min, z.low, 4 * NUMA_PAGES);
+		goto restore;
+	}
+	printf("# task on CPU %d (node 0); node 1 zone: free %ld min %ld low %ld high %ld managed %ld\n",
+	       atoi(b), z.free, z.min, z.low, z.high, z.managed);
+
+	/* Control: node 1 not filled, the region bound to node 1: pages are copied ahead. */
+	if (numa_case("numa-watermark-unfilled", 1, &r0))
+		goto restore;
+	if (r0.precopy <= 0)
+		FAILF("numa-watermark-unfilled", "node 1 not filled: cow_precopy +%lld (want > 0)", r0.precopy);
+	else
+		ktap_okf("numa-watermark-unfilled", "bound to node 1: faults +%llu, cow_precopy +%lld, "
+			 "precopy_skip_watermark +%llu", r0.faults, r0.precopy, r0.skip_wm);
+
+	/*
+	 * Fill node 1 to a third of the band above min: the child's own 256 COW
+	 * copies (and page tables) still fit above min, no pre-copy page fits
+	 * above low.  No swap: what is touched stays; nothing is OOM-killed.
+	 */
+	target = z.min + (z.low - z.min) / 3 + NUMA_PAGES;
+	fill_pages = z.free;
+	fill = mmap(NULL, fill_pages * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fill == MAP_FAILED || madvise(fill, fill_pages * PS, MADV_NOHUGEPAGE) ||
+	    bind_to(fill, fill_pages * PS, 1)) {
+		FAILF(ph, "fill region: %s", strerror(errno));
+		goto restore;
+	}
+	filled = fill_node(fill, fill_pages, 1, target, &z);
+	printf("# filled %ld pages on node 1: free %ld (min %ld, low %ld, target %ld)\n", filled, z.free, z.min,
+	       z.low, target);
+	if (filled < 0 || z.free >= z.low - NUMA_PAGES || z.free <= z.min + NUMA_PAGES) {
+		FAILF(ph, "could not park node 1 between min and low: free %ld, min %ld, low %ld", z.free, z.min,
+		      z.low);
+		goto unfill;
+	}
+	if (!numa_case(ph, 1, &r1)) {
+		zone_of_node(1, &z1);
+		if (r1.precopy != 0 || r1.skip_wm == 0)
+			FAILF(ph, "node 1 free %ld in [min %ld, low %ld): cow_precopy +%lld, precopy_skip_watermark "
+			      "+%llu (want 0 and > 0)", z.free, z.min, z.low, r1.precopy, r1.skip_wm);
+		else
+			ktap_okf(ph, "bound to node 1, free %ld -> %ld in [min %ld, low %ld): faults +%llu, "
+				 "cow_precopy +%lld, precopy_skip_watermark +%llu", z.free, z1.free, z.min, z.low,
+				 r1.faults, r1.precopy, r1.skip_wm);
+	}
+	/* Control: node 1 still filled, the region bound to node 0: node 1 does not matter. */
+	if (!numa_case("numa-watermark-node0", 0, &r2)) {
+		if (r2.precopy <= 0)
+			FAILF("numa-watermark-node0", "bound to node 0 with node 1 filled: cow_precopy +%lld "
+			      "(want > 0)", r2.precopy);
+		else
+			ktap_okf("numa-watermark-node0", "bound to node 0, node 1 filled: faults +%llu, "
+				 "cow_precopy +%lld, precopy_skip_watermark +%llu", r2.faults, r2.precopy,
+				 r2.skip_wm);
+	}
+unfill:
+	munmap(fill, fill_pages * PS);
+restore:
+	set_sysctl_int("watermark_scale_factor", wsf);
+	if (batch > 0)
+		set_sysctl_int("cow_precopy_batch", batch);
+	set_precopy(mode, depth);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1280,6 +1625,7 @@ static const struct {
 	{ "memcg", phase_memcg },
 	{ "memcg-headroom", phase_memcg_headroom },
 	{ "remote", phase_remote },
+	{ "numa-watermark", phase_numa_watermark },
 };
 
 static void run_phase(int i)

@@ -23,7 +23,7 @@
  *               mapping (no fork: the path a COW populate batch must not tax)
  *   fork-vmas   fork() of a process with 5,000 VMAs (one touched page each)
  *
- *   cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,NAME...]
+ *   cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,NAME...] [--thp] [--counts]
  *
  * Prints "cowcost op=NAME rep=R per_op=X traps=T" per repetition (X: ns per
  * page, or per fork, with 3 decimals; T: the minor faults the writing process
@@ -31,6 +31,17 @@
  * populate operations followed by " batch=B" (the cow_populate_batch_pages
  * events of /proc/vmstat during the call, "-" without that event), and
  * "cowcost-median op=NAME per_op=X".
+ *
+ * The anonymous regions are MADV_NOHUGEPAGE (order-0 pages), unless --thp:
+ * then they are 2 MiB aligned and MADV_HUGEPAGE, so that what
+ * /sys/kernel/mm/transparent_hugepage/ allows (THP "always", an mTHP size)
+ * backs them.  --counts adds to each repetition's line the deltas, over the
+ * whole operation (fill, fork, writes, exit), of the /proc/vmstat events a
+ * COW change moves (cow_fault, cow_precopy, cow_reuse_around(_pages),
+ * thp_fault_alloc, thp_split_pmd, ...; absent ones are left out), of
+ * precopy_skip_large in /proc/cow_stats, of every anonymous mTHP size's
+ * stats/anon_fault_alloc and stats/split, and the AnonHugePages of the
+ * filled region (kB, /proc/self/smaps_rollup, PMD-mapped THP only).
  * Run as root in an otherwise idle guest; exits 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -87,17 +98,189 @@ static long minflt(void)
 }
 
 static long npages = 4096, nvmas = 5000;
+static int thp, counts;
+/* AnonHugePages (kB) of this process right after the last filled() region was written. */
+static long anon_huge_kb = -1;
+
+#define HPAGE (2L << 20)
+
+/*
+ * A private anonymous region of @n pages: order-0 pages (MADV_NOHUGEPAGE),
+ * or with --thp 2 MiB aligned and MADV_HUGEPAGE.
+ */
+static char *anon_region(long n)
+{
+	size_t len = n * PS;
+	char *m, *a;
+
+	if (!thp) {
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		madvise(m, len, MADV_NOHUGEPAGE);
+		return m;
+	}
+	m = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)m + HPAGE - 1) & ~(uintptr_t)(HPAGE - 1));
+	if (a > m)
+		munmap(m, a - m);
+	munmap(a + len, m + HPAGE - a);
+	madvise(a, len, MADV_HUGEPAGE);
+	return a;
+}
+
+/* The "KEY: N kB" value of @key in /proc/self/smaps_rollup, or -1. */
+static long rollup_kb(const char *key)
+{
+	static char b[4096];
+	char *p;
+
+	if (read_file("/proc/self/smaps_rollup", b, sizeof(b)))
+		return -1;
+	p = strstr(b, key);
+	return p ? atol(p + strlen(key)) : -1;
+}
+
+static void note_filled(void);
 
 static char *filled(long n)
 {
-	char *m = mmap(NULL, n * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *m = anon_region(n);
 
-	if (m == MAP_FAILED)
+	if (!m)
 		return NULL;
-	madvise(m, n * PS, MADV_NOHUGEPAGE);
 	for (long i = 0; i < n; i++)
 		memset(m + i * PS, 0x5a, PS);
+	if (counts) {
+		anon_huge_kb = rollup_kb("AnonHugePages:");
+		note_filled();
+	}
 	return m;
+}
+
+/* ---- --counts: event deltas over one operation ---------------------------------------- */
+static const char * const vm_keys[] = {
+	"cow_fault", "cow_precopy", "cow_reuse_around", "cow_reuse_around_pages",
+	"thp_fault_alloc", "thp_fault_fallback", "thp_split_pmd", "thp_deferred_split_page",
+	"pgreuse",
+};
+#define NR_VM_KEYS (sizeof(vm_keys) / sizeof(vm_keys[0]))
+#define MAX_MTHP 16
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+struct counts {
+	long long vm[NR_VM_KEYS];
+	long long skip_large;
+	long long mthp_alloc[MAX_MTHP], mthp_split[MAX_MTHP], mthp_deferred[MAX_MTHP];
+	long long mthp_nr_anon[MAX_MTHP];	/* a gauge: the size's anon folios now */
+};
+
+static int nr_mthp;
+static char mthp_size[MAX_MTHP][24];	/* "64kB" ... */
+/* stats/nr_anon of each size right after the last filled() region was written. */
+static long long mthp_nr_anon_filled[MAX_MTHP];
+
+/* The whole of a /proc or /sys file (seq_file: one read() returns about a page). */
+static int read_all(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	size_t off = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
+		off += r;
+	close(fd);
+	buf[off] = 0;
+	return 0;
+}
+
+static long long file_ll(const char *path)
+{
+	char b[64];
+
+	return read_file(path, b, sizeof(b)) ? -1 : atoll(b);
+}
+
+/* The anonymous mTHP sizes this kernel offers: hugepages-<N>kB with stats/anon_fault_alloc. */
+static void find_mthp_sizes(void)
+{
+	for (long kb = 8; kb <= 2048 && nr_mthp < MAX_MTHP; kb *= 2) {
+		char path[512];
+
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%ldkB/stats/anon_fault_alloc", kb);
+		if (!access(path, R_OK))
+			snprintf(mthp_size[nr_mthp++], sizeof(mthp_size[0]), "%ldkB", kb);
+	}
+}
+
+static void note_filled(void)
+{
+	for (int i = 0; i < nr_mthp; i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%s/stats/nr_anon", mthp_size[i]);
+		mthp_nr_anon_filled[i] = file_ll(path);
+	}
+}
+
+static void read_counts(struct counts *c)
+{
+	static char b[32768];
+	static struct cow_stats cs;
+
+	memset(c, -1, sizeof(*c));
+	if (!read_all("/proc/vmstat", b, sizeof(b)))
+		for (char *p = b; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			for (size_t k = 0; k < NR_VM_KEYS; k++) {
+				size_t kl = strlen(vm_keys[k]);
+
+				if (!strncmp(p, vm_keys[k], kl) && p[kl] == ' ')
+					c->vm[k] = atoll(p + kl + 1);
+			}
+	if (!cow_stats_read(&cs) && cow_has_stat(&cs, "precopy_skip_large"))
+		c->skip_large = cow_stat(&cs, "precopy_skip_large");
+	for (int i = 0; i < nr_mthp; i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%s/stats/anon_fault_alloc", mthp_size[i]);
+		c->mthp_alloc[i] = file_ll(path);
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%s/stats/split", mthp_size[i]);
+		c->mthp_split[i] = file_ll(path);
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%s/stats/split_deferred", mthp_size[i]);
+		c->mthp_deferred[i] = file_ll(path);
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%s/stats/nr_anon", mthp_size[i]);
+		c->mthp_nr_anon[i] = file_ll(path);
+	}
+}
+
+/* " key=+N" for every count both snapshots have; mTHP sizes only where one moved. */
+static void print_counts(const struct counts *a, const struct counts *b)
+{
+	for (size_t k = 0; k < NR_VM_KEYS; k++)
+		if (a->vm[k] >= 0 && b->vm[k] >= 0)
+			printf(" %s=%lld", vm_keys[k], b->vm[k] - a->vm[k]);
+	if (a->skip_large >= 0 && b->skip_large >= 0)
+		printf(" precopy_skip_large=%lld", b->skip_large - a->skip_large);
+	for (int i = 0; i < nr_mthp; i++) {
+		if (a->mthp_alloc[i] >= 0 && b->mthp_alloc[i] > a->mthp_alloc[i])
+			printf(" mthp_%s_anon_fault_alloc=%lld", mthp_size[i],
+			       b->mthp_alloc[i] - a->mthp_alloc[i]);
+		if (a->mthp_split[i] >= 0 && b->mthp_split[i] > a->mthp_split[i])
+			printf(" mthp_%s_split=%lld", mthp_size[i], b->mthp_split[i] - a->mthp_split[i]);
+		if (a->mthp_deferred[i] >= 0 && b->mthp_deferred[i] > a->mthp_deferred[i])
+			printf(" mthp_%s_split_deferred=%lld", mthp_size[i],
+			       b->mthp_deferred[i] - a->mthp_deferred[i]);
+		/* Folios of this size the filled region was made of (another task may add some). */
+		if (a->mthp_nr_anon[i] >= 0 && mthp_nr_anon_filled[i] > a->mthp_nr_anon[i])
+			printf(" mthp_%s_filled_folios=%lld", mthp_size[i],
+			       mthp_nr_anon_filled[i] - a->mthp_nr_anon[i]);
+	}
+	if (anon_huge_kb >= 0)
+		printf(" anon_huge_kb=%ld", anon_huge_kb);
 }
 
 /* Write one byte to each page of @m in the order of @perm (or in order). */
@@ -158,10 +341,9 @@ static double run_op(int op, const long *perm)
 	switch (op) {
 	case OP_ANON:
 	case OP_ANON_POPULATE:
-		m = mmap(NULL, npages * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
+		m = anon_region(npages);
+		if (!m)
 			return -1;
-		madvise(m, npages * PS, MADV_NOHUGEPAGE);
 		r = (double)write_pages(m, npages, op == OP_ANON ? NULL : (const long *)-1L) /
 		    npages;
 		munmap(m, npages * PS);
@@ -264,6 +446,10 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--vmas") && i + 1 < argc)
 			nvmas = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--thp"))
+			thp = 1;
+		else if (!strcmp(argv[i], "--counts"))
+			counts = 1;
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
 			char *list = argv[++i], *tok;
 
@@ -281,7 +467,8 @@ int main(int argc, char **argv)
 				want[op] = 1;
 			}
 		} else {
-			fprintf(stderr, "usage: cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,...]\n");
+			fprintf(stderr, "usage: cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,...] "
+				"[--thp] [--counts]\n");
 			return 2;
 		}
 	}
@@ -307,11 +494,21 @@ int main(int argc, char **argv)
 	for (int op = 0; op < NR_OPS; op++)
 		if (want[op])
 			run_op(op, perm);
+	if (counts)
+		find_mthp_sizes();
 	for (int r = 0; r < reps; r++) {
 		for (int op = 0; op < NR_OPS; op++) {
+			struct counts c0, c1;
+
 			if (!want[op])
 				continue;
+			anon_huge_kb = -1;
+			memset(mthp_nr_anon_filled, -1, sizeof(mthp_nr_anon_filled));
+			if (counts)
+				read_counts(&c0);
 			res[op][r] = run_op(op, perm);
+			if (counts)
+				read_counts(&c1);
 			if (res[op][r] < 0) {
 				printf("cowcost op=%s rep=%d FAILED\n", op_name[op], r);
 				failed = 1;
@@ -325,6 +522,8 @@ int main(int argc, char **argv)
 				else
 					printf(" batch=%lld", last_batch);
 			}
+			if (counts)
+				print_counts(&c0, &c1);
 			printf("\n");
 		}
 	}

@@ -21,6 +21,10 @@
 #                memory.high just above usage (no speculative charge within a
 #                round and a charge batch of it); process_vm_writev() into a
 #                forked child (no pre-copy from a remote fault)
+#   numa-watermark  a two-node guest (--numa 2): the task on node 0's CPU, its
+#                region bound to node 1 (MPOL_BIND), node 1 parked between its
+#                zone's min and low watermarks: depth 16 copies nothing ahead
+#                (precopy_skip_watermark); unfilled, or bound to node 0, it does
 #   reuse-around cow_reuse_around: vm.cow_reuse_around's range, exact trap
 #                and event counts (N pages after the child exited: N traps
 #                off, N / W with a window of W), no PTE made writable over a
@@ -37,8 +41,8 @@
 #                and with reuse fault-around (window 16) with the same totals
 #                as on the stock kernel
 #   mm-*         the same tree's soft-dirty, mkdirty, pagemap_ioctl, gup_longterm,
-#                uffd-unit-tests and madv_populate: case by case the same
-#                results as on the stock kernel; stock, fixed depth 15 and reuse fault-around
+#                uffd-unit-tests, madv_populate and ksm_functional_tests: case by
+#                case the same results as on the stock kernel; stock, fixed depth 15 and reuse fault-around
 #                (window 16) by default, pre-copy 0, 1 and 2 with --sweep (and
 #                on the debug kernel with --sweep --debug)
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
@@ -288,6 +292,20 @@ edges() {
 }
 edges edges-precopy2 "$PATCHED" 2 1
 edges edges-precopy1-depth16 "$PATCHED" 1 16
+
+# ---- the watermark of the node the policy allocates from (B2) ------------------------------
+# Two nodes, the task on node 0's CPU, its region bound to node 1 (MPOL_BIND), node 1 parked
+# between its zone's min and low watermarks: fixed depth 16 must copy nothing ahead
+# (precopy_skip_watermark); node 1 unfilled, or the region bound to node 0, copies ahead.
+# The program restores every sysctl it changes (cow_precopy*, watermark_scale_factor).
+if want numa-watermark; then
+	vm numa-watermark "$PATCHED" --numa 2 --smp 2 --mem 512M -- sh -c '
+		S="watermark_scale_factor cow_precopy cow_precopy_depth cow_precopy_batch"
+		before=$(cd /proc/sys/vm && cat $S)
+		cow_precopy_edges numa-watermark || exit 1
+		[ "$(cd /proc/sys/vm && cat $S)" = "$before" ] || { echo "sysctls not restored"; exit 1; }'
+	guest numa-watermark $?
+fi
 
 # ---- reuse-side fault-around ----------------------------------------------------------------
 if want reuse-around; then
