@@ -201,6 +201,39 @@ static int replay_input_size(const struct cb_run_spec *spec, uint64_t *bytes, ch
 	return 0;
 }
 
+/*
+ * --break=populate: what a program that knows what it will rewrite asks for,
+ * one MADV_POPULATE_WRITE per contiguous run of the pages it writes in each
+ * recorded mapping (a run never crosses into the next mapping, and no page
+ * the trace does not write is populated). Returns the number of runs.
+ */
+static size_t written_runs(const struct layout *l, const uint8_t *seen, size_t npages, struct cb_page_run *runs)
+{
+	size_t n = 0;
+
+	for (uint32_t m = 0; m < l->nmaps; m++) {
+		uint64_t end = l->pages;
+
+		if (l->base[m] == UINT64_MAX)
+			continue;
+		for (uint32_t k = m + 1; k < l->nmaps; k++)
+			if (l->base[k] != UINT64_MAX) {
+				end = l->base[k];
+				break;
+			}
+		end = end < npages ? end : npages;
+		for (uint64_t p = l->base[m]; p < end; p++) {
+			if (!((seen[p / 8] >> (p % 8)) & 1))
+				continue;
+			if (p > l->base[m] && n && runs[n - 1].first + runs[n - 1].count == p)
+				runs[n - 1].count++;
+			else
+				runs[n++] = (struct cb_page_run){ .first = (size_t)p, .count = 1 };
+		}
+	}
+	return n;
+}
+
 static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
 {
 	struct cb_run_spec spec;
@@ -238,6 +271,8 @@ static long replay_order(const struct cb_order_ctx *ctx, size_t *order)
 	e = seen ? 0 : -ENOMEM;
 	if (gaps && n)
 		*ctx->paced = true;
+	if (seen && ctx->break_runs)
+		*ctx->break_nruns = written_runs(&l, seen, ctx->npages, ctx->break_runs);
 	free(seen);
 	free(l.base);
 	cb_trace_free(&t);

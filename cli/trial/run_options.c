@@ -274,7 +274,7 @@ static const struct cli_option generic_options[] = {
 	  CLI_SET(CLI_STORE_TRUE, struct run_opts, prefault), .not_axis = true },
 	{ "break", "fault|populate", "page-order workloads: how the written pages stop being shared: fault (default, "
 	  "each first write traps) or populate (one MADV_POPULATE_WRITE over the region inside the timed loop, "
-	  "then the writes)", .parse = opt_break },
+	  "then the writes; replay: one per run of written pages of each recorded mapping)", .parse = opt_break },
 	{ "thp", "[never|madvise|always]", "THP advice: never (default), madvise (= --thp) or always (no advice)",
 	  .parse = opt_thp },
 	{ "hugetlb", NULL, "back the region with 2 MiB hugetlb pages (--size a multiple of 2M)",

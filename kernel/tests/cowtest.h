@@ -108,6 +108,20 @@ static inline int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * In the cowbench guest (kernel/vm-run.sh puts cowbench.accel= on its command
+ * line)?  Changes to the system that nothing restores, such as mounting
+ * cgroup2 over /sys/fs/cgroup, are made only there, never on a host that runs
+ * a test program by hand.
+ */
+static inline int cowtest_in_guest(void)
+{
+	char cmdline[4096];
+
+	return !read_file("/proc/cmdline", cmdline, sizeof(cmdline)) &&
+	       strstr(cmdline, "cowbench.accel=") != NULL;
+}
+
 static inline int set_sysctl_int(const char *name, int v)
 {
 	char path[128], val[32];

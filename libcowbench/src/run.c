@@ -227,13 +227,19 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	long count;
 	size_t *order = malloc(ctx.npages * sizeof(*order));
 	uint64_t *at_ns = malloc(ctx.npages * sizeof(*at_ns));
+	/* Room for the workload's own populate ranges; it may leave them unused (the whole region). */
+	struct cb_page_run *runs = spec->brk == CB_BREAK_POPULATE ? malloc(ctx.npages * sizeof(*runs)) : NULL;
+	size_t nruns = 0;
 	int err;
 
 	ctx.at_ns = at_ns;
 	ctx.paced = &paced;
-	if (!order || !at_ns) {
+	ctx.break_runs = runs;
+	ctx.break_nruns = runs ? &nruns : NULL;
+	if (!order || !at_ns || (spec->brk == CB_BREAK_POPULATE && !runs)) {
 		free(order);
 		free(at_ns);
+		free(runs);
 		set_str(row->status, sizeof(row->status), "error:out-of-memory");
 		return -ENOMEM;
 	}
@@ -243,19 +249,22 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 		cb_region_status(err, true, row->status, sizeof(row->status));
 		free(order);
 		free(at_ns);
+		free(runs);
 		return err;
 	}
 	count = spec->workload->page_order(&ctx, order);
-	if (count <= 0 || (size_t)count > ctx.npages) {
+	if (count <= 0 || (size_t)count > ctx.npages || nruns > ctx.npages) {
 		snprintf(row->status, sizeof(row->status), "error:page-order:%ld", count);
 		free(order);
 		free(at_ns);
+		free(runs);
 		return count < 0 ? (int)count : -EINVAL;
 	}
 	struct cb_touch_params tp = {
 		.size = spec->size, .page_size = spec->page_size, .writer = spec->writer,
 		.fork = spec->fork, .brk = spec->brk, .region = &spec->params, .cpu = spec->cpu, .clock = spec->clock,
 		.order = order, .count = (size_t)count, .at_ns = paced ? at_ns : NULL,
+		.break_runs = nruns ? runs : NULL, .break_nruns = nruns,
 		.inject_child_signal = spec->inject_child_signal,
 		.hooks = &hooks,
 	};
@@ -281,6 +290,7 @@ static int run_page_order(const struct cb_run_spec *spec, struct cb_row *row)
 	cb_touch_result_free(&res);
 	free(order);
 	free(at_ns);
+	free(runs);
 	if (err == 0 || err == CB_ECHILD) {
 		struct cb_memcpy_cost mc;
 

@@ -185,15 +185,21 @@ static uint64_t touch_loop_paced(const struct cb_touch_params *p, char *base, ui
 #endif
 
 /*
- * --break=populate: break COW for the whole region in one call, inside the
- * timed window (what the writer would pay to have every page private before
+ * --break=populate: break COW for the whole region in one call (or for each
+ * of the workload's runs, one call each), inside the timed window (what the writer would pay to have every page private before
  * it writes). Returns its ticks; *err gets -errno when the kernel refused.
  */
 static uint64_t break_populate(const struct cb_touch_params *p, char *base, int *err)
 {
 	uint64_t t0 = cb_clock_read(p->clock);
 
-	*err = madvise(base, p->size, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+	*err = 0;
+	if (!p->break_runs)
+		*err = madvise(base, p->size, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
+	/* The workload's runs (replay: the written pages of each mapping), one call each, timed together. */
+	for (size_t i = 0; p->break_runs && i < p->break_nruns && !*err; i++)
+		*err = madvise(base + p->break_runs[i].first * p->page_size, p->break_runs[i].count * p->page_size,
+			       MADV_POPULATE_WRITE) < 0 ? -errno : 0;
 	return cb_clock_read(p->clock) - t0;
 }
 
@@ -483,6 +489,18 @@ static int convert_result(const struct cb_touch_params *p, const struct shared_r
 	return 0;
 }
 
+/* Every --break run non-empty and inside the region. */
+static bool runs_fit(const struct cb_touch_params *p)
+{
+	size_t npages = p->page_size ? p->size / p->page_size : 0;
+
+	for (size_t i = 0; p->break_runs && i < p->break_nruns; i++)
+		if (!p->break_runs[i].count || p->break_runs[i].first >= npages ||
+		    p->break_runs[i].count > npages - p->break_runs[i].first)
+			return false;
+	return !p->break_runs || p->break_nruns;
+}
+
 int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 {
 	size_t shared_len = sizeof(struct shared_result) + p->count * sizeof(uint64_t);
@@ -498,7 +516,7 @@ int cb_touch_run(const struct cb_touch_params *p, struct cb_touch_result *res)
 	snprintf(res->status, sizeof(res->status), "ok");
 	if (p->size == 0 || p->page_size == 0 || p->size % p->page_size || !p->order ||
 	    (p->brk != CB_BREAK_FAULT && p->brk != CB_BREAK_POPULATE) ||
-	    p->count == 0 || !p->clock) {
+	    p->count == 0 || !p->clock || !runs_fit(p)) {
 		res->err = -EINVAL;
 		snprintf(res->status, sizeof(res->status), "error:invalid-parameters");
 		return res->err;

@@ -40,6 +40,12 @@ enum cb_break {
 const char *cb_break_name(enum cb_break b);
 int cb_break_parse(const char *s, enum cb_break *out);
 
+/* Pages [first, first + count) of the region: one MADV_POPULATE_WRITE call of --break=populate. */
+struct cb_page_run {
+	size_t first;
+	size_t count;
+};
+
 /* Who is who during one touch, as the hooks see it. */
 struct cb_touch_sides {
 	pid_t writer;      /* the writing process */
@@ -67,6 +73,9 @@ struct cb_touch_params {
 	enum cb_writer writer;
 	bool fork;                  /* false: the --no-fork baseline (pages already private) */
 	enum cb_break brk;          /* populate: one MADV_POPULATE_WRITE inside the timed loop, before the writes */
+	/* populate: NULL, one call over the whole region; else one call per run, in this order (replay) */
+	const struct cb_page_run *break_runs;
+	size_t break_nruns;
 	/* Page type and NUMA placement, mapped by cb_region_map; NULL: 4 KiB pages, no policy. */
 	const struct cb_wl_params *region;
 	int cpu;                    /* pin the writer to this CPU; -1: no pinning */

@@ -20,6 +20,8 @@
 
 #define CB_WORKLOAD_ABI 2
 
+struct cb_page_run; /* cowbench/touch.h */
+
 /** What a page_order hook is told. */
 struct cb_order_ctx {
 	size_t npages;               /* pages in the region */
@@ -33,6 +35,14 @@ struct cb_order_ctx {
 	 */
 	uint64_t *at_ns;
 	bool *paced;
+	/*
+	 * Optional (--break=populate; NULL otherwise): room for npages runs. A workload that knows which pages
+	 * it will write as a program would (replay: per recorded mapping) fills break_runs with the ranges to
+	 * populate, one MADV_POPULATE_WRITE each, and sets *break_nruns; others leave both alone (one call over
+	 * the whole region).
+	 */
+	struct cb_page_run *break_runs;
+	size_t *break_nruns;
 };
 
 /** The workload's options struct inside a cb_wl_opts, e.g. CB_WL_OPTS(ctx->opts, struct stride_opts). */
