@@ -44,7 +44,7 @@
 #                uffd-unit-tests, madv_populate and ksm_functional_tests: case by
 #                case the same results as on the stock kernel; stock, fixed depth 15 and reuse fault-around
 #                (window 16) by default, pre-copy 0, 1 and 2 with --sweep (and
-#                on the debug kernel with --sweep --debug)
+#                on the debug kernel with --sweep --debug: 0, 1, 2 and window 16)
 #   debug-*      the same on the debug kernel (build.sh --debug: MEMCG, KSM,
 #                MMU_NOTIFIER, NUMA_BALANCING, MEM_SOFT_DIRTY, MEMORY_FAILURE,
 #                PROVE_LOCKING, KASAN, tracing), plus memcg memory.high /
@@ -456,6 +456,7 @@ if [[ ${#MM_BINS[@]} -gt 0 ]]; then
 		for mode in 1 2; do
 			mmtest debug-mm-precopy$mode "$DEBUGK" $mode "$LOGS/debug-mm-precopy0.results"
 		done
+		mmtest debug-mm-reuse16 "$DEBUGK" r16 "$LOGS/debug-mm-precopy0.results"
 	fi
 fi
 
