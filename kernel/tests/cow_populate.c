@@ -69,25 +69,12 @@
 
 static long npages = 1024;
 
-static char vmstat_buf[16384];
-
 /* One /proc/vmstat event, -1 when the kernel has none of that name. */
 static long long vmstat(const char *key)
 {
-	size_t kl = strlen(key);
-	ssize_t r, off = 0;
-	int fd = open("/proc/vmstat", O_RDONLY);
+	unsigned long long v;
 
-	if (fd < 0)
-		return -1;
-	while ((r = read(fd, vmstat_buf + off, sizeof(vmstat_buf) - 1 - off)) > 0)
-		off += r;
-	close(fd);
-	vmstat_buf[off] = 0;
-	for (char *p = vmstat_buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return atoll(p + kl + 1);
-	return -1;
+	return vmstat_value(key, &v) ? -1 : (long long)v;
 }
 
 /*

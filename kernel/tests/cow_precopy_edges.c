@@ -1288,22 +1288,6 @@ static void phase_remote(void)
 #endif
 #define NUMA_PAGES 256L
 
-/* The whole of a /proc file (seq_file: one read() returns about a page). */
-static int read_all(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	size_t off = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
-		off += r;
-	close(fd);
-	buf[off] = 0;
-	return 0;
-}
-
 struct zone_wm {
 	long free, min, low, high, managed;
 };

@@ -50,24 +50,11 @@ static long *perm;
 		ktap_fail(name, fmt, ##__VA_ARGS__);				\
 } while (0)
 
-static char vmstat_buf[16384];
-
 static unsigned long long vmstat(const char *key)
 {
-	size_t kl = strlen(key);
-	ssize_t r, off = 0;
-	int fd = open("/proc/vmstat", O_RDONLY);
+	unsigned long long v;
 
-	if (fd < 0)
-		return ~0ULL;
-	while ((r = read(fd, vmstat_buf + off, sizeof(vmstat_buf) - 1 - off)) > 0)
-		off += r;
-	close(fd);
-	vmstat_buf[off] = 0;
-	for (char *p = vmstat_buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return strtoull(p + kl + 1, NULL, 10);
-	return ~0ULL;
+	return vmstat_value(key, &v) ? ~0ULL : v;
 }
 
 static long minflt(void)

@@ -182,22 +182,6 @@ static char mthp_size[MAX_MTHP][24];	/* "64kB" ... */
 /* stats/nr_anon of each size right after the last filled() region was written. */
 static long long mthp_nr_anon_filled[MAX_MTHP];
 
-/* The whole of a /proc or /sys file (seq_file: one read() returns about a page). */
-static int read_all(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	size_t off = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
-		off += r;
-	close(fd);
-	buf[off] = 0;
-	return 0;
-}
-
 static long long file_ll(const char *path)
 {
 	char b[64];

@@ -108,6 +108,38 @@ static inline int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* The whole of a /proc or /sys file (seq_file: one read() returns about a page). */
+static inline int read_all(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	size_t off = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while (off < len - 1 && (r = read(fd, buf + off, len - 1 - off)) > 0)
+		off += r;
+	close(fd);
+	buf[off] = 0;
+	return 0;
+}
+
+/* One /proc/vmstat event into *out; -1 when the kernel has none of that name. */
+static inline int vmstat_value(const char *key, unsigned long long *out)
+{
+	static char buf[16384];
+	size_t kl = strlen(key);
+
+	if (read_all("/proc/vmstat", buf, sizeof(buf)))
+		return -1;
+	for (char *p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			*out = strtoull(p + kl + 1, NULL, 10);
+			return 0;
+		}
+	return -1;
+}
+
 /*
  * In the cowbench guest (kernel/vm-run.sh puts cowbench.accel= on its command
  * line)?  Changes to the system that nothing restores, such as mounting
