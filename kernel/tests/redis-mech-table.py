@@ -3,15 +3,21 @@
 
     kernel/tests/redis-mech-table.py [--base LABEL] CYCLES.CSV...
 
-Per (write mix, key pattern, mode): the number of cycles and, per column, the median with the
-min-max of the cycles; the parent's traps and Redis's COW size also as a change of the median
-against the BASE mode (default "off") of the same mix and pattern, and whether the mode meets
-"parent traps -50 % with COW size <= +1 %". A markdown table on stdout. Bad input: one line on
+Per (write mix, key pattern, mode): the number of cycles and, per column, the Hodges-Lehmann
+centre of the cycles with its exact interval (one value where every cycle gave it); the parent's
+traps and Redis's COW size also as the Hodges-Lehmann ratio against the BASE mode (default "off")
+of the same mix and pattern, a % change with its exact interval, and whether the mode meets
+"parent traps -50 % with COW size <= +1 %" (on the two ratios' estimates).  Every number comes
+from `cowbench estimate` (kernel/tests/estimate.py); the intervals' levels, which the number of
+cycles fixes, are stated under the table.  A markdown table on stdout.  Bad input: one line on
 stderr, exit 2.
 """
 import csv
-import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import estimate  # noqa: E402
 
 COLS = [  # (column, heading, scale)
     ("parent_minflt", "parent traps", 1),
@@ -35,11 +41,12 @@ def fmt(v, scale):
     return f"{v:,.2f}" if scale != 1 else f"{v:,.0f}"
 
 
-def cell(vals, scale):
-    if not vals:
+def cell(o, scale):
+    """'centre [lo–hi]', or the one value every cycle gave."""
+    if o is None:
         return "–"
-    med = statistics.median(vals)
-    return f"{fmt(med, scale)} ({fmt(min(vals), scale)}–{fmt(max(vals), scale)})"
+    c, lo, hi = (fmt(o[k], scale) for k in ("centre", "ci_lo", "ci_hi"))
+    return c if lo == hi else f"{c} [{lo}–{hi}]"
 
 
 def main(argv):
@@ -72,30 +79,51 @@ def main(argv):
                 groups[key] = []
                 order.append(key)
             groups[key].append(r)
+
+    # One cowbench estimate per column: set = mix and pattern, group = mode.
+    est = {}
+    for c, _, _ in COLS:
+        vals = {}
+        for (mix, pattern, label), rows in groups.items():
+            if c == "other":  # the traps that copied nothing: reuse faults after the save, first touches
+                v = [int(r["parent_minflt"]) - int(r["parent_wpcopy"]) for r in rows
+                     if r["parent_minflt"] != "" and r["parent_wpcopy"] != ""]
+            else:
+                v = [int(r[c]) for r in rows if r.get(c, "") != ""]
+            if v:
+                vals[(f"{mix} {pattern}", label)] = v
+        compared = c in ("parent_minflt", "rdb_last_cow_size")
+        est[c] = estimate.estimate(vals, baseline=base if compared else None)
+
+    levels, change_levels = set(), set()
     print("| SETs during/after | keys | mode | cycles | " + " | ".join(h for _, h, _ in COLS) +
           f" | traps vs {base} | COW size vs {base} | −50 % traps, ≤ +1 % COW |")
     print("|" + "---|" * (len(COLS) + 7))
     for key in order:
         mix, pattern, label = key
-        rows = groups[key]
-        vals = {c: [int(r[c]) for r in rows if r.get(c, "") != ""] for c, _, _ in COLS}
-        # the traps that copied nothing: reuse faults after the save, first touches
-        vals["other"] = [int(r["parent_minflt"]) - int(r["parent_wpcopy"]) for r in rows
-                         if r["parent_minflt"] != "" and r["parent_wpcopy"] != ""]
-        ref = groups.get((mix, pattern, base))
-        dt = dc = verdict = "–"
-        if ref and label != base:
-            t0 = statistics.median(int(r["parent_minflt"]) for r in ref)
-            c0 = statistics.median(int(r["rdb_last_cow_size"]) for r in ref)
-            t1 = statistics.median(vals["parent_minflt"])
-            c1 = statistics.median(vals["rdb_last_cow_size"])
-            dt_v, dc_v = 100 * (t1 - t0) / t0, 100 * (c1 - c0) / c0
-            dt, dc = f"{dt_v:+.1f} %", f"{dc_v:+.1f} %"
+        k = (f"{mix} {pattern}", label)
+        cells = []
+        for c, _, s in COLS:
+            o = est[c].get(k)
+            if o is not None:
+                levels.add((o["n"], o["ci_level"]))
+            cells.append(cell(o, s))
+        t, m = est["parent_minflt"].get(k, {}), est["rdb_last_cow_size"].get(k, {})
+        dt, dc, verdict = estimate.change(t) or "–", estimate.change(m) or "–", "–"
+        if "ratio" in t and "ratio" in m:
+            change_levels.add(t["change_ci_level"])
+            change_levels.add(m["change_ci_level"])
             verdict = ("stock kernel" if label == "stock" else  # a baseline, not a mechanism
-                       "**met**" if dt_v <= -50 and dc_v <= 1 else "not met")
+                       "**met**" if t["ratio"] <= 0.5 and m["ratio"] <= 1.01 else "not met")
         print(f"| {mix} | {'Gaussian' if pattern == 'gauss' else 'uniform' if pattern == 'random' else pattern}"
-              f" | {label} | {len(rows)} | " + " | ".join(cell(vals[c], s) for c, _, s in COLS) +
-              f" | {dt} | {dc} | {verdict} |")
+              f" | {label} | {len(groups[key])} | " + " | ".join(cells) + f" | {dt} | {dc} | {verdict} |")
+    print()
+    print("Hodges–Lehmann centre of the cycles [exact interval] (one value where every cycle gave it); "
+          "intervals at " + ", ".join(f"{estimate.pct(lv)} ({n} cycles)" for n, lv in sorted(levels)) +
+          (f"; *vs {base}*: the Hodges–Lehmann ratio against {base} of the same mix and keys as a % change "
+           "[exact interval at " + ", ".join(estimate.pct(lv) for lv in sorted(change_levels)) + "]; "
+           "*met*: the two ratios' estimates at most 0.5 and 1.01" if change_levels else "") +
+          " (`cowbench estimate`).")
 
 
 if __name__ == "__main__":
