@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """Per program and mechanism: the replays' rows (rounds 1..3 of every boot: instructions, exact counts;
 round 0: user traps from perf) and the /proc/vmstat cow_* deltas around each run. A kernel's boots are
-the folders KIND, KIND-2, ... usage: summarize.py DIR"""
-import csv, os, statistics, sys
+the folders KIND, KIND-2, ... usage: summarize.py DIR
+
+A count every run gave alike is that value; any other column is the Hodges-Lehmann centre of the runs
+with its exact interval, and instr_vs_ref the Hodges-Lehmann ratio of the instructions against patched
+off (stock's rows and patched off: against stock, across boots) as a % change with its exact interval,
+all from `cowbench estimate` (kernel/tests/estimate.py); *_level columns give the intervals' levels."""
+import csv, os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+import estimate  # noqa: E402
 
 d = sys.argv[1]
 mechs = [("stock", "stock"), ("stock", "stock-populate"), ("patched", "off"), ("patched", "adaptive"),
@@ -32,37 +40,71 @@ def num(r, k):
     return int(float(r[k])) if r.get(k, "") != "" else None
 
 
-def same(vals):
-    """One value when every round agrees, else min..max."""
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return "–"
-    return f"{vals[0]:,}" if min(vals) == max(vals) else f"{min(vals):,}..{max(vals):,}"
+def interval(o):
+    return f"{o['ci_lo']:,.0f}..{o['ci_hi']:,.0f}"
 
 
-cols = ["program", "kernel", "mechanism", "touched", "faults", "user_traps", "cow_fault(vmstat)", "precopied(vmstat)",
-        "populate_batch(vmstat)", "reuse_around_pages(vmstat)", "copied_pages", "wasted", "anon_growth_kb",
-        "instr_median", "instr_min..max", "instr_per_boot", "break_instr_median", "instr_vs_off_%"]
-print("\t".join(cols))
+# Every run's values, per (program, mechanism): rounds 1..3 of each boot, and round 0's perf traps.
+runs, per_boot = {}, {}
 for prog in ("cpython", "redis"):
-    base = {}
     for kind, mech in mechs:
         rs = [row(b, prog, mech, t) for b in boots(kind) for t in (1, 2, 3)]
         vs = [vm(b, prog, mech, t) for b in boots(kind) for t in (1, 2, 3)]
         r0s = [row(b, prog, mech, 0) for b in boots(kind)]
-        el = [num(r, "elapsed_ns") for r in rs]
-        per_boot = [statistics.median(el[i:i + 3]) for i in range(0, len(el), 3)]
-        med = statistics.median(el)
-        base.setdefault(kind, med)
-        brk = [num(r, "break_ns") for r in rs if num(r, "break_ns") is not None]
-        ref = base.get("patched") if kind == "patched" else base["stock"]
-        print("\t".join([prog, kind, mech, same([num(r, "touched") for r in rs]),
-                         same([num(r, "faults") for r in rs]), same([num(r0, "perf_minflt") for r0 in r0s]),
-                         same([v.get("cow_fault") for v in vs]), same([v.get("cow_precopy") for v in vs]),
-                         same([v.get("cow_populate_batch_pages") for v in vs]),
-                         same([v.get("cow_reuse_around_pages") for v in vs]),
-                         same([num(r, "copied_pages") for r in rs]), same([num(r, "precopy_wasted") for r in rs]),
-                         same([num(r, "anon_growth_kb") for r in rs]), f"{med:,.0f}", f"{min(el):,}..{max(el):,}",
-                         " / ".join(f"{m:,.0f}" for m in per_boot),
-                         f"{statistics.median(brk):,.0f}" if brk else "–",
-                         f"{(med / ref - 1) * 100:+.1f}"]))
+        runs[(prog, mech)] = {
+            "kind": kind, "touched": [num(r, "touched") for r in rs], "faults": [num(r, "faults") for r in rs],
+            "user_traps": [num(r0, "perf_minflt") for r0 in r0s],
+            "cow_fault(vmstat)": [v.get("cow_fault") for v in vs], "precopied(vmstat)": [v.get("cow_precopy") for v in vs],
+            "populate_batch(vmstat)": [v.get("cow_populate_batch_pages") for v in vs],
+            "reuse_around_pages(vmstat)": [v.get("cow_reuse_around_pages") for v in vs],
+            "copied_pages": [num(r, "copied_pages") for r in rs], "wasted": [num(r, "precopy_wasted") for r in rs],
+            "anon_growth_kb": [num(r, "anon_growth_kb") for r in rs], "instr": [num(r, "elapsed_ns") for r in rs],
+            "break_instr": [num(r, "break_ns") for r in rs]}
+        for b in boots(kind):
+            per_boot[(f"{prog} {mech}", b)] = [num(row(b, prog, mech, t), "elapsed_ns") for t in (1, 2, 3)]
+
+COUNTS = ["touched", "faults", "user_traps", "cow_fault(vmstat)", "precopied(vmstat)", "populate_batch(vmstat)",
+          "reuse_around_pages(vmstat)", "copied_pages", "wasted", "anon_growth_kb"]
+
+
+def values(col):
+    return {(prog, mech): [v for v in r[col] if v is not None] for (prog, mech), r in runs.items()}
+
+
+counts = {c: estimate.estimate({k: v for k, v in values(c).items() if len(set(v)) > 1}) for c in COUNTS}
+brk = estimate.estimate({k: v for k, v in values("break_instr").items() if v})
+boot_est = estimate.estimate(per_boot)
+# instructions: patched mechanisms against patched off; stock's and patched off against stock (across boots)
+instr = {}
+for (prog, mech), r in runs.items():
+    instr[(f"{prog} {r['kind']}", "ref" if mech in ("off", "stock") else mech)] = r["instr"]
+    if mech == "off":
+        instr[(f"{prog} stock", "off")] = r["instr"]
+instr = estimate.estimate(instr, baseline="ref")
+
+
+def count(prog, mech, c):
+    v = values(c)[(prog, mech)]
+    if not v:
+        return "–"
+    if len(set(v)) == 1:
+        return f"{v[0]:,}"
+    o = counts[c][(prog, mech)]
+    return f"{o['centre']:,.1f} [{interval(o)}, {estimate.pct(o['ci_level'])}]"
+
+
+cols = ["program", "kernel", "mechanism"] + COUNTS + [
+    "instr_hl", "instr_interval", "instr_level", "instr_per_boot_hl", "break_instr_hl", "break_instr_interval",
+    "instr_vs_ref_%", "instr_vs_ref_level"]
+print("\t".join(cols))
+for prog in ("cpython", "redis"):
+    for kind, mech in mechs:
+        o = instr[(f"{prog} {kind}", "ref" if mech in ("off", "stock") else mech)]
+        ref = instr.get((f"{prog} stock", "off")) if mech == "off" else o
+        b = brk.get((prog, mech))
+        print("\t".join([prog, kind, mech] + [count(prog, mech, c) for c in COUNTS] + [
+            f"{o['centre']:,.0f}", interval(o), estimate.pct(o["ci_level"]),
+            " / ".join(f"{boot_est[(f'{prog} {mech}', bt)]['centre']:,.0f}" for bt in boots(kind)),
+            f"{b['centre']:,.0f}" if b else "–", interval(b) if b else "–",
+            (estimate.change(ref) or "–") + (" vs stock" if mech == "off" else ""),
+            estimate.pct(ref["change_ci_level"]) if "change_ci_level" in ref else "–"]))
