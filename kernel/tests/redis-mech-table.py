@@ -7,7 +7,10 @@ Per (write mix, key pattern, mode): the number of cycles and, per column, the Ho
 centre of the cycles with its exact interval (one value where every cycle gave it); the parent's
 traps and Redis's COW size also as the Hodges-Lehmann ratio against the BASE mode (default "off")
 of the same mix and pattern, a % change with its exact interval, and whether the mode meets
-"parent traps -50 % with COW size <= +1 %" (on the two ratios' estimates).  Every number comes
+"parent traps -50 % with COW size <= +1 %" (on the two ratios' estimates).  Then, per mix and
+pattern, the BASE mode's traps, copies and the share of its traps that copy nothing (the
+Hodges-Lehmann centre of the cycles' (traps - copies) / traps): the most a mechanism that copies
+nothing can cut.  Every number comes
 from `cowbench estimate` (kernel/tests/estimate.py); the intervals' levels, which the number of
 cycles fixes, are stated under the table.  A markdown table on stdout.  Bad input: one line on
 stderr, exit 2.
@@ -117,6 +120,22 @@ def main(argv):
                        "**met**" if t["ratio"] <= 0.5 and m["ratio"] <= 1.01 else "not met")
         print(f"| {mix} | {'Gaussian' if pattern == 'gauss' else 'uniform' if pattern == 'random' else pattern}"
               f" | {label} | {len(groups[key])} | " + " | ".join(cells) + f" | {dt} | {dc} | {verdict} |")
+    share = estimate.estimate({(f"{mix} {pattern}", label): [
+        (int(r["parent_minflt"]) - int(r["parent_wpcopy"])) / int(r["parent_minflt"]) for r in groups[(mix, pattern, label)]
+        if r["parent_minflt"] not in ("", "0") and r["parent_wpcopy"] != ""]
+        for mix, pattern, label in order if label == base})
+    if share:
+        print()
+        print(f"| SETs during/after | keys | {base}: traps | copies | traps − copies | share of the traps that copy "
+              "nothing: the most a mechanism that copies nothing can cut |")
+        print("|---|---|---|---|---|---|")
+        for (s, label), o in share.items():
+            mix, pattern = s.split(" ", 1)
+            k = (s, label)
+            print(f"| {mix} | {'Gaussian' if pattern == 'gauss' else 'uniform' if pattern == 'random' else pattern} | "
+                  + " | ".join(cell(est[c].get(k), 1) for c in ("parent_minflt", "parent_wpcopy", "other")) +
+                  f" | {100 * o['centre']:.1f} % [{100 * o['ci_lo']:.1f}, {100 * o['ci_hi']:.1f}] |")
+
     print()
     print("Hodges–Lehmann centre of the cycles [exact interval] (one value where every cycle gave it); "
           "intervals at " + ", ".join(f"{estimate.pct(lv)} ({n} cycles)" for n, lv in sorted(levels)) +
