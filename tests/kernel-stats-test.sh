@@ -3,7 +3,7 @@
 # kernel/data computes a median, spread, quantile or min-max range of its own (a grep, proven on a
 # sample of the old scripts' lines), and the three that make kernel/RESULTS.md's tables from raw
 # data (redis-mech-table.py, the replay and large-folio summarize.py) run on their bundled data
-# through cowbench estimate: the Redis rows are RESULTS.md's, summary.tsv and summary.md are what
+# through cowbench estimate: the Redis and replay rows are RESULTS.md's, summary.tsv and summary.md are what
 # the scripts make now, the levels are the engine's.  Skips (77) the runs without a built cowbench.
 # usage: tests/kernel-stats-test.sh COWBENCH REPO
 set -euo pipefail
@@ -39,6 +39,7 @@ python3 "$REPO/kernel/tests/redis-mech-table.py" "$D/stock-during/cycles.csv" "$
 python3 "$REPO/kernel/tests/redis-mech-table.py" "$D/stock-after/cycles.csv" "$D/patched-after/cycles.csv" >"$OUT/redis-b1.md"
 python3 "$REPO/kernel/tests/redis-mech-table.py" "$D/patched-after2/cycles.csv" >"$OUT/redis-b2.md"
 python3 "$V4/replay/summarize.py" "$V4/replay" >"$OUT/replay.tsv"
+python3 "$V4/replay/summarize.py" --markdown "$V4/replay" >"$OUT/replay.md"
 python3 "$V4/large-folio/summarize.py" "$V4"/large-folio/{patched,stock}-[12].txt >"$OUT/large-folio.md"
 printf 'label,pattern\n' >"$OUT/bad.csv"
 set +e
@@ -75,6 +76,9 @@ lines = tsv.splitlines()
 check(len(lines) == 15 and all(l.count("\t") == lines[0].count("\t") for l in lines),
       f"replay: a header and 14 rows of equal width, got {len(lines)} lines")
 check("96.88 %" in tsv and "95.89 %" in tsv, "replay: the levels of 6 runs and 6 + 6 (96.88 %, 95.89 %)")
+rows = [l for l in open(f"{out}/replay.md", encoding="utf-8").read().splitlines() if l.startswith("| ")]
+check(len(rows) == 16, f"replay --markdown: two tables of 7 mechanisms, got {len(rows)} lines")
+check(all(l in results for l in rows), "replay --markdown: kernel/RESULTS.md holds the tables the script makes now")
 lf = open(f"{out}/large-folio.md", encoding="utf-8").read()
 check(lf == open(f"{v4}/large-folio/summary.md", encoding="utf-8").read(), "large-folio: summary.md is what summarize.py makes now")
 check("95.31 % (7 repetitions)" in lf and "exact interval at 96.21 %" in lf, "large-folio: the levels of 7 and 7 + 7")

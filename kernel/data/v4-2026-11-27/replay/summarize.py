@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per program and mechanism: the replays' rows (rounds 1..3 of every boot: instructions, exact counts;
 round 0: user traps from perf) and the /proc/vmstat cow_* deltas around each run. A kernel's boots are
-the folders KIND, KIND-2, ... usage: summarize.py DIR
+the folders KIND, KIND-2, ... usage: summarize.py [--markdown] DIR (--markdown: RESULTS.md's two tables)
 
 A count every run gave alike is that value; any other column is the Hodges-Lehmann centre of the runs
 with its exact interval, and instr_vs_ref the Hodges-Lehmann ratio of the instructions against patched
@@ -12,7 +12,8 @@ import csv, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
 import estimate  # noqa: E402
 
-d = sys.argv[1]
+markdown = sys.argv[1:2] == ["--markdown"]
+d = sys.argv[-1]
 mechs = [("stock", "stock"), ("stock", "stock-populate"), ("patched", "off"), ("patched", "adaptive"),
          ("patched", "fixed16"), ("patched", "reuse16"), ("patched", "populate")]
 
@@ -92,6 +93,43 @@ def count(prog, mech, c):
     o = counts[c][(prog, mech)]
     return f"{o['centre']:,.1f} [{interval(o)}, {estimate.pct(o['ci_level'])}]"
 
+
+if markdown:
+    print("Counts: the value every run gave, else the Hodges–Lehmann centre of the runs (intervals in summary.tsv); "
+          "instructions (M): Hodges–Lehmann centre of the 6 clean runs [exact interval, "
+          + estimate.pct(instr[("cpython patched", "ref")]["ci_level"]) + "]; madvise: the same of the populate "
+          "calls' part; vs off / stock: Hodges–Lehmann ratio as a % change [exact interval, "
+          + estimate.pct(instr[("cpython stock", "off")]["change_ci_level"]) + "] (`cowbench estimate`).")
+    names = {"stock": "stock", "stock-populate": "stock populate"}
+    pages = {"cpython": ("CPython (child, 7,882 pages)", 7882), "redis": ("Redis BGSAVE (parent, 5,596 pages)", 5596)}
+
+
+def mcount(prog, mech, c):
+    v = values(c)[(prog, mech)]
+    if not v:
+        return "–"
+    return f"{v[0]:,}" if len(set(v)) == 1 else f"{counts[c][(prog, mech)]['centre']:,.1f}".removesuffix(".0")
+
+
+def mega(o, k="centre"):
+    return f"{o[k] / 1e6:.2f}"
+
+
+for prog in ("cpython", "redis") if markdown else ():
+    print()
+    print(f"| {pages[prog][0]} | faults | traps | cow_fault | pre-copied | batched | copied | wasted | growth KiB | "
+          "instructions (M) | madvise (M) | vs off / stock |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for kind, mech in mechs:
+        o = instr[(f"{prog} {kind}", "ref" if mech in ("off", "stock") else mech)]
+        ref = instr.get((f"{prog} stock", "off")) if mech == "off" else o
+        b = brk.get((prog, mech))
+        print(f"| {names.get(mech, 'v4 ' + mech)} | " + " | ".join(mcount(prog, mech, c) for c in (
+            "faults", "user_traps", "cow_fault(vmstat)", "precopied(vmstat)", "populate_batch(vmstat)", "copied_pages",
+            "wasted", "anon_growth_kb")) + f" | {mega(o)} [{mega(o, 'ci_lo')} … {mega(o, 'ci_hi')}] | " +
+            (f"{mega(b)}" if b else "–") + " | " + (estimate.change(ref) or "–") + (" vs stock" if mech == "off" else "") + " |")
+if markdown:
+    sys.exit(0)
 
 cols = ["program", "kernel", "mechanism"] + COUNTS + [
     "instr_hl", "instr_interval", "instr_level", "instr_per_boot_hl", "break_instr_hl", "break_instr_interval",
