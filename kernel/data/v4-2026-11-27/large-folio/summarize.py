@@ -115,3 +115,20 @@ for setting, op in sorted({(s, o) for s, _, o in per_op}, key=lambda k: (SETTING
         a = [estimate.change(vs_stock.get((f"{setting} {op} boot {n}", mode), {})) or "–" for n in ns]
         b = [estimate.change(vs_off.get((f"{setting} {op} boot {n}", mode), {})) or "–" for n in ns]
         print(f"| {setting} | {op} | {mode} | " + " | ".join(a + b) + " |")
+
+# 4. Large folios against order-0 memory: each setting against order0 of the same kernel, mode, op and boot.
+groups = {(f"{op} {b.split('-')[0]} {mode} boot {b.split('-', 1)[1]}", setting): v
+          for (setting, mode, op), d in per_op.items() for b, v in d.items()}
+vs_order0 = estimate.estimate(groups, baseline="order0")
+lv = {o["change_ci_level"] for o in vs_order0.values() if "change_ci_level" in o}
+print()
+print("Instructions per written page, each large-folio setting against order0 of the same kernel, mode, op and "
+      "boot: Hodges–Lehmann ratio as a % change [exact interval at " + ", ".join(estimate.pct(x) for x in sorted(lv)) + "]:")
+print()
+print("| setting | op | kernel, mode | " + " | ".join(f"vs order0, boot {n}" for n in ns) + " |")
+print("|" + "---|" * (3 + len(ns)))
+for setting in SETTINGS[:2]:
+    for op in OPS:
+        for kern, mode in cols:
+            c = [estimate.change(vs_order0.get((f"{op} {kern} {mode} boot {n}", setting), {})) or "–" for n in ns]
+            print(f"| {setting} | {op} | {kern} {mode} | " + " | ".join(c) + " |")
