@@ -4,7 +4,8 @@
 #   kernel/vm-run.sh [--stock] [--smp N] [--mem SIZE] [--numa 2] [--out DIR]
 #                    [--cowbench PATH|none] [--kernel BZIMAGE] [--timeout SEC]
 #                    [--add FILE] [--data FILE] [--append ARGS] [--log FILE]
-#                    [--quiet-boot] [--rows FILE] [--icount] -- COMMAND...
+#                    [--quiet-boot] [--rows FILE] [--icount] [--kcount PREFIX,ADDR]
+#                    -- COMMAND...
 #
 #   --stock        boot the stock 6.12 kernel instead of the patched one
 #   --smp N        guest CPUs (default 2)
@@ -34,6 +35,11 @@
 #                  and kernels); never KVM. Also COWBENCH_VM_ICOUNT=1, and
 #                  COWBENCH_VM_MEM=SIZE sets --mem's default (cowbench matrix --kernel
 #                  passes both through the environment)
+#   --kcount PREFIX,ADDR  count the guest kernel's instructions per translated
+#                  block with the TCG plugin lib/qemu-kcount.c (built here) and
+#                  write every count to PREFIX.N each time the kernel runs the
+#                  code at ADDR (hex, e.g. ksys_sync's address from System.map:
+#                  the guest marks a window with sync()); kernel/tests/kcount-compare.sh
 #
 # The guest gets busybox, the test programs of kernel/tests/ (as /bin/<name>),
 # the mm COW selftest when it has been built (/bin/cow-selftest), and
@@ -62,6 +68,7 @@ TIMEOUT=1800
 APPEND=""
 LOG=""
 QUIET=""
+KCOUNT=""
 ADD=()
 DATA=()
 ROWS=""
@@ -96,6 +103,8 @@ while [[ $# -gt 0 ]]; do
 	--log=*) LOG=${1#*=} ;;
 	--quiet-boot) QUIET=--quiet-boot ;;
 	--icount) ICOUNT=1 ;;
+	--kcount) KCOUNT=$2; shift ;;
+	--kcount=*) KCOUNT=${1#*=} ;;
 	--rows) ROWS=$2; shift ;;
 	--rows=*) ROWS=${1#*=} ;;
 	-h|--help) usage 0 ;;
@@ -106,6 +115,13 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || { log "no COMMAND given"; usage 2; }
 [[ $NUMA == 0 || $NUMA == 1 || $NUMA == 2 ]] || { log "--numa supports 2 nodes"; exit 2; }
+# --kcount: an output prefix without commas (QEMU splits plugin options on them) and a hex address.
+if [[ -n $KCOUNT ]]; then
+	[[ $KCOUNT =~ ^([^,]+),(0x)?([0-9a-fA-F]{1,16})$ ]] || { log "--kcount wants PREFIX,HEXADDR"; exit 2; }
+	KCOUNT_OUT=${BASH_REMATCH[1]}
+	KCOUNT_MARK=${BASH_REMATCH[3]}
+	[[ -d $(dirname "$KCOUNT_OUT") ]] || { log "--kcount: no directory for '$KCOUNT_OUT'"; exit 2; }
+fi
 # --data files: checked before anything is built or booted.
 declare -A DATA_NAMES=()
 for f in "${DATA[@]}"; do
@@ -242,6 +258,11 @@ if [[ $NUMA == 2 ]]; then
 	fi
 else
 	QEMU+=(-m "${MEMMB}M")
+fi
+if [[ -n $KCOUNT ]]; then
+	cc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$WORK/qemu-kcount.so" "$HERE/lib/qemu-kcount.c" ||
+		{ log "--kcount: cannot build lib/qemu-kcount.c"; exit 1; }
+	QEMU+=(-plugin "$WORK/qemu-kcount.so,marker=$KCOUNT_MARK,out=$KCOUNT_OUT")
 fi
 if [[ -n $ROWS ]]; then
 	# QEMU option values escape a comma by doubling it.

@@ -24,6 +24,7 @@
  *   fork-vmas   fork() of a process with 5,000 VMAs (one touched page each)
  *
  *   cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,NAME...] [--thp] [--counts]
+ *           [--mark]
  *
  * Prints "cowcost op=NAME rep=R per_op=X traps=T" per repetition (X: ns per
  * page, or per fork, with 3 decimals; T: the minor faults the writing process
@@ -42,6 +43,10 @@
  * precopy_skip_large in /proc/cow_stats, of every anonymous mTHP size's
  * stats/anon_fault_alloc and stats/split, and the AnonHugePages of the
  * filled region (kB, /proc/self/smaps_rollup, PMD-mapped THP only).
+ * --mark calls sync() right before and after each measured loop of writes
+ * (or populate): the marks of kcount-compare.sh, which counts the kernel's
+ * instructions between them function by function (the loop's times then
+ * include a sync(), so compare them only with --mark runs).
  * Run as root in an otherwise idle guest; exits 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -98,7 +103,7 @@ static long minflt(void)
 }
 
 static long npages = 4096, nvmas = 5000;
-static int thp, counts;
+static int thp, counts, mark;
 /* AnonHugePages (kB) of this process right after the last filled() region was written. */
 static long anon_huge_kb = -1;
 
@@ -272,7 +277,11 @@ static uint64_t write_pages(char *m, long n, const long *perm)
 {
 	long long b0 = perm == (const long *)-1L ? vmstat_event("cow_populate_batch_pages") : -1;
 	long f0 = minflt();
-	uint64_t t0 = now_ns();
+	uint64_t t0;
+
+	if (mark)
+		sync();	/* --mark: the window starts (kcount-compare.sh) */
+	t0 = now_ns();
 
 	if (perm == (const long *)-1L) {	/* one MADV_POPULATE_WRITE */
 		if (madvise(m, n * PS, MADV_POPULATE_WRITE))
@@ -282,6 +291,8 @@ static uint64_t write_pages(char *m, long n, const long *perm)
 			((volatile char *)m)[(perm ? perm[i] : i) * PS] = 1;
 	}
 	t0 = now_ns() - t0;
+	if (mark)
+		sync();	/* --mark: the window ends */
 	last_traps = minflt() - f0;
 	last_batch = b0 < 0 ? -1 : vmstat_event("cow_populate_batch_pages") - b0;
 	return t0;
@@ -434,6 +445,8 @@ int main(int argc, char **argv)
 			thp = 1;
 		else if (!strcmp(argv[i], "--counts"))
 			counts = 1;
+		else if (!strcmp(argv[i], "--mark"))
+			mark = 1;
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
 			char *list = argv[++i], *tok;
 
@@ -452,7 +465,7 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: cowcost [--pages N] [--reps N] [--vmas N] [--ops NAME,...] "
-				"[--thp] [--counts]\n");
+				"[--thp] [--counts] [--mark]\n");
 			return 2;
 		}
 	}
