@@ -117,3 +117,16 @@ rc=0
 "$vm" --data "$tmp/d1/t.trace" --data="$tmp/d2/t.trace" -- true > /dev/null 2> "$tmp/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "two files named 't.trace'" "$tmp/err" || { echo "two t.trace: exit $rc" >&2; exit 1; }
 echo "ok: vm-run.sh --data refuses names that are not plain, non-files and duplicates"
+
+# --kcount: PREFIX,HEXADDR checked before anything is built or booted; the plugin builds warning-free.
+for bad in "nocomma" "$tmp/p,xyz" "$tmp/p,ffff,1" "/no/such/dir/p,ffffffff81000000"; do
+	rc=0
+	"$vm" --kcount "$bad" -- true > /dev/null 2> "$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "--kcount" "$tmp/err" ||
+		{ echo "--kcount '$bad': exit $rc, stderr:" >&2; cat "$tmp/err" >&2; exit 1; }
+done
+cc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$tmp/kcount.so" "$1/kernel/lib/qemu-kcount.c" ||
+	{ echo "lib/qemu-kcount.c does not build warning-free" >&2; exit 1; }
+nm -D "$tmp/kcount.so" | grep -q ' qemu_plugin_install$' && nm -D "$tmp/kcount.so" | grep -q ' qemu_plugin_version$' ||
+	{ echo "qemu-kcount.so does not export the plugin entry points" >&2; exit 1; }
+echo "ok: vm-run.sh --kcount refuses a bad PREFIX,HEXADDR; the kcount plugin builds"

@@ -50,17 +50,6 @@
 #define PS 4096L
 #define NPAGES 256L
 
-/* gup_test interface (mm/gup_test.h) */
-struct pin_longterm_test {
-	uint64_t addr;
-	uint64_t size;
-	uint32_t flags;
-};
-#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
-#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
-#define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
-#define PIN_LONGTERM_TEST_FLAG_USE_WRITE 1
-
 #define FAILF(phase, ...) ktap_fail(phase, __VA_ARGS__)
 
 static uint64_t base_word(long p, int w)

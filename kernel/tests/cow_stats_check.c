@@ -417,6 +417,98 @@ static void check_timing_off(long n)
 	      "timing-on-again", "faults +%llu copy_ns +%llu hist +%llu", d.faults, d.copy_ns, d.hist);
 }
 
+/*
+ * What each /proc/vmstat event counts (Documentation/filesystems/proc.rst):
+ * cow_zero_fault the write faults that replaced the shared zero page (no
+ * copy), cow_fault every page copied (write faults and GUP unshare), and
+ * cow_unshare the unshare requests among those.  The unshares come from a
+ * R/O longterm pin (gup_test) of pages the child shares with its parent.
+ */
+static void check_events(long n)
+{
+	unsigned long long z0, f0, u0, res[4];
+	volatile char sink;
+	int p[2], status = 0;
+	char *m;
+	pid_t pid;
+
+	m = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		CHECK(0, "events-zero-page", "mmap: %s", strerror(errno));
+		return;
+	}
+	madvise(m, n * 4096, MADV_NOHUGEPAGE);
+	for (long i = 0; i < n; i++)
+		sink = m[i * 4096];	/* maps the shared zero page */
+	(void)sink;
+	z0 = vmstat("cow_zero_fault");
+	f0 = vmstat("cow_fault");
+	u0 = vmstat("cow_unshare");
+	for (long i = 0; i < n; i++)
+		m[i * 4096] = 1;
+	z0 = vmstat("cow_zero_fault") - z0;
+	f0 = vmstat("cow_fault") - f0;
+	u0 = vmstat("cow_unshare") - u0;
+	CHECK(z0 == (unsigned long long)n && f0 == 0 && u0 == 0, "events-zero-page",
+	      "%ld writes over the zero page: cow_zero_fault +%llu cow_fault +%llu cow_unshare +%llu",
+	      n, z0, f0, u0);
+	munmap(m, n * 4096);
+
+	m = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || pipe(p)) {
+		CHECK(0, "events-unshare", "mmap/pipe: %s", strerror(errno));
+		return;
+	}
+	madvise(m, n * 4096, MADV_NOHUGEPAGE);
+	for (long i = 0; i < n; i++)
+		memset(m + i * 4096, 0x5a, 4096);
+	pid = fork();
+	if (pid == 0) {
+		struct pin_longterm_test t = { .addr = (uintptr_t)m, .size = n * 4096, .flags = 0 };
+		int fd = open("/sys/kernel/debug/gup_test", O_RDWR);
+
+		memset(res, 0, sizeof(res));
+		if (fd < 0)
+			_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 5 : 3);
+		/* vmstat()'s buffer is shared with the parent: copy it before counting. */
+		vmstat("cow_fault");
+		f0 = vmstat("cow_fault");
+		u0 = vmstat("cow_unshare");
+		if (ioctl(fd, PIN_LONGTERM_TEST_START, &t))
+			_exit(6);
+		res[0] = vmstat("cow_fault") - f0;
+		res[1] = vmstat("cow_unshare") - u0;
+		f0 = vmstat("cow_fault");
+		for (long i = 0; i < n; i++)
+			m[i * 4096 + 7] = 1;	/* exclusive now: reused, not copied */
+		res[2] = vmstat("cow_fault") - f0;
+		res[3] = 1;
+		ioctl(fd, PIN_LONGTERM_TEST_STOP);
+		close(fd);
+		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 3);
+	}
+	memset(res, 0, sizeof(res));
+	if (pid < 0 || read(p[0], res, sizeof(res)) != sizeof(res))
+		res[3] = 0;
+	waitpid(pid, &status, 0);
+	close(p[0]);
+	close(p[1]);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 5) {
+		ktap_skip("events-unshare", "no /sys/kernel/debug/gup_test");
+	} else {
+		CHECK(res[3] && res[0] == (unsigned long long)n && res[1] == (unsigned long long)n,
+		      "events-unshare", "R/O pin of %ld shared pages: cow_fault +%llu cow_unshare +%llu (exit %d)",
+		      n, res[0], res[1], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		CHECK(res[3] && res[2] == 0, "events-no-copy-after-unshare",
+		      "writes after the unshare: cow_fault +%llu", res[2]);
+	}
+	for (long i = 0; i < n; i++)
+		if (m[i * 4096 + 7] != 0x5a)
+			status = -1;
+	CHECK(status != -1, "events-parent-data", "the parent sees the child's writes");
+	munmap(m, n * 4096);
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
@@ -440,6 +532,7 @@ int main(int argc, char **argv)
 	check_exact(n);
 	check_reset();
 	check_timing_off(n);
+	check_events(n);
 	if (!access("/proc/sys/vm/cow_precopy", F_OK)) {
 		check_sysctls();
 		check_precopy(n);

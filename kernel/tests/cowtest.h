@@ -16,9 +16,21 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #define COW_STATS_PATH "/proc/cow_stats"
 #define COW_MAX_KEYS 96
+
+/* gup_test interface (mm/gup_test.h): /sys/kernel/debug/gup_test */
+struct pin_longterm_test {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t flags;
+};
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_READ	_IOW('g', 9, uint64_t)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE 1
 
 struct cow_stats {
 	int n;

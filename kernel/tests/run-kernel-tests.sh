@@ -5,7 +5,10 @@
 #   stats        /proc/cow_stats counts exactly (N shared pages written by a
 #                child with pre-copy off = N faults), format, reset, non-root
 #                cannot read or reset, sysctl ranges (1..16), timing off by
-#                default, /proc/vmstat cow_fault and cow_precopy events
+#                default, /proc/vmstat cow_fault and cow_precopy events; what
+#                each event counts: N writes over the zero page = N
+#                cow_zero_fault and no cow_fault, a R/O longterm pin of N
+#                shared pages (gup_test) = N cow_fault and N cow_unshare
 #   isolation-*  parent/child/grandchild, several threads each, interleaved and
 #                random writes, 2 MiB boundaries, THP off and on, MADV_DONTNEED
 #                and mprotect in between, pre-copy 1, 2 and depth 16
@@ -37,6 +40,9 @@
 #                counts), a hole, soft-dirty tracking (no batch), fresh
 #                memory (no batch), memory.high just above usage (high
 #                events stay 0)
+#   kcount-off-cost  kcount-compare.sh: do_wp_page() (wp_page_copy() and every hook
+#                inlined) costs a COW fault at most 0.3 % of stock's whole fault more
+#                than on stock, counted function by function inside the loop
 #   selftest-*   tools/testing/selftests/mm/cow.c passes with pre-copy 0-2
 #                and with reuse fault-around (window 16) with the same totals
 #                as on the stock kernel
@@ -317,6 +323,28 @@ fi
 if want populate; then
 	vm populate "$PATCHED" --mem 1G -- sh -c 'cow_populate --pages 1024 && grep -E "^(cow_populate_batch_pages|cow_fault) " /proc/vmstat'
 	guest populate $?
+fi
+
+# ---- where the instructions go: the compiled-in-and-off COW fault against stock -----------
+# kcount-compare.sh counts the kernel's instructions function by function inside cowcost's
+# loop (exact under -icount).  do_wp_page(), into which wp_page_copy() and every hook of the
+# series are inlined, may cost at most 0.3 % of stock's whole COW fault more than stock's.
+if want kcount && [[ -n $STOCK ]]; then
+	echo "== kcount =="
+	"$HERE/kcount-compare.sh" --pages 1024 --reps 1 --top 60 --out "$LOGS/kcount" "$STOCK" "$PATCHED" \
+		> "$LOGS/kcount.out" 2> "$LOGS/kcount.err"
+	rc=$?
+	sed 's/^/    /' "$LOGS/kcount.out" | head -8
+	verdict=$(awk '/^# kernel:/ { gsub(",", ""); a = $4 }
+		$1 == "do_wp_page" { d = $4; base = $2 }
+		END { if (!a || base < 100) print "no COW loop in the window";
+		      else if (d > 0.003 * a) printf "do_wp_page +%.2f > 0.3 %% of %.0f\n", d, a;
+		      else print "ok" }' "$LOGS/kcount.out")
+	if [[ $rc -eq 0 && $verdict == ok ]]; then
+		pass kcount-off-cost
+	else
+		fail kcount-off-cost "${verdict:-exit $rc}; see $LOGS/kcount.out"
+	fi
 fi
 
 # ---- kernel COW selftest ------------------------------------------------------------------
