@@ -44,7 +44,7 @@ while [[ $# -gt 0 ]]; do
 	--mode) MODE=${2:-}; shift ;;
 	--top) TOP=${2:-}; shift ;;
 	--out) OUT=${2:-}; shift ;;
-	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option '$1'" ;;
 	*) break ;;
 	esac
